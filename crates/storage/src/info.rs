@@ -1,0 +1,413 @@
+//! What an MCAP file holds, for `rec info`.
+//!
+//! A cleanly closed file is summarized from its head, footer and summary section alone, a
+//! small fixed number of reads whatever its size. A file without a summary (a crash left
+//! it open) is scanned from the start with the recovery reader.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use mcap::records::{op, Record};
+use mcap::sans_io::summary_reader::{SummaryReadEvent, SummaryReader, SummaryReaderOptions};
+
+use crate::recover::{self, Damage, RecordSink, RecoverError};
+
+/// A summary of one MCAP file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FileInfo {
+    /// The file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The Header's profile.
+    pub profile: String,
+    /// The Header's library.
+    pub library: String,
+    /// Whether the file has a summary section (it was closed).
+    pub closed_cleanly: bool,
+    /// Messages in the file.
+    pub message_count: u64,
+    /// Earliest message log time, ns since the Unix epoch.
+    pub start_time: Option<u64>,
+    /// Latest message log time, ns since the Unix epoch.
+    pub end_time: Option<u64>,
+    /// Schemas in the file.
+    pub schema_count: u64,
+    /// The channels, by id.
+    pub channels: Vec<ChannelInfo>,
+    /// Chunks in the file.
+    pub chunk_count: u64,
+    /// Chunk sizes per compression format.
+    pub compression: Vec<CompressionInfo>,
+    /// Metadata records in the file.
+    pub metadata_count: u64,
+    /// Attachments in the file.
+    pub attachment_count: u64,
+    /// For a file that had to be scanned: where the scan ended.
+    pub scan: Option<ScanOutcome>,
+}
+
+impl FileInfo {
+    /// Seconds between the first and the last message.
+    pub fn duration_secs(&self) -> f64 {
+        match (self.start_time, self.end_time) {
+            (Some(start), Some(end)) => end.saturating_sub(start) as f64 / 1e9,
+            _ => 0.0,
+        }
+    }
+}
+
+/// One channel of a file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ChannelInfo {
+    /// The channel id.
+    pub id: u16,
+    /// The topic.
+    pub topic: String,
+    /// The message encoding (`cdr`, `iceoryx2`, ...).
+    pub message_encoding: String,
+    /// The schema's name, if the channel has one.
+    pub schema_name: Option<String>,
+    /// The schema's encoding, if the channel has one.
+    pub schema_encoding: Option<String>,
+    /// Messages on the channel.
+    pub message_count: u64,
+}
+
+/// Chunks of one compression format.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CompressionInfo {
+    /// `zstd`, `lz4`, or empty for none.
+    pub compression: String,
+    /// Chunks of this format.
+    pub chunks: u64,
+    /// Their bytes as stored.
+    pub compressed_bytes: u64,
+    /// Their bytes once decompressed.
+    pub uncompressed_bytes: u64,
+}
+
+/// How the scan of a file without a summary ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ScanOutcome {
+    /// Where the readable records ended early, if they did.
+    pub damage: Option<Damage>,
+    /// Bytes at the end that hold no complete record.
+    pub unusable_bytes: u64,
+    /// The data section's CRC did not match.
+    pub crc_mismatch: bool,
+}
+
+/// Why a file could not be summarized.
+#[derive(Debug, thiserror::Error)]
+pub enum InfoError {
+    /// The file could not be opened or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The path is a directory.
+    #[error("{} is a directory, not an MCAP file", path.display())]
+    IsDirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file does not start with the MCAP magic.
+    #[error("{} is not an MCAP file (it does not start with the MCAP magic)", path.display())]
+    NotMcap {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Summarizes the MCAP file at `path`.
+pub fn summarize(path: impl AsRef<Path>) -> Result<FileInfo, InfoError> {
+    let path = path.as_ref();
+    let read_error = |source| InfoError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(read_error)?;
+    let metadata = file.metadata().map_err(read_error)?;
+    if metadata.is_dir() {
+        return Err(InfoError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    summarize_from(&mut file, metadata.len(), path)
+}
+
+/// Summarizes an MCAP file of `size` bytes read through `input`; `path` only names it.
+///
+/// On a file with a summary this makes the same few reads and seeks whatever its size.
+pub fn summarize_from<R: Read + Seek>(
+    input: &mut R,
+    size: u64,
+    path: &Path,
+) -> Result<FileInfo, InfoError> {
+    let read_error = |source| InfoError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let header = read_header(input, path)?;
+    let mut info = FileInfo {
+        path: path.to_path_buf(),
+        size,
+        profile: header.profile,
+        library: header.library,
+        closed_cleanly: false,
+        message_count: 0,
+        start_time: None,
+        end_time: None,
+        schema_count: 0,
+        channels: Vec::new(),
+        chunk_count: 0,
+        compression: Vec::new(),
+        metadata_count: 0,
+        attachment_count: 0,
+        scan: None,
+    };
+    // A missing or unreadable footer/summary means the file was not closed: scan it.
+    if let Ok(Some(summary)) = read_summary(input, size) {
+        if let Some(stats) = &summary.stats {
+            fill_from_summary(&mut info, &summary, stats);
+            return Ok(info);
+        }
+    }
+    input.seek(SeekFrom::Start(0)).map_err(read_error)?;
+    let mut tally = Tally::default();
+    let recovery = match recover::recover(&mut *input, size, &mut tally) {
+        Ok(recovery) => recovery,
+        Err(RecoverError::NotMcap) => {
+            return Err(InfoError::NotMcap {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Read(source)) => return Err(read_error(source)),
+        Err(RecoverError::Sink(never)) => match never {},
+    };
+    tally.fill(&mut info);
+    info.scan = Some(ScanOutcome {
+        damage: recovery.damage,
+        unusable_bytes: recovery.unusable_bytes,
+        crc_mismatch: recovery.crc_mismatch,
+    });
+    Ok(info)
+}
+
+/// Reads the magic and the Header record from the start of the file: one read unless the
+/// Header is unusually long.
+fn read_header<R: Read + Seek>(
+    input: &mut R,
+    path: &Path,
+) -> Result<mcap::records::Header, InfoError> {
+    let not_mcap = || InfoError::NotMcap {
+        path: path.to_path_buf(),
+    };
+    let read_error = |source| InfoError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut head = vec![0u8; 4096];
+    let mut filled = read_up_to(input, &mut head).map_err(read_error)?;
+    if filled < 8 || head[..8] != *mcap::MAGIC {
+        return Err(not_mcap());
+    }
+    let empty = mcap::records::Header {
+        profile: String::new(),
+        library: String::new(),
+    };
+    if filled < 17 || head[8] != op::HEADER {
+        return Ok(empty);
+    }
+    let body_len = u64::from_le_bytes(head[9..17].try_into().expect("8 bytes")) as usize;
+    let needed = 17usize.saturating_add(body_len);
+    if needed > head.len() && body_len < (1 << 20) {
+        head.resize(needed, 0);
+        filled += read_up_to(input, &mut head[filled..]).map_err(read_error)?;
+    }
+    if filled < needed {
+        return Ok(empty);
+    }
+    match mcap::parse_record(op::HEADER, &head[17..needed]) {
+        Ok(Record::Header(header)) => Ok(header),
+        _ => Ok(empty),
+    }
+}
+
+fn read_up_to<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+fn read_summary<R: Read + Seek>(
+    input: &mut R,
+    size: u64,
+) -> mcap::McapResult<Option<mcap::Summary>> {
+    let mut reader =
+        SummaryReader::new_with_options(SummaryReaderOptions::default().with_file_size(size));
+    while let Some(event) = reader.next_event() {
+        match event? {
+            SummaryReadEvent::ReadRequest(need) => {
+                let read = input.read(reader.insert(need))?;
+                reader.notify_read(read);
+            }
+            SummaryReadEvent::SeekRequest(to) => {
+                let position = input.seek(to)?;
+                reader.notify_seeked(position);
+            }
+        }
+    }
+    Ok(reader.finish())
+}
+
+fn fill_from_summary(
+    info: &mut FileInfo,
+    summary: &mcap::Summary,
+    stats: &mcap::records::Statistics,
+) {
+    info.closed_cleanly = true;
+    info.message_count = stats.message_count;
+    if stats.message_count > 0 {
+        info.start_time = Some(stats.message_start_time);
+        info.end_time = Some(stats.message_end_time);
+    }
+    info.schema_count = u64::from(stats.schema_count);
+    info.metadata_count = u64::from(stats.metadata_count);
+    info.attachment_count = u64::from(stats.attachment_count);
+    info.chunk_count = u64::from(stats.chunk_count);
+    let mut channels: Vec<_> = summary.channels.values().collect();
+    channels.sort_by_key(|c| c.id);
+    info.channels = channels
+        .into_iter()
+        .map(|channel| ChannelInfo {
+            id: channel.id,
+            topic: channel.topic.clone(),
+            message_encoding: channel.message_encoding.clone(),
+            schema_name: channel.schema.as_ref().map(|s| s.name.clone()),
+            schema_encoding: channel.schema.as_ref().map(|s| s.encoding.clone()),
+            message_count: stats
+                .channel_message_counts
+                .get(&channel.id)
+                .copied()
+                .unwrap_or(0),
+        })
+        .collect();
+    let mut compression = CompressionTally::default();
+    for index in &summary.chunk_indexes {
+        compression.add(
+            &index.compression,
+            index.compressed_size,
+            index.uncompressed_size,
+        );
+    }
+    info.compression = compression.into_infos();
+}
+
+#[derive(Default)]
+struct CompressionTally(BTreeMap<String, CompressionInfo>);
+
+impl CompressionTally {
+    fn add(&mut self, compression: &str, compressed: u64, uncompressed: u64) {
+        let entry = self
+            .0
+            .entry(compression.to_string())
+            .or_insert_with(|| CompressionInfo {
+                compression: compression.to_string(),
+                chunks: 0,
+                compressed_bytes: 0,
+                uncompressed_bytes: 0,
+            });
+        entry.chunks += 1;
+        entry.compressed_bytes += compressed;
+        entry.uncompressed_bytes += uncompressed;
+    }
+
+    fn into_infos(self) -> Vec<CompressionInfo> {
+        self.0.into_values().collect()
+    }
+}
+
+/// Counts what a scan sees.
+#[derive(Default)]
+struct Tally {
+    schemas: BTreeMap<u16, (String, String)>,
+    channels: BTreeMap<u16, ChannelInfo>,
+    messages: u64,
+    time_range: Option<(u64, u64)>,
+    metadata: u64,
+    attachments: u64,
+    chunks: u64,
+    compression: CompressionTally,
+}
+
+impl Tally {
+    fn fill(self, info: &mut FileInfo) {
+        info.message_count = self.messages;
+        info.start_time = self.time_range.map(|(start, _)| start);
+        info.end_time = self.time_range.map(|(_, end)| end);
+        info.schema_count = self.schemas.len() as u64;
+        info.channels = self.channels.into_values().collect();
+        info.metadata_count = self.metadata;
+        info.attachment_count = self.attachments;
+        info.chunk_count = self.chunks;
+        info.compression = self.compression.into_infos();
+    }
+}
+
+impl RecordSink for Tally {
+    type Error = std::convert::Infallible;
+
+    fn record(&mut self, record: Record<'_>) -> Result<(), Self::Error> {
+        match record {
+            Record::Schema { header, .. } => {
+                self.schemas
+                    .insert(header.id, (header.name, header.encoding));
+            }
+            Record::Channel(channel) => {
+                let schema = self.schemas.get(&channel.schema_id);
+                self.channels.entry(channel.id).or_insert(ChannelInfo {
+                    id: channel.id,
+                    topic: channel.topic,
+                    message_encoding: channel.message_encoding,
+                    schema_name: schema.map(|s| s.0.clone()),
+                    schema_encoding: schema.map(|s| s.1.clone()),
+                    message_count: 0,
+                });
+            }
+            Record::Message { header, .. } => {
+                self.messages += 1;
+                if let Some(channel) = self.channels.get_mut(&header.channel_id) {
+                    channel.message_count += 1;
+                }
+                let t = header.log_time;
+                self.time_range = Some(match self.time_range {
+                    None => (t, t),
+                    Some((start, end)) => (start.min(t), end.max(t)),
+                });
+            }
+            Record::Metadata(_) => self.metadata += 1,
+            Record::Attachment { .. } => self.attachments += 1,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn chunk(&mut self, compression: &str, compressed: u64, uncompressed: u64) {
+        self.chunks += 1;
+        self.compression.add(compression, compressed, uncompressed);
+    }
+}

@@ -1,0 +1,34 @@
+//! The storage engine of recd: everything that touches MCAP files.
+//!
+//! - [`StreamWriter`] streams unchunked MCAP to disk for the recorder's hot path: record
+//!   headers and payloads leave together in one `writev`, large payloads straight from the
+//!   caller's memory (an iceoryx2 shared-memory sample, say) with no copy in user space,
+//!   small ones batched so that many records leave in one syscall. When a write call
+//!   returns, the writer no longer needs the payload, so the caller can release it at once.
+//! - [`summarize`] reports what a file holds (`rec info`): from the footer and summary
+//!   alone on a cleanly closed file, a small fixed number of reads whatever its size; by a
+//!   linear scan on a file that a crash left open.
+//! - [`reindex`] turns an unchunked or crash-truncated file into a chunked, fully indexed
+//!   (optionally zstd-compressed) one, keeping every complete record and saying what it
+//!   could not recover (`rec reindex`).
+//!
+//! Files are read back and reindexed output is written with the `mcap` crate; the files
+//! [`StreamWriter`] writes are checked against it in the tests.
+
+mod durability;
+mod info;
+mod recover;
+mod reindex;
+mod wire;
+mod writer;
+
+pub use durability::Durability;
+pub use info::{summarize, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome};
+pub use recover::Damage;
+pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
+pub use writer::{
+    ChannelId, FileSummary, MessageHeader, SchemaId, StreamWriter, WriteError, WriterOptions,
+};
+
+/// The `library` string recd writes into the Header of every file it creates.
+pub const LIBRARY: &str = concat!("recd ", env!("CARGO_PKG_VERSION"));

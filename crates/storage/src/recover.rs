@@ -1,0 +1,298 @@
+//! Reads an MCAP file from its start, record by record, keeping every complete and
+//! consistent record and stopping cleanly at the first truncated or corrupt one.
+//!
+//! This is what `rec reindex` and `rec info` (on a file a crash left open) stand on. It
+//! frames records itself so that it knows the offset of every one, and parses their bodies
+//! and decompresses chunks with the `mcap` crate.
+
+use std::collections::HashMap;
+use std::io::{self, BufReader, Read};
+
+use mcap::records::{op, Record};
+
+/// Where and why reading stopped before the end of a file's data.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Damage {
+    /// File offset of the first byte that could not be used.
+    pub offset: u64,
+    /// What was wrong there.
+    pub reason: String,
+}
+
+/// What a recovery pass found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Recovery {
+    /// The data section ended with a DataEnd record (the file was closed).
+    pub data_end_reached: bool,
+    /// Where reading stopped early, if it did.
+    pub damage: Option<Damage>,
+    /// Bytes from the damage to the end of the file.
+    pub unusable_bytes: u64,
+    /// The DataEnd record's CRC did not match the data section.
+    pub crc_mismatch: bool,
+    /// Private records (opcode ≥ 0x80), which are passed over.
+    pub skipped_private_records: u64,
+}
+
+/// Receives what a recovery pass reads.
+pub(crate) trait RecordSink {
+    /// What makes the pass stop (a failed write, an interruption).
+    type Error;
+    /// A complete, consistent Header, Schema, Channel, Message, Metadata or Attachment
+    /// record, in file order, chunk contents flattened.
+    fn record(&mut self, record: Record<'_>) -> Result<(), Self::Error>;
+    /// A chunk whose contents were all handed to [`Self::record`].
+    fn chunk(&mut self, _compression: &str, _compressed: u64, _uncompressed: u64) {}
+    /// Reading reached `offset`; called once per record.
+    fn progress(&mut self, _offset: u64) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Why a recovery pass could not run to its end.
+#[derive(Debug)]
+pub(crate) enum RecoverError<E> {
+    /// The input does not start with the MCAP magic.
+    NotMcap,
+    /// Reading the input failed.
+    Read(io::Error),
+    /// The sink stopped the pass.
+    Sink(E),
+}
+
+/// Keeps track of the schemas and channels seen, so that records referring to missing or
+/// contradicting ones are recognised as damage.
+#[derive(Default)]
+struct Consistency {
+    schemas: HashMap<u16, (String, String, Vec<u8>)>,
+    channels: HashMap<u16, mcap::records::Channel>,
+    header_seen: bool,
+}
+
+impl Consistency {
+    fn check(&mut self, record: &Record<'_>) -> Result<(), String> {
+        if !self.header_seen {
+            return match record {
+                Record::Header(_) => {
+                    self.header_seen = true;
+                    Ok(())
+                }
+                _ => Err("the file does not begin with a Header record".into()),
+            };
+        }
+        match record {
+            Record::Header(_) => Err("a second Header record".into()),
+            Record::Schema { header, data } => {
+                if header.id == 0 {
+                    return Err("a Schema record with id 0".into());
+                }
+                let content = (header.name.clone(), header.encoding.clone(), data.to_vec());
+                match self.schemas.get(&header.id) {
+                    Some(known) if *known != content => {
+                        Err(format!("schema {} redefined differently", header.id))
+                    }
+                    Some(_) => Ok(()),
+                    None => {
+                        self.schemas.insert(header.id, content);
+                        Ok(())
+                    }
+                }
+            }
+            Record::Channel(channel) => {
+                if channel.schema_id != 0 && !self.schemas.contains_key(&channel.schema_id) {
+                    return Err(format!(
+                        "channel {} refers to unknown schema {}",
+                        channel.id, channel.schema_id
+                    ));
+                }
+                match self.channels.get(&channel.id) {
+                    Some(known) if known != channel => {
+                        Err(format!("channel {} redefined differently", channel.id))
+                    }
+                    Some(_) => Ok(()),
+                    None => {
+                        self.channels.insert(channel.id, channel.clone());
+                        Ok(())
+                    }
+                }
+            }
+            Record::Message { header, .. } if !self.channels.contains_key(&header.channel_id) => {
+                Err(format!(
+                    "a message for unknown channel {}",
+                    header.channel_id
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn opcode_is_valid(opcode: u8) -> bool {
+    (op::HEADER..=op::DATA_END).contains(&opcode) || opcode >= 0x80
+}
+
+fn record_name(opcode: u8) -> String {
+    match opcode {
+        op::HEADER => "Header".into(),
+        op::FOOTER => "Footer".into(),
+        op::SCHEMA => "Schema".into(),
+        op::CHANNEL => "Channel".into(),
+        op::MESSAGE => "Message".into(),
+        op::CHUNK => "Chunk".into(),
+        op::MESSAGE_INDEX => "MessageIndex".into(),
+        op::CHUNK_INDEX => "ChunkIndex".into(),
+        op::ATTACHMENT => "Attachment".into(),
+        op::ATTACHMENT_INDEX => "AttachmentIndex".into(),
+        op::STATISTICS => "Statistics".into(),
+        op::METADATA => "Metadata".into(),
+        op::METADATA_INDEX => "MetadataIndex".into(),
+        op::SUMMARY_OFFSET => "SummaryOffset".into(),
+        op::DATA_END => "DataEnd".into(),
+        other => format!("private record 0x{other:02x}"),
+    }
+}
+
+/// Reads `input` (of `file_len` bytes) from its first byte and hands every complete,
+/// consistent record of the data section to `sink`.
+pub(crate) fn recover<R: Read, S: RecordSink>(
+    input: R,
+    file_len: u64,
+    sink: &mut S,
+) -> Result<Recovery, RecoverError<S::Error>> {
+    let mut input = BufReader::with_capacity(1 << 20, input);
+    let mut magic = [0u8; 8];
+    match input.read_exact(&mut magic) {
+        Ok(()) if magic == *mcap::MAGIC => {}
+        Ok(()) => return Err(RecoverError::NotMcap),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(RecoverError::NotMcap),
+        Err(e) => return Err(RecoverError::Read(e)),
+    }
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&magic);
+    let mut recovery = Recovery::default();
+    let mut consistency = Consistency::default();
+    let mut body = Vec::new();
+    let mut offset = magic.len() as u64;
+
+    let damage = loop {
+        sink.progress(offset).map_err(RecoverError::Sink)?;
+        let remaining = file_len - offset;
+        if remaining == 0 {
+            break None;
+        }
+        if remaining < 9 {
+            break Some(format!(
+                "the file ends {remaining} bytes into a record's header"
+            ));
+        }
+        let mut prefix = [0u8; 9];
+        read_fully(&mut input, &mut prefix)?;
+        let opcode = prefix[0];
+        let len = u64::from_le_bytes(prefix[1..].try_into().expect("8 bytes"));
+        if !opcode_is_valid(opcode) {
+            break Some(format!("invalid record opcode 0x{opcode:02x}"));
+        }
+        if len > remaining - 9 {
+            break Some(format!(
+                "{} record of {len} bytes, but the file ends after {} more bytes",
+                record_name(opcode),
+                remaining - 9
+            ));
+        }
+        body.resize(len as usize, 0);
+        read_fully(&mut input, &mut body)?;
+
+        match opcode {
+            op::DATA_END => {
+                recovery.data_end_reached = true;
+                if let Ok(Record::DataEnd(end)) = mcap::parse_record(opcode, &body) {
+                    recovery.crc_mismatch =
+                        end.data_section_crc != 0 && end.data_section_crc != crc.finalize();
+                }
+                break None;
+            }
+            op::FOOTER => break None,
+            op::MESSAGE_INDEX
+            | op::CHUNK_INDEX
+            | op::ATTACHMENT_INDEX
+            | op::METADATA_INDEX
+            | op::STATISTICS
+            | op::SUMMARY_OFFSET => {}
+            op::CHUNK => {
+                if let Err(reason) = forward_chunk(&body, &mut consistency, sink)? {
+                    break Some(reason);
+                }
+            }
+            private if private >= 0x80 => recovery.skipped_private_records += 1,
+            _ => {
+                let record = match mcap::parse_record(opcode, &body) {
+                    Ok(record) => record,
+                    Err(e) => {
+                        break Some(format!("unreadable {} record: {e}", record_name(opcode)))
+                    }
+                };
+                if let Err(reason) = consistency.check(&record) {
+                    break Some(reason);
+                }
+                sink.record(record).map_err(RecoverError::Sink)?;
+            }
+        }
+        crc.update(&prefix);
+        crc.update(&body);
+        offset += 9 + len;
+    };
+    if let Some(reason) = damage {
+        recovery.unusable_bytes = file_len - offset;
+        recovery.damage = Some(Damage { offset, reason });
+    }
+    Ok(recovery)
+}
+
+/// Decompresses a chunk and hands its records to `sink`, but only once the whole chunk
+/// proved intact (its CRC is checked at its end). The inner `Err` names the damage.
+fn forward_chunk<S: RecordSink>(
+    body: &[u8],
+    consistency: &mut Consistency,
+    sink: &mut S,
+) -> Result<Result<(), String>, RecoverError<S::Error>> {
+    let (header, data) = match mcap::parse_record(op::CHUNK, body) {
+        Ok(Record::Chunk { header, data }) => (header, data),
+        Ok(_) => unreachable!("parse_record returns the record of the opcode it is given"),
+        Err(e) => return Ok(Err(format!("unreadable Chunk record: {e}"))),
+    };
+    let compression = header.compression.clone();
+    let uncompressed = header.uncompressed_size;
+    let compressed = data.len() as u64;
+    let reader = match mcap::read::ChunkReader::new(header, &data) {
+        Ok(reader) => reader,
+        Err(e) => return Ok(Err(format!("unreadable chunk: {e}"))),
+    };
+    let mut inner = Vec::new();
+    for record in reader {
+        match record {
+            Ok(record) => inner.push(record.into_owned()),
+            Err(e) => return Ok(Err(format!("corrupt chunk: {e}"))),
+        }
+    }
+    // Check the whole chunk before forwarding any of it, so nothing is half-taken.
+    let mut checked = Consistency {
+        schemas: consistency.schemas.clone(),
+        channels: consistency.channels.clone(),
+        header_seen: consistency.header_seen,
+    };
+    for record in &inner {
+        if let Err(reason) = checked.check(record) {
+            return Ok(Err(format!("in a chunk: {reason}")));
+        }
+    }
+    *consistency = checked;
+    for record in inner {
+        sink.record(record).map_err(RecoverError::Sink)?;
+    }
+    sink.chunk(&compression, compressed, uncompressed);
+    Ok(Ok(()))
+}
+
+fn read_fully<R: Read, E>(input: &mut R, buf: &mut [u8]) -> Result<(), RecoverError<E>> {
+    input.read_exact(buf).map_err(RecoverError::Read)
+}

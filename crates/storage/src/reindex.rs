@@ -1,0 +1,363 @@
+//! Turns an unchunked, crash-truncated or already indexed MCAP file into a chunked, fully
+//! indexed one (`rec reindex`).
+//!
+//! The output is written to a temporary file beside its destination, synced, and renamed
+//! into place only once complete, so the input is never modified before that, and an
+//! interrupted run leaves no stray file.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mcap::records::Record;
+
+use crate::recover::{self, Damage, RecordSink, RecoverError};
+
+/// How chunks are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Chunks stored as they are.
+    #[default]
+    None,
+    /// Chunks compressed with zstd, on all cores.
+    Zstd,
+}
+
+/// Settings of [`reindex`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReindexOptions {
+    /// Chunk compression.
+    pub compression: Compression,
+    /// Target uncompressed size of a chunk in bytes.
+    pub chunk_size: u64,
+    /// Threads for zstd; 0 uses every core.
+    pub threads: u32,
+}
+
+impl Default for ReindexOptions {
+    fn default() -> Self {
+        Self {
+            compression: Compression::None,
+            chunk_size: 4 << 20,
+            threads: 0,
+        }
+    }
+}
+
+/// What a reindex recovered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReindexReport {
+    /// The file written.
+    pub output: PathBuf,
+    /// Size of the input in bytes.
+    pub input_bytes: u64,
+    /// Size of the output in bytes.
+    pub output_bytes: u64,
+    /// Messages recovered into the output.
+    pub messages: u64,
+    /// The input had been closed (its data section ended with DataEnd).
+    pub input_was_closed: bool,
+    /// Where the input's records ended early, if they did.
+    pub damage: Option<Damage>,
+    /// Bytes at the end of the input that held no complete record.
+    pub unusable_bytes: u64,
+    /// The input's data-section CRC did not match: some record was altered in place and
+    /// was kept as found.
+    pub crc_mismatch: bool,
+    /// Private records (opcode ≥ 0x80) left out of the output.
+    pub skipped_private_records: u64,
+}
+
+impl ReindexReport {
+    /// True when the output holds everything the input held.
+    pub fn lost_nothing(&self) -> bool {
+        self.damage.is_none() && !self.crc_mismatch
+    }
+}
+
+/// Why a reindex failed; the input is untouched and no output was left behind.
+#[derive(Debug, thiserror::Error)]
+pub enum ReindexError {
+    /// The input could not be opened or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The input.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The input is a directory.
+    #[error("{} is a directory, not an MCAP file", path.display())]
+    IsDirectory {
+        /// The input.
+        path: PathBuf,
+    },
+    /// The input does not start with the MCAP magic.
+    #[error("{} is not an MCAP file (it does not start with the MCAP magic)", path.display())]
+    NotMcap {
+        /// The input.
+        path: PathBuf,
+    },
+    /// The output could not be created, written or moved into place.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The output, or its directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The MCAP encoder refused the data.
+    #[error("cannot encode {}: {source}", path.display())]
+    Encode {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        source: mcap::McapError,
+    },
+    /// `cancel` was set.
+    #[error("interrupted; {} is untouched and no output was written", input.display())]
+    Interrupted {
+        /// The input.
+        input: PathBuf,
+    },
+}
+
+/// Reindexes `input` into `output` (which may be `input` itself, replaced only once the
+/// result is complete). `progress` hears (bytes read, input size); setting `cancel` stops
+/// the run, removing its partial output.
+pub fn reindex(
+    input: &Path,
+    output: &Path,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<ReindexReport, ReindexError> {
+    let read_error = |source| ReindexError::Read {
+        path: input.to_path_buf(),
+        source,
+    };
+    let source = File::open(input).map_err(read_error)?;
+    let metadata = source.metadata().map_err(read_error)?;
+    if metadata.is_dir() {
+        return Err(ReindexError::IsDirectory {
+            path: input.to_path_buf(),
+        });
+    }
+    let input_bytes = metadata.len();
+
+    let directory = match output.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = output.file_name().map_or_else(
+        || "output".into(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    let mut temporary = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".reindex")
+        .tempfile_in(&directory)
+        .map_err(|source| ReindexError::Write {
+            path: directory.clone(),
+            source,
+        })?;
+
+    let mut sink = ChunkedSink {
+        options,
+        target: Some(temporary.as_file_mut()),
+        writer: None,
+        messages: 0,
+        progress,
+        cancel,
+        input_bytes,
+    };
+    let recovery = match recover::recover(source, input_bytes, &mut sink) {
+        Ok(recovery) => recovery,
+        Err(RecoverError::NotMcap) => {
+            return Err(ReindexError::NotMcap {
+                path: input.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Read(source)) => return Err(read_error(source)),
+        Err(RecoverError::Sink(Stop::Cancelled)) => {
+            return Err(ReindexError::Interrupted {
+                input: input.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(output, source)),
+    };
+    let messages = sink.messages;
+    sink.progress_to_end();
+    let writer = sink.into_writer().map_err(|e| encode_error(output, e))?;
+    finish_writer(writer).map_err(|e| encode_error(output, e))?;
+
+    let write_error = |source| ReindexError::Write {
+        path: output.to_path_buf(),
+        source,
+    };
+    temporary.as_file().sync_all().map_err(write_error)?;
+    let output_bytes = temporary.as_file().metadata().map_err(write_error)?.len();
+    if cancel.load(Ordering::Relaxed) {
+        return Err(ReindexError::Interrupted {
+            input: input.to_path_buf(),
+        });
+    }
+    temporary
+        .persist(output)
+        .map_err(|e| write_error(e.error))?;
+    // Make the rename itself durable.
+    File::open(&directory)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|source| ReindexError::Write {
+            path: directory,
+            source,
+        })?;
+
+    Ok(ReindexReport {
+        output: output.to_path_buf(),
+        input_bytes,
+        output_bytes,
+        messages,
+        input_was_closed: recovery.data_end_reached,
+        damage: recovery.damage,
+        unusable_bytes: recovery.unusable_bytes,
+        crc_mismatch: recovery.crc_mismatch,
+        skipped_private_records: recovery.skipped_private_records,
+    })
+}
+
+fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
+    match source {
+        mcap::McapError::Io(source) => ReindexError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+        source => ReindexError::Encode {
+            path: path.to_path_buf(),
+            source,
+        },
+    }
+}
+
+type ChunkedWriter<'f> = mcap::Writer<BufWriter<&'f mut File>>;
+
+fn finish_writer(mut writer: ChunkedWriter<'_>) -> mcap::McapResult<()> {
+    writer.finish()?;
+    let mut buffered = writer.into_inner();
+    io::Write::flush(&mut buffered)?;
+    Ok(())
+}
+
+/// Why the sink stopped a recovery pass.
+enum Stop {
+    Cancelled,
+    Encode(mcap::McapError),
+}
+
+/// Feeds recovered records into the `mcap` crate's chunked writer, created once the
+/// input's Header (or the first record after a missing one) is known.
+struct ChunkedSink<'a, 'f> {
+    options: &'a ReindexOptions,
+    /// The output file, until the writer takes it.
+    target: Option<&'f mut File>,
+    writer: Option<ChunkedWriter<'f>>,
+    messages: u64,
+    progress: &'a mut dyn FnMut(u64, u64),
+    cancel: &'a AtomicBool,
+    input_bytes: u64,
+}
+
+impl<'f> ChunkedSink<'_, 'f> {
+    fn writer(
+        &mut self,
+        header: Option<&mcap::records::Header>,
+    ) -> mcap::McapResult<&mut ChunkedWriter<'f>> {
+        if let Some(target) = self.target.take() {
+            let writer = self
+                .write_options(header)
+                .create(BufWriter::with_capacity(1 << 20, target))?;
+            self.writer = Some(writer);
+        }
+        Ok(self.writer.as_mut().expect("the writer takes the target"))
+    }
+
+    fn write_options(&self, header: Option<&mcap::records::Header>) -> mcap::WriteOptions {
+        let threads = match self.options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            n => n,
+        };
+        let library = match header {
+            Some(h) if !h.library.is_empty() => {
+                format!("{}; reindexed by {}", h.library, crate::LIBRARY)
+            }
+            _ => format!("reindexed by {}", crate::LIBRARY),
+        };
+        mcap::WriteOptions::new()
+            .profile(header.map_or("", |h| h.profile.as_str()))
+            .library(library)
+            .compression(match self.options.compression {
+                Compression::None => None,
+                Compression::Zstd => Some(mcap::Compression::Zstd),
+            })
+            .compression_threads(threads)
+            .chunk_size(Some(self.options.chunk_size))
+    }
+
+    fn progress_to_end(&mut self) {
+        (self.progress)(self.input_bytes, self.input_bytes);
+    }
+
+    fn into_writer(mut self) -> mcap::McapResult<ChunkedWriter<'f>> {
+        self.writer(None)?;
+        Ok(self.writer.take().expect("created above"))
+    }
+}
+
+impl RecordSink for ChunkedSink<'_, '_> {
+    type Error = Stop;
+
+    fn record(&mut self, record: Record<'_>) -> Result<(), Stop> {
+        let header = match &record {
+            Record::Header(header) => Some(header),
+            _ => None,
+        };
+        let writer = self.writer(header).map_err(Stop::Encode)?;
+        let written = match record {
+            Record::Schema { header, data } => writer
+                .add_schema_with_id(header.id, &header.name, &header.encoding, &data)
+                .map(drop),
+            Record::Channel(c) => writer
+                .add_channel_with_id(
+                    c.id,
+                    c.schema_id,
+                    &c.topic,
+                    &c.message_encoding,
+                    &c.metadata,
+                )
+                .map(drop),
+            Record::Message { header, data } => writer
+                .write_to_known_channel(&header, &data)
+                .map(|()| self.messages += 1),
+            Record::Metadata(metadata) => writer.write_metadata(&metadata),
+            Record::Attachment { header, data, .. } => writer.attach(&mcap::Attachment {
+                log_time: header.log_time,
+                create_time: header.create_time,
+                name: header.name,
+                media_type: header.media_type,
+                data,
+            }),
+            _ => Ok(()),
+        };
+        written.map_err(Stop::Encode)
+    }
+
+    fn progress(&mut self, offset: u64) -> Result<(), Stop> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Stop::Cancelled);
+        }
+        (self.progress)(offset, self.input_bytes);
+        Ok(())
+    }
+}

@@ -1,0 +1,609 @@
+//! The streaming, unchunked MCAP writer of the recorder's hot path.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, IoSlice, Write};
+use std::path::{Path, PathBuf};
+
+use mcap::records::{self, op};
+
+use crate::durability::{Durability, WriteBack};
+use crate::wire::{self, MESSAGE_PREFIX_LEN};
+
+/// Settings of a [`StreamWriter`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WriterOptions {
+    /// The Header's profile (`ros2` for ROS 2 topics, empty for none).
+    pub profile: String,
+    /// The Header's library string.
+    pub library: String,
+    /// Compute the CRC-32 of the data section and store it in DataEnd.
+    pub data_crc: bool,
+    /// Payloads of at least this many bytes are written straight from the caller's memory;
+    /// smaller ones are copied into the batch.
+    pub zero_copy_threshold: usize,
+    /// Batched records leave in one syscall once they fill this many bytes.
+    pub batch_size: usize,
+    /// Write-back, page-cache and fdatasync policy.
+    pub durability: Durability,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self {
+            profile: String::new(),
+            library: crate::LIBRARY.to_string(),
+            data_crc: false,
+            zero_copy_threshold: 64 << 10,
+            batch_size: 512 << 10,
+            durability: Durability::default(),
+        }
+    }
+}
+
+/// Identifies a schema added to a [`StreamWriter`]; stays valid across [`StreamWriter::roll`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SchemaId(pub u16);
+
+/// Identifies a channel added to a [`StreamWriter`]; stays valid across [`StreamWriter::roll`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChannelId(pub u16);
+
+/// The fields of a Message record besides its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageHeader {
+    /// The channel the message belongs to.
+    pub channel: ChannelId,
+    /// The publisher's sequence number, 0 where unknown.
+    pub sequence: u32,
+    /// When the recorder received the message, ns since the Unix epoch.
+    pub log_time: u64,
+    /// When the message was published, ns since the Unix epoch.
+    pub publish_time: u64,
+}
+
+/// What one closed file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSummary {
+    /// Where the file is.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Messages in the file.
+    pub message_count: u64,
+    /// Messages per channel, for the channels that have any.
+    pub channel_message_counts: BTreeMap<u16, u64>,
+    /// Earliest and latest log time, if any message was written.
+    pub time_range: Option<(u64, u64)>,
+    /// CRC-32 of the data section, if computed.
+    pub data_crc: Option<u32>,
+}
+
+/// What went wrong while writing.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The file could not be created.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing or syncing the file failed; it holds every record written before, and
+    /// `rec reindex` recovers them.
+    #[error("writing {} failed: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A message named a channel that was never added.
+    #[error("message for channel {0}, which was never added")]
+    UnknownChannel(u16),
+    /// A channel named a schema that was never added.
+    #[error("channel refers to schema {0}, which was never added")]
+    UnknownSchema(u16),
+    /// MCAP numbers channels and schemas with 16 bits.
+    #[error("more than 65535 {0} in one recording")]
+    TooMany(&'static str),
+    /// An earlier write failed; the file was left as a recoverable prefix.
+    #[error("{} can no longer be written after an earlier error; `rec reindex` recovers what it holds", path.display())]
+    Failed {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SchemaEntry {
+    name: String,
+    encoding: String,
+    data: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ChannelEntry {
+    schema_id: u16,
+    topic: String,
+    message_encoding: String,
+    metadata: BTreeMap<String, String>,
+}
+
+/// Counts of the file being written; reset by a roll.
+#[derive(Debug, Default)]
+struct FileStats {
+    message_count: u64,
+    per_channel: Vec<u64>,
+    time_range: Option<(u64, u64)>,
+    metadata_indexes: Vec<records::MetadataIndex>,
+}
+
+impl FileStats {
+    fn count(&mut self, channel: usize, log_time: u64) {
+        self.message_count += 1;
+        self.per_channel[channel] += 1;
+        self.time_range = Some(match self.time_range {
+            None => (log_time, log_time),
+            Some((start, end)) => (start.min(log_time), end.max(log_time)),
+        });
+    }
+}
+
+/// Streams unchunked MCAP to a file: Header, Schema and Channel records as they are added,
+/// Message and Metadata records, and at close DataEnd, a summary (Schemas, Channels,
+/// Statistics, Metadata indexes, Summary offsets) and the Footer.
+///
+/// Every prefix of the file that ends on a record boundary is readable; after a crash,
+/// [`crate::reindex`] recovers it. A write call returns only once the writer no longer
+/// needs the payload: a large payload has reached the kernel, a small one was copied.
+#[derive(Debug)]
+pub struct StreamWriter {
+    file: File,
+    path: PathBuf,
+    options: WriterOptions,
+    /// Encoded records that have not reached the kernel yet.
+    pending: Vec<u8>,
+    /// Bytes handed to the kernel: the file offset of `pending[0]`.
+    written: u64,
+    data_crc: Option<crc32fast::Hasher>,
+    schemas: Vec<SchemaEntry>,
+    channels: Vec<ChannelEntry>,
+    stats: FileStats,
+    write_back: WriteBack,
+    failed: bool,
+}
+
+/// How many payload parts go into one `writev` besides the batch.
+const PARTS_PER_WRITEV: usize = 15;
+
+impl StreamWriter {
+    /// Creates (or truncates) `path` and writes the MCAP magic and Header.
+    pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self, WriteError> {
+        let path = path.as_ref().to_path_buf();
+        let file = open_new(&path)?;
+        let mut writer = Self {
+            file,
+            path,
+            write_back: WriteBack::new(options.durability.clone()),
+            pending: Vec::with_capacity(options.batch_size + MESSAGE_PREFIX_LEN),
+            written: 0,
+            data_crc: None,
+            schemas: Vec::new(),
+            channels: Vec::new(),
+            stats: FileStats::default(),
+            failed: false,
+            options,
+        };
+        writer.start_file()?;
+        Ok(writer)
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes in the current file so far, including those still batched.
+    pub fn bytes_written(&self) -> u64 {
+        self.written + self.pending.len() as u64
+    }
+
+    /// Messages in the current file so far.
+    pub fn message_count(&self) -> u64 {
+        self.stats.message_count
+    }
+
+    /// Adds a schema and writes its record; adding an identical schema again returns the
+    /// same id.
+    pub fn add_schema(
+        &mut self,
+        name: &str,
+        encoding: &str,
+        data: &[u8],
+    ) -> Result<SchemaId, WriteError> {
+        let entry = SchemaEntry {
+            name: name.to_string(),
+            encoding: encoding.to_string(),
+            data: data.to_vec(),
+        };
+        if let Some(index) = self.schemas.iter().position(|s| *s == entry) {
+            return Ok(SchemaId(index as u16 + 1));
+        }
+        // Schema id 0 means "no schema", so ids start at 1.
+        let id =
+            u16::try_from(self.schemas.len() + 1).map_err(|_| WriteError::TooMany("schemas"))?;
+        self.schemas.push(entry);
+        self.append_schema(id)?;
+        Ok(SchemaId(id))
+    }
+
+    /// Adds a channel and writes its record; adding an identical channel again returns the
+    /// same id.
+    pub fn add_channel(
+        &mut self,
+        schema: Option<SchemaId>,
+        topic: &str,
+        message_encoding: &str,
+        metadata: &BTreeMap<String, String>,
+    ) -> Result<ChannelId, WriteError> {
+        let schema_id = schema.map_or(0, |s| s.0);
+        if schema_id as usize > self.schemas.len() {
+            return Err(WriteError::UnknownSchema(schema_id));
+        }
+        let entry = ChannelEntry {
+            schema_id,
+            topic: topic.to_string(),
+            message_encoding: message_encoding.to_string(),
+            metadata: metadata.clone(),
+        };
+        if let Some(index) = self.channels.iter().position(|c| *c == entry) {
+            return Ok(ChannelId(index as u16));
+        }
+        let id = u16::try_from(self.channels.len()).map_err(|_| WriteError::TooMany("channels"))?;
+        self.channels.push(entry);
+        self.stats.per_channel.push(0);
+        self.append_channel(id)?;
+        Ok(ChannelId(id))
+    }
+
+    /// Writes one message whose payload is `payload`.
+    pub fn write_message(
+        &mut self,
+        header: &MessageHeader,
+        payload: &[u8],
+    ) -> Result<(), WriteError> {
+        self.write_message_parts(header, &[payload])
+    }
+
+    /// Writes one message whose payload is the concatenation of `parts` (a user header and
+    /// a sample's payload, say), without joining them in memory.
+    pub fn write_message_parts(
+        &mut self,
+        header: &MessageHeader,
+        parts: &[&[u8]],
+    ) -> Result<(), WriteError> {
+        self.check_usable()?;
+        let channel = header.channel.0 as usize;
+        if channel >= self.channels.len() {
+            return Err(WriteError::UnknownChannel(header.channel.0));
+        }
+        let payload_len: usize = parts.iter().map(|p| p.len()).sum();
+        let prefix = wire::message_prefix(
+            header.channel.0,
+            header.sequence,
+            header.log_time,
+            header.publish_time,
+            payload_len as u64,
+        );
+        self.pending.extend_from_slice(&prefix);
+        if payload_len < self.options.zero_copy_threshold {
+            for part in parts {
+                self.pending.extend_from_slice(part);
+            }
+            self.stats.count(channel, header.log_time);
+            if self.pending.len() >= self.options.batch_size {
+                self.flush()?;
+            }
+        } else {
+            self.flush_with(parts)?;
+            self.stats.count(channel, header.log_time);
+        }
+        Ok(())
+    }
+
+    /// Writes a Metadata record (the recorder's per-topic counts, say); it is indexed in the
+    /// summary.
+    pub fn add_metadata(
+        &mut self,
+        name: &str,
+        metadata: &BTreeMap<String, String>,
+    ) -> Result<(), WriteError> {
+        self.check_usable()?;
+        let offset = self.bytes_written();
+        let record = records::Metadata {
+            name: name.to_string(),
+            metadata: metadata.clone(),
+        };
+        wire::append_record(&mut self.pending, op::METADATA, &record).map_err(|e| self.io(e))?;
+        self.stats.metadata_indexes.push(records::MetadataIndex {
+            offset,
+            length: self.bytes_written() - offset,
+            name: name.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Hands every batched record to the kernel.
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        self.check_usable()?;
+        self.flush_with(&[])
+    }
+
+    /// Finishes the current file (as [`Self::close`] does) and continues in a new one at
+    /// `next`, which starts with the Header and every schema and channel added so far, so
+    /// that each file stands alone. Returns what the finished file holds.
+    pub fn roll(&mut self, next: impl AsRef<Path>) -> Result<FileSummary, WriteError> {
+        let summary = self.finish()?;
+        let next = next.as_ref().to_path_buf();
+        self.file = open_new(&next)?;
+        self.path = next;
+        self.written = 0;
+        self.stats = FileStats {
+            per_channel: vec![0; self.channels.len()],
+            ..FileStats::default()
+        };
+        self.write_back = WriteBack::new(self.options.durability.clone());
+        self.start_file()?;
+        for id in 1..=self.schemas.len() {
+            self.append_schema(id as u16)?;
+        }
+        for id in 0..self.channels.len() {
+            self.append_channel(id as u16)?;
+        }
+        Ok(summary)
+    }
+
+    /// Writes DataEnd, the summary and the Footer, and syncs the file to disk.
+    pub fn close(mut self) -> Result<FileSummary, WriteError> {
+        self.finish()
+    }
+
+    fn start_file(&mut self) -> Result<(), WriteError> {
+        self.data_crc = self.options.data_crc.then(crc32fast::Hasher::new);
+        self.pending.clear();
+        self.pending.extend_from_slice(mcap::MAGIC);
+        let header = records::Header {
+            profile: self.options.profile.clone(),
+            library: self.options.library.clone(),
+        };
+        wire::append_record(&mut self.pending, op::HEADER, &header).map_err(|e| self.io(e))?;
+        self.flush_with(&[])
+    }
+
+    fn append_schema(&mut self, id: u16) -> Result<(), WriteError> {
+        let schema = &self.schemas[id as usize - 1];
+        let header = records::SchemaHeader {
+            id,
+            name: schema.name.clone(),
+            encoding: schema.encoding.clone(),
+        };
+        wire::append_schema(&mut self.pending, &header, &schema.data).map_err(|e| self.io(e))
+    }
+
+    fn append_channel(&mut self, id: u16) -> Result<(), WriteError> {
+        let record = self.channel_record(id);
+        wire::append_record(&mut self.pending, op::CHANNEL, &record).map_err(|e| self.io(e))
+    }
+
+    fn channel_record(&self, id: u16) -> records::Channel {
+        let channel = &self.channels[id as usize];
+        records::Channel {
+            id,
+            schema_id: channel.schema_id,
+            topic: channel.topic.clone(),
+            message_encoding: channel.message_encoding.clone(),
+            metadata: channel.metadata.clone(),
+        }
+    }
+
+    /// Writes the batch followed by `parts` with as few `writev` calls as possible.
+    fn flush_with(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
+        if let Some(crc) = &mut self.data_crc {
+            crc.update(&self.pending);
+            parts.iter().for_each(|part| crc.update(part));
+        }
+        let record_boundary = self.written;
+        let mut groups = parts.chunks(PARTS_PER_WRITEV);
+        let mut result = write_all_vectored(
+            &mut self.file,
+            &self.pending,
+            groups.next().unwrap_or(&[]),
+            &mut self.written,
+        );
+        for group in groups {
+            if result.is_err() {
+                break;
+            }
+            result = write_all_vectored(&mut self.file, &[], group, &mut self.written);
+        }
+        self.pending.clear();
+        if let Err(error) = result {
+            return Err(self.fail(record_boundary, error));
+        }
+        self.write_back
+            .after_write(&self.file, self.written)
+            .map_err(|error| self.fail(self.written, error))
+    }
+
+    /// Leaves the file ending on the last complete record and refuses further writes.
+    fn fail(&mut self, record_boundary: u64, error: io::Error) -> WriteError {
+        self.failed = true;
+        // Best effort: a file cut mid-record is still recoverable, just less tidy.
+        let _ = self.file.set_len(record_boundary);
+        self.io(error)
+    }
+
+    fn finish(&mut self) -> Result<FileSummary, WriteError> {
+        self.flush()?;
+        let data_crc = self.data_crc.take().map(|crc| crc.finalize());
+        let mut tail = Vec::new();
+        let data_end = records::DataEnd {
+            data_section_crc: data_crc.unwrap_or(0),
+        };
+        wire::append_record(&mut tail, op::DATA_END, &data_end).map_err(|e| self.io(e))?;
+        let summary_start = self.written + tail.len() as u64;
+        self.append_summary(&mut tail, summary_start)
+            .map_err(|e| self.io(e))?;
+        let record_boundary = self.written;
+        if let Err(error) = write_all_vectored(&mut self.file, &tail, &[], &mut self.written) {
+            return Err(self.fail(record_boundary, error));
+        }
+        self.file.sync_data().map_err(|e| self.io(e))?;
+        Ok(FileSummary {
+            path: self.path.clone(),
+            bytes: self.written,
+            message_count: self.stats.message_count,
+            channel_message_counts: self.channel_message_counts(),
+            time_range: self.stats.time_range,
+            data_crc,
+        })
+    }
+
+    fn channel_message_counts(&self) -> BTreeMap<u16, u64> {
+        (self.stats.per_channel.iter().enumerate())
+            .filter(|(_, &count)| count > 0)
+            .map(|(id, &count)| (id as u16, count))
+            .collect()
+    }
+
+    /// Appends the summary section, the summary offsets and the Footer (with the summary
+    /// CRC) to `out`, whose first byte lands at file offset `summary_start - out.len()`.
+    fn append_summary(&self, out: &mut Vec<u8>, summary_start: u64) -> io::Result<()> {
+        let base = summary_start as usize - out.len();
+        let summary_from = out.len();
+        let mut offsets = Vec::new();
+        let mut group = |out: &mut Vec<u8>, opcode: u8, start: usize| {
+            if out.len() > start {
+                offsets.push(records::SummaryOffset {
+                    group_opcode: opcode,
+                    group_start: (base + start) as u64,
+                    group_length: (out.len() - start) as u64,
+                });
+            }
+        };
+
+        let start = out.len();
+        for id in 1..=self.schemas.len() {
+            let schema = &self.schemas[id - 1];
+            let header = records::SchemaHeader {
+                id: id as u16,
+                name: schema.name.clone(),
+                encoding: schema.encoding.clone(),
+            };
+            wire::append_schema(out, &header, &schema.data)?;
+        }
+        group(out, op::SCHEMA, start);
+
+        let start = out.len();
+        for id in 0..self.channels.len() {
+            wire::append_record(out, op::CHANNEL, &self.channel_record(id as u16))?;
+        }
+        group(out, op::CHANNEL, start);
+
+        let start = out.len();
+        let (message_start_time, message_end_time) = self.stats.time_range.unwrap_or((0, 0));
+        let statistics = records::Statistics {
+            message_count: self.stats.message_count,
+            schema_count: self.schemas.len() as u16,
+            channel_count: self.channels.len() as u32,
+            attachment_count: 0,
+            metadata_count: self.stats.metadata_indexes.len() as u32,
+            chunk_count: 0,
+            message_start_time,
+            message_end_time,
+            channel_message_counts: self.channel_message_counts(),
+        };
+        wire::append_record(out, op::STATISTICS, &statistics)?;
+        group(out, op::STATISTICS, start);
+
+        let start = out.len();
+        for index in &self.stats.metadata_indexes {
+            wire::append_record(out, op::METADATA_INDEX, index)?;
+        }
+        group(out, op::METADATA_INDEX, start);
+
+        let summary_offset_start = (base + out.len()) as u64;
+        for offset in &offsets {
+            wire::append_record(out, op::SUMMARY_OFFSET, offset)?;
+        }
+
+        // The footer's CRC covers the summary and the footer's own fields before it.
+        out.push(op::FOOTER);
+        out.extend_from_slice(&20u64.to_le_bytes());
+        out.extend_from_slice(&summary_start.to_le_bytes());
+        out.extend_from_slice(&summary_offset_start.to_le_bytes());
+        let summary_crc = crc32fast::hash(&out[summary_from..]);
+        out.extend_from_slice(&summary_crc.to_le_bytes());
+        out.extend_from_slice(mcap::MAGIC);
+        Ok(())
+    }
+
+    fn check_usable(&self) -> Result<(), WriteError> {
+        if self.failed {
+            return Err(WriteError::Failed {
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn io(&self, source: io::Error) -> WriteError {
+        WriteError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+fn open_new(path: &Path) -> Result<File, WriteError> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|source| WriteError::Create {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Writes `head` and then every part with `writev`, retrying short writes; `written`
+/// counts the bytes that reached the kernel, also when an error cuts the write short.
+fn write_all_vectored(
+    file: &mut File,
+    head: &[u8],
+    parts: &[&[u8]],
+    written: &mut u64,
+) -> io::Result<()> {
+    let mut storage = [IoSlice::new(&[]); PARTS_PER_WRITEV + 1];
+    storage[0] = IoSlice::new(head);
+    for (slot, part) in storage[1..].iter_mut().zip(parts) {
+        *slot = IoSlice::new(part);
+    }
+    let mut slices = &mut storage[..parts.len() + 1];
+    IoSlice::advance_slices(&mut slices, 0);
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                *written += n as u64;
+                IoSlice::advance_slices(&mut slices, n);
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
