@@ -118,8 +118,10 @@ pub enum InfoError {
         path: PathBuf,
     },
     /// The file does not start with the MCAP magic.
-    #[error("{} is not an MCAP file (it does not start with the MCAP magic)", path.display())]
+    #[error("{} is not an MCAP file ({})", path.display(), if *empty { "it is empty" } else { "it does not start with the MCAP magic" })]
     NotMcap {
+        /// The file has no bytes at all.
+        empty: bool,
         /// The file.
         path: PathBuf,
     },
@@ -144,7 +146,8 @@ pub fn summarize(path: impl AsRef<Path>) -> Result<FileInfo, InfoError> {
 
 /// Summarizes an MCAP file of `size` bytes read through `input`; `path` only names it.
 ///
-/// On a file with a summary this makes the same few reads and seeks whatever its size.
+/// On a file with a summary this makes three reads (head, footer, summary section) and two
+/// seeks, whatever its size.
 pub fn summarize_from<R: Read + Seek>(
     input: &mut R,
     size: u64,
@@ -185,6 +188,7 @@ pub fn summarize_from<R: Read + Seek>(
         Ok(recovery) => recovery,
         Err(RecoverError::NotMcap) => {
             return Err(InfoError::NotMcap {
+                empty: size == 0,
                 path: path.to_path_buf(),
             })
         }
@@ -206,7 +210,8 @@ fn read_header<R: Read + Seek>(
     input: &mut R,
     path: &Path,
 ) -> Result<mcap::records::Header, InfoError> {
-    let not_mcap = || InfoError::NotMcap {
+    let not_mcap = |empty| InfoError::NotMcap {
+        empty,
         path: path.to_path_buf(),
     };
     let read_error = |source| InfoError::Read {
@@ -216,7 +221,7 @@ fn read_header<R: Read + Seek>(
     let mut head = vec![0u8; 4096];
     let mut filled = read_up_to(input, &mut head).map_err(read_error)?;
     if filled < 8 || head[..8] != *mcap::MAGIC {
-        return Err(not_mcap());
+        return Err(not_mcap(filled == 0));
     }
     let empty = mcap::records::Header {
         profile: String::new(),
@@ -253,25 +258,98 @@ fn read_up_to<R: Read>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
+/// Bytes of the Footer record and the closing magic.
+const FOOTER_AND_MAGIC: u64 = 9 + 20 + 8;
+/// A summary section larger than this is not read in one piece.
+const MAX_SUMMARY_READ: u64 = 256 << 20;
+
+/// Reads the footer, then the whole summary section in one read, and parses it with the
+/// `mcap` crate from memory: two seeks and two reads. `None` when there is no summary.
 fn read_summary<R: Read + Seek>(
     input: &mut R,
     size: u64,
 ) -> mcap::McapResult<Option<mcap::Summary>> {
+    if size < 8 + FOOTER_AND_MAGIC {
+        return Ok(None);
+    }
+    let footer_start = size - FOOTER_AND_MAGIC;
+    input.seek(SeekFrom::Start(footer_start))?;
+    let mut footer = [0u8; FOOTER_AND_MAGIC as usize];
+    if read_up_to(input, &mut footer)? < footer.len()
+        || footer[0] != op::FOOTER
+        || footer[29..] != *mcap::MAGIC
+    {
+        return Ok(None);
+    }
+    let summary_start = u64::from_le_bytes(footer[9..17].try_into().expect("8 bytes"));
+    if summary_start == 0 || summary_start > footer_start || size - summary_start > MAX_SUMMARY_READ
+    {
+        return Ok(None);
+    }
+    input.seek(SeekFrom::Start(summary_start))?;
+    let mut tail = vec![0u8; (size - summary_start) as usize];
+    if read_up_to(input, &mut tail)? < tail.len() {
+        return Ok(None);
+    }
+    let mut window = Window {
+        start: summary_start,
+        bytes: tail,
+        position: summary_start,
+    };
     let mut reader =
         SummaryReader::new_with_options(SummaryReaderOptions::default().with_file_size(size));
     while let Some(event) = reader.next_event() {
         match event? {
             SummaryReadEvent::ReadRequest(need) => {
-                let read = input.read(reader.insert(need))?;
+                let read = window.read(reader.insert(need))?;
                 reader.notify_read(read);
             }
             SummaryReadEvent::SeekRequest(to) => {
-                let position = input.seek(to)?;
+                let position = window.seek(to)?;
                 reader.notify_seeked(position);
             }
         }
     }
     Ok(reader.finish())
+}
+
+/// The end of a file held in memory, from `start` to the file's end.
+struct Window {
+    start: u64,
+    bytes: Vec<u8>,
+    position: u64,
+}
+
+impl Read for Window {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(offset) = self.position.checked_sub(self.start) else {
+            return Err(io::Error::other(
+                "summary points before the summary section",
+            ));
+        };
+        let available = self.bytes.get(offset as usize..).unwrap_or(&[]);
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.position += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Window {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let end = self.start + self.bytes.len() as u64;
+        self.position = match to {
+            SeekFrom::Start(at) => at,
+            SeekFrom::End(delta) => end
+                .checked_add_signed(delta)
+                .ok_or(io::ErrorKind::InvalidInput)?,
+            SeekFrom::Current(delta) => self
+                .position
+                .checked_add_signed(delta)
+                .ok_or(io::ErrorKind::InvalidInput)?,
+        };
+        Ok(self.position)
+    }
 }
 
 fn fill_from_summary(

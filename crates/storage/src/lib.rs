@@ -23,7 +23,9 @@ mod wire;
 mod writer;
 
 pub use durability::Durability;
-pub use info::{summarize, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome};
+pub use info::{
+    summarize, summarize_from, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome,
+};
 pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
 pub use writer::{

@@ -95,8 +95,10 @@ pub enum ReindexError {
         path: PathBuf,
     },
     /// The input does not start with the MCAP magic.
-    #[error("{} is not an MCAP file (it does not start with the MCAP magic)", path.display())]
+    #[error("{} is not an MCAP file ({})", path.display(), if *empty { "it is empty" } else { "it does not start with the MCAP magic" })]
     NotMcap {
+        /// The file has no bytes at all.
+        empty: bool,
         /// The input.
         path: PathBuf,
     },
@@ -177,6 +179,7 @@ pub fn reindex(
         Ok(recovery) => recovery,
         Err(RecoverError::NotMcap) => {
             return Err(ReindexError::NotMcap {
+                empty: input_bytes == 0,
                 path: input.to_path_buf(),
             })
         }
