@@ -1,0 +1,1 @@
+//! Benchmarks of recd live in `benches/`; this crate has no library code of its own.
