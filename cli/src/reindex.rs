@@ -48,7 +48,7 @@ pub struct ReindexArgs {
 enum CompressionArg {
     /// Chunks stored uncompressed.
     None,
-    /// Chunks compressed with zstd, on all cores.
+    /// Chunks compressed with zstd.
     Zstd,
 }
 

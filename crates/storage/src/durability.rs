@@ -60,6 +60,14 @@ impl WriteBack {
         }
     }
 
+    /// Leaves write-back alone for a file in memory (tmpfs, /dev/shm): there is no disk to
+    /// hand it to, and dropping its pages would only cost time.
+    pub(crate) fn for_file(policy: Durability, file: &File) -> Self {
+        let mut write_back = Self::new(policy);
+        write_back.advisory_supported = !is_in_memory(file);
+        write_back
+    }
+
     /// Called after the file grew to `written` bytes.
     pub(crate) fn after_write(&mut self, file: &File, written: u64) -> io::Result<()> {
         if let Some(window) = self.policy.writeback_window {
@@ -126,6 +134,13 @@ impl WriteBack {
             _ => Err(error),
         }
     }
+}
+
+fn is_in_memory(file: &File) -> bool {
+    // SAFETY: fstatfs writes into the zeroed struct we own; the descriptor is open.
+    let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::fstatfs(file.as_raw_fd(), &mut stats) };
+    rc == 0 && stats.f_type == libc::TMPFS_MAGIC
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub enum Compression {
     /// Chunks stored as they are.
     #[default]
     None,
-    /// Chunks compressed with zstd, on all cores.
+    /// Chunks compressed with zstd.
     Zstd,
 }
 
@@ -32,7 +32,7 @@ pub struct ReindexOptions {
     pub compression: Compression,
     /// Target uncompressed size of a chunk in bytes.
     pub chunk_size: u64,
-    /// Threads for zstd; 0 uses every core.
+    /// Threads the `mcap` crate may give zstd within a chunk; 0 means one per core.
     pub threads: u32,
 }
 
@@ -163,6 +163,14 @@ pub fn reindex(
         .tempfile_in(&directory)
         .map_err(|source| ReindexError::Write {
             path: directory.clone(),
+            source,
+        })?;
+    // The result takes the input's permissions, not the temporary file's private ones.
+    temporary
+        .as_file()
+        .set_permissions(metadata.permissions())
+        .map_err(|source| ReindexError::Write {
+            path: temporary.path().to_path_buf(),
             source,
         })?;
 

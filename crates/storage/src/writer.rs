@@ -183,10 +183,11 @@ impl StreamWriter {
     pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self, WriteError> {
         let path = path.as_ref().to_path_buf();
         let file = open_new(&path)?;
+        let write_back = WriteBack::for_file(options.durability.clone(), &file);
         let mut writer = Self {
             file,
             path,
-            write_back: WriteBack::new(options.durability.clone()),
+            write_back,
             pending: Vec::with_capacity(options.batch_size + MESSAGE_PREFIX_LEN),
             written: 0,
             data_crc: None,
@@ -354,7 +355,7 @@ impl StreamWriter {
             per_channel: vec![0; self.channels.len()],
             ..FileStats::default()
         };
-        self.write_back = WriteBack::new(self.options.durability.clone());
+        self.write_back = WriteBack::for_file(self.options.durability.clone(), &self.file);
         self.start_file()?;
         for id in 1..=self.schemas.len() {
             self.append_schema(id as u16)?;
