@@ -62,7 +62,7 @@ pub(crate) enum RecoverError<E> {
 
 /// Keeps track of the schemas and channels seen, so that records referring to missing or
 /// contradicting ones are recognised as damage.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Consistency {
     schemas: HashMap<u16, (String, String, Vec<u8>)>,
     channels: HashMap<u16, mcap::records::Channel>,
@@ -275,11 +275,7 @@ fn forward_chunk<S: RecordSink>(
         }
     }
     // Check the whole chunk before forwarding any of it, so nothing is half-taken.
-    let mut checked = Consistency {
-        schemas: consistency.schemas.clone(),
-        channels: consistency.channels.clone(),
-        header_seen: consistency.header_seen,
-    };
+    let mut checked = consistency.clone();
     for record in &inner {
         if let Err(reason) = checked.check(record) {
             return Ok(Err(format!("in a chunk: {reason}")));
