@@ -1,1 +1,7 @@
-//! Benchmarks of recd live in `benches/`; this crate has no library code of its own.
+//! The load generator's payload format and the check that proves a recording holds every
+//! byte that was published; shared by `recd-load`, the end-to-end harness and the
+//! end-to-end tests. The benchmarks themselves live in `benches/`.
+
+pub mod proof;
+pub mod report;
+pub mod verify;

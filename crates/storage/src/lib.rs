@@ -12,10 +12,14 @@
 //!   (optionally zstd-compressed) one, keeping every complete record and saying what it
 //!   could not recover (`rec reindex`).
 //!
+//! [`iceoryx2`] documents how iceoryx2 samples are encoded: message encoding, channel
+//! metadata keys and the user header.
+//!
 //! Files are read back and reindexed output is written with the `mcap` crate; the files
 //! [`StreamWriter`] writes are checked against it in the tests.
 
 mod durability;
+pub mod iceoryx2;
 mod info;
 mod recover;
 mod reindex;

@@ -82,7 +82,7 @@ pub struct FileSummary {
 /// What went wrong while writing.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    /// The file could not be created.
+    /// The file could not be created (an existing file is never overwritten).
     #[error("cannot create {}: {source}", path.display())]
     Create {
         /// The file.
@@ -339,6 +339,9 @@ impl StreamWriter {
     /// Hands every batched record to the kernel.
     pub fn flush(&mut self) -> Result<(), WriteError> {
         self.check_usable()?;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
         self.flush_with(&[])
     }
 
@@ -571,8 +574,7 @@ impl StreamWriter {
 fn open_new(path: &Path) -> Result<File, WriteError> {
     OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .open(path)
         .map_err(|source| WriteError::Create {
             path: path.to_path_buf(),

@@ -1,0 +1,188 @@
+//! `recd-load`: publishes camera-like frames and small sensor messages over iceoryx2 from
+//! several processes, for the end-to-end benchmark and tests.
+//!
+//! Every payload starts with its topic's sequence number and a checksum of the rest (see
+//! `recd_benches::proof`), and every sample carries rmw_iceoryx2's user header (source
+//! time stamp, sequence number), so a recording can be proven complete byte for byte.
+//! The parent process starts one publisher process per camera and one for all small
+//! topics, waits for them, and prints what each topic sent.
+
+mod publisher;
+
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use recd_benches::report::{LoadReport, TopicSent};
+
+/// Publishes camera frames and small messages over iceoryx2 from several processes.
+#[derive(Parser, Debug)]
+#[command(name = "recd-load", version)]
+struct Cli {
+    #[command(flatten)]
+    load: Load,
+    #[command(subcommand)]
+    worker: Option<Worker>,
+}
+
+/// The load to publish.
+#[derive(Args, Debug, Clone)]
+pub struct Load {
+    /// Camera topics, one publisher process each.
+    #[arg(long, default_value_t = 1)]
+    cameras: usize,
+    /// Bytes per camera frame (FullHD RGB by default).
+    #[arg(long, default_value_t = 1920 * 1080 * 3)]
+    frame_size: usize,
+    /// Camera frames per second.
+    #[arg(long, default_value_t = 30.0)]
+    fps: f64,
+    /// Small-message topics (lidar/IMU-like), all from one publisher process.
+    #[arg(long, default_value_t = 0)]
+    small_topics: usize,
+    /// Bytes per small message.
+    #[arg(long, default_value_t = 100)]
+    small_size: usize,
+    /// Messages per second on each small topic.
+    #[arg(long, default_value_t = 1000.0)]
+    small_rate: f64,
+    /// How long to publish.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// Stop each topic after this many messages instead (whichever comes first).
+    #[arg(long)]
+    count: Option<u64>,
+    /// Service names start with this; cameras are `<prefix>camera/<i>`, small topics
+    /// `<prefix>small/<i>`.
+    #[arg(long, default_value = "recd/load/")]
+    name_prefix: String,
+    /// iceoryx2 file prefix (`global.prefix`), to keep a run apart from others.
+    #[arg(long)]
+    iceoryx2_prefix: Option<String>,
+    /// Samples a subscriber may hold at once, per publisher.
+    #[arg(long, default_value_t = 4)]
+    borrowed: usize,
+    /// Samples queued per subscriber before the oldest is overwritten.
+    #[arg(long)]
+    buffer: Option<usize>,
+    /// History kept for late subscribers (makes the topics latched).
+    #[arg(long, default_value_t = 0)]
+    history: usize,
+    /// Also create a same-named event service and notify it after each sample.
+    #[arg(long)]
+    notify: bool,
+    /// Wait (up to 10 s) until this many subscribers are connected before publishing.
+    #[arg(long, default_value_t = 0)]
+    wait_subscribers: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Worker {
+    /// (internal) publish one camera topic.
+    #[command(hide = true)]
+    Camera { index: usize },
+    /// (internal) publish every small topic.
+    #[command(hide = true)]
+    Small,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
+    match cli.worker {
+        Some(worker) => match publisher::run(&cli.load, &worker) {
+            Ok(sent) => {
+                println!(
+                    "{}",
+                    serde_json::to_string(&sent).expect("report serializes")
+                );
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("recd-load: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        None => run_parent(&cli.load),
+    }
+}
+
+fn run_parent(load: &Load) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(error) => {
+            eprintln!("recd-load: cannot find my own executable: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut workers = Vec::new();
+    let mut kinds: Vec<Vec<String>> = (0..load.cameras)
+        .map(|i| vec!["camera".to_string(), i.to_string()])
+        .collect();
+    if load.small_topics > 0 {
+        kinds.push(vec!["small".to_string()]);
+    }
+    let started = std::time::Instant::now();
+    for kind in kinds {
+        let child = Command::new(&exe)
+            .args(&args)
+            .args(&kind)
+            .stdout(Stdio::piped())
+            .spawn();
+        match child {
+            Ok(child) => workers.push(child),
+            Err(error) => {
+                eprintln!("recd-load: cannot start a publisher process: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let mut report = LoadReport::default();
+    let mut failed = false;
+    for worker in workers {
+        match worker.wait_with_output() {
+            Ok(output) if output.status.success() => {
+                for line in String::from_utf8_lossy(&output.stdout).lines() {
+                    match serde_json::from_str::<Vec<TopicSent>>(line) {
+                        Ok(sent) => report.topics.extend(sent),
+                        Err(_) => failed = true,
+                    }
+                }
+            }
+            _ => failed = true,
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    report.topics.sort_by(|a, b| a.service.cmp(&b.service));
+    if load.json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).expect("report serializes")
+        );
+    } else {
+        println!(
+            "{:<32} {:>10} {:>12} {:>8}",
+            "topic", "sent", "bytes each", "errors"
+        );
+        for topic in &report.topics {
+            println!(
+                "{:<32} {:>10} {:>12} {:>8}",
+                topic.service, topic.sent, topic.payload_len, topic.errors
+            );
+        }
+        println!(
+            "{:.1} MB/s over {:.2} s",
+            report.bytes() as f64 / report.seconds / 1e6,
+            report.seconds
+        );
+    }
+    if failed {
+        eprintln!("recd-load: a publisher process failed");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}

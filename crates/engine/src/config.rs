@@ -1,0 +1,118 @@
+//! What a recording is asked to do.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything a recording needs to start; [`RecordingConfig::new`] gives the defaults.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecordingConfig {
+    /// Which services to record.
+    pub topics: TopicSelection,
+    /// Directory the files go to; created if missing.
+    pub output_dir: PathBuf,
+    /// Files are named `<file_prefix>_<NNNN>.mcap`, numbered from 0.
+    pub file_prefix: String,
+    /// When to start a new file.
+    pub split: SplitPolicy,
+    /// Compute a CRC of each file's data section.
+    pub crc: bool,
+    /// Payloads this large or larger are written straight from shared memory; smaller
+    /// ones are copied once and batched.
+    pub zero_copy_threshold: usize,
+    /// Bounds of the handoff between the receive thread and the writer thread.
+    pub ring: RingConfig,
+    /// How often written data is forced to the disk (`fdatasync`); `None` leaves it to
+    /// the kernel's write-back, which the writer starts every 8 MiB.
+    pub sync_period: Option<Duration>,
+    /// How often the list of services is read to find new and vanished topics.
+    pub discovery_interval: Duration,
+    /// How often subscribers without a same-named event service are polled.
+    pub poll_cycle: Duration,
+    /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
+    /// `None` keeps iceoryx2's default.
+    pub iceoryx2_prefix: Option<String>,
+    /// Extra entries for the `recorder` Metadata record of every file (a session's name
+    /// and id, say).
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// Testing aid: the writer thread sleeps this long before each message, to make
+    /// the handoff overflow on purpose.
+    #[doc(hidden)]
+    pub writer_delay: Option<Duration>,
+}
+
+impl RecordingConfig {
+    /// A configuration recording every topic into `output_dir` with the defaults.
+    pub fn new(output_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            output_dir: output_dir.into(),
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for RecordingConfig {
+    fn default() -> Self {
+        Self {
+            topics: TopicSelection::default(),
+            output_dir: PathBuf::from("."),
+            file_prefix: "recording".to_string(),
+            split: SplitPolicy::default(),
+            crc: false,
+            zero_copy_threshold: 64 * 1024,
+            ring: RingConfig::default(),
+            sync_period: None,
+            discovery_interval: Duration::from_millis(500),
+            poll_cycle: Duration::from_millis(2),
+            iceoryx2_prefix: None,
+            metadata: Default::default(),
+            writer_delay: None,
+        }
+    }
+}
+
+/// Topic selection by glob patterns over service names (`*` matches `/` too).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TopicSelection {
+    /// Patterns of services to record; empty means all.
+    pub include: Vec<String>,
+    /// Patterns of services never to record, even when included.
+    pub exclude: Vec<String>,
+}
+
+/// When a recording continues in a new file. Both limits may be set; the first reached
+/// splits.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SplitPolicy {
+    /// Split once a file holds this many bytes.
+    pub max_bytes: Option<u64>,
+    /// Split once a file has been written to for this long.
+    pub max_duration: Option<Duration>,
+}
+
+/// Bounds of the lock-free handoff from the receive thread to the writer thread. When
+/// any bound is reached, the newest message is dropped and counted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RingConfig {
+    /// Messages in flight between the threads.
+    pub items: usize,
+    /// Bytes of small (copied) messages in flight.
+    pub copy_bytes: usize,
+    /// Bytes of large messages in flight, held as shared-memory samples.
+    pub loaned_bytes: usize,
+}
+
+impl Default for RingConfig {
+    fn default() -> Self {
+        Self {
+            items: 16 * 1024,
+            copy_bytes: 16 * 1024 * 1024,
+            loaned_bytes: 1024 * 1024 * 1024,
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The lock-free handoff from the receive thread to the writer thread.
+//!
+//! Two single-producer single-consumer rings: one of items (what to write, in order),
+//! one of bytes that holds the copies of small messages. Large messages travel as the
+//! owned sample itself (`S`), whose bytes stay in shared memory; their total size in
+//! flight is bounded by a counter the writer decrements once it has released them. A
+//! push that would exceed any bound fails at once and the caller drops the message:
+//! the receive side never waits for the writer.
+
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::Thread;
+
+use crate::config::RingConfig;
+use crate::topic::Topic;
+
+/// Receive and publish time stamps of one message, in ns since the Unix epoch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stamps {
+    pub log_time: u64,
+    pub publish_time: u64,
+}
+
+/// One entry of the item ring.
+pub(crate) enum Item<S> {
+    /// A topic's first appearance; precedes its messages.
+    Announce(Arc<Topic>),
+    /// A small message whose `len` bytes (user header, then payload) wait in the byte ring.
+    Copied {
+        topic: u32,
+        stamps: Stamps,
+        len: usize,
+    },
+    /// A large message, still in shared memory.
+    Loaned {
+        topic: u32,
+        stamps: Stamps,
+        len: usize,
+        sample: S,
+    },
+    /// The topic's service went away.
+    Retire(u32),
+    /// Everything before this was received; finish the files.
+    Stop,
+}
+
+struct Shared {
+    loaned_bytes: AtomicUsize,
+    loaned_limit: usize,
+}
+
+/// The receive thread's end.
+pub(crate) struct Sender<S> {
+    items: rtrb::Producer<Item<S>>,
+    bytes: rtrb::Producer<u8>,
+    shared: Arc<Shared>,
+    writer: Option<Thread>,
+}
+
+/// The writer thread's end.
+pub(crate) struct Receiver<S> {
+    items: rtrb::Consumer<Item<S>>,
+    bytes: rtrb::Consumer<u8>,
+    shared: Arc<Shared>,
+}
+
+/// Makes a handoff with the bounds of `config`.
+pub(crate) fn handoff<S>(config: &RingConfig) -> (Sender<S>, Receiver<S>) {
+    let (items_tx, items_rx) = rtrb::RingBuffer::new(config.items.max(2));
+    let (bytes_tx, bytes_rx) = rtrb::RingBuffer::new(config.copy_bytes.max(1));
+    let shared = Arc::new(Shared {
+        loaned_bytes: AtomicUsize::new(0),
+        loaned_limit: config.loaned_bytes,
+    });
+    (
+        Sender {
+            items: items_tx,
+            bytes: bytes_tx,
+            shared: shared.clone(),
+            writer: None,
+        },
+        Receiver {
+            items: items_rx,
+            bytes: bytes_rx,
+            shared,
+        },
+    )
+}
+
+impl<S> Sender<S> {
+    /// Names the thread to wake after pushing.
+    pub fn set_consumer_thread(&mut self, thread: Thread) {
+        self.writer = Some(thread);
+    }
+
+    /// Copies the concatenation of `parts` into the byte ring and queues it; `false` when
+    /// a bound would be exceeded (nothing queued).
+    pub fn push_copied(&mut self, topic: u32, stamps: Stamps, parts: &[&[u8]]) -> bool {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if self.items.slots() == 0 {
+            return false;
+        }
+        let Ok(mut chunk) = self.bytes.write_chunk_uninit(len) else {
+            return false;
+        };
+        let (first, second) = chunk.as_mut_slices();
+        copy_parts(parts, first, second);
+        // SAFETY: copy_parts initialized all `len` bytes of the chunk.
+        unsafe { chunk.commit_all() };
+        let pushed = self.items.push(Item::Copied { topic, stamps, len });
+        debug_assert!(
+            pushed.is_ok(),
+            "a slot was free and this is the only producer"
+        );
+        true
+    }
+
+    /// Queues a large message held as a shared-memory sample; gives the sample back when a
+    /// bound would be exceeded.
+    pub fn push_loaned(
+        &mut self,
+        topic: u32,
+        stamps: Stamps,
+        len: usize,
+        sample: S,
+    ) -> Result<(), S> {
+        let in_flight = self.shared.loaned_bytes.load(Ordering::Acquire);
+        if self.items.slots() == 0 || in_flight + len > self.shared.loaned_limit {
+            return Err(sample);
+        }
+        self.shared.loaned_bytes.fetch_add(len, Ordering::AcqRel);
+        match self.items.push(Item::Loaned {
+            topic,
+            stamps,
+            len,
+            sample,
+        }) {
+            Ok(()) => Ok(()),
+            Err(rtrb::PushError::Full(item)) => {
+                self.shared.loaned_bytes.fetch_sub(len, Ordering::AcqRel);
+                match item {
+                    Item::Loaned { sample, .. } => Err(sample),
+                    _ => unreachable!("the item pushed was a loaned message"),
+                }
+            }
+        }
+    }
+
+    /// Queues an announcement, retirement or stop; gives it back when the ring is full.
+    pub fn push_control(&mut self, item: Item<S>) -> Result<(), Item<S>> {
+        self.items
+            .push(item)
+            .map_err(|rtrb::PushError::Full(item)| item)
+    }
+
+    /// Wakes the writer thread if it waits for items.
+    pub fn wake(&self) {
+        if let Some(thread) = &self.writer {
+            thread.unpark();
+        }
+    }
+}
+
+impl<S> Receiver<S> {
+    /// The next item, if any.
+    pub fn pop(&mut self) -> Option<Item<S>> {
+        self.items.pop().ok()
+    }
+
+    /// Gives the `len` bytes of the oldest copied message to `use_bytes` (as one or two
+    /// slices, the ring may wrap), then frees them.
+    pub fn with_copied<R>(&mut self, len: usize, use_bytes: impl FnOnce(&[&[u8]]) -> R) -> R {
+        let chunk = self
+            .bytes
+            .read_chunk(len)
+            .expect("the byte ring holds every copied message queued before its item");
+        let (first, second) = chunk.as_slices();
+        let result = use_bytes(&[first, second]);
+        chunk.commit_all();
+        result
+    }
+
+    /// Records that a loaned message of `len` bytes was released.
+    pub fn release_loaned(&self, len: usize) {
+        self.shared.loaned_bytes.fetch_sub(len, Ordering::AcqRel);
+    }
+}
+
+fn copy_parts(parts: &[&[u8]], first: &mut [MaybeUninit<u8>], second: &mut [MaybeUninit<u8>]) {
+    let mut offset = 0;
+    for part in parts {
+        let end = offset + part.len();
+        if end <= first.len() {
+            copy_into(&mut first[offset..end], part);
+        } else if offset >= first.len() {
+            copy_into(&mut second[offset - first.len()..end - first.len()], part);
+        } else {
+            // The part straddles the ring's wrap-around.
+            let split = first.len() - offset;
+            copy_into(&mut first[offset..], &part[..split]);
+            copy_into(&mut second[..part.len() - split], &part[split..]);
+        }
+        offset = end;
+    }
+}
+
+fn copy_into(dest: &mut [MaybeUninit<u8>], src: &[u8]) {
+    debug_assert_eq!(dest.len(), src.len());
+    // SAFETY: both slices are `src.len()` bytes long and cannot overlap (one is ours,
+    // the other the caller's).
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dest.as_mut_ptr().cast::<u8>(), src.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(
+        items: usize,
+        copy_bytes: usize,
+        loaned_bytes: usize,
+    ) -> (Sender<Vec<u8>>, Receiver<Vec<u8>>) {
+        handoff(&RingConfig {
+            items,
+            copy_bytes,
+            loaned_bytes,
+        })
+    }
+
+    const STAMPS: Stamps = Stamps {
+        log_time: 1,
+        publish_time: 2,
+    };
+
+    fn pop_copied(rx: &mut Receiver<Vec<u8>>) -> Vec<u8> {
+        match rx.pop() {
+            Some(Item::Copied { len, .. }) => rx.with_copied(len, |parts| parts.concat()),
+            _ => panic!("expected a copied message"),
+        }
+    }
+
+    #[test]
+    fn copies_survive_wrap_around_in_order() {
+        let (mut tx, mut rx) = ring(8, 10, 0);
+        for round in 0..20u8 {
+            let header = [round];
+            let payload = [round.wrapping_mul(3), round.wrapping_add(7), 9];
+            assert!(tx.push_copied(0, STAMPS, &[&header, &payload]));
+            assert_eq!(
+                pop_copied(&mut rx),
+                vec![round, round.wrapping_mul(3), round.wrapping_add(7), 9]
+            );
+        }
+    }
+
+    #[test]
+    fn full_byte_ring_refuses_without_queueing() {
+        let (mut tx, mut rx) = ring(8, 8, 0);
+        assert!(tx.push_copied(0, STAMPS, &[&[1; 6]]));
+        assert!(!tx.push_copied(0, STAMPS, &[&[2; 3]]));
+        assert_eq!(pop_copied(&mut rx), vec![1; 6]);
+        assert!(rx.pop().is_none());
+    }
+
+    #[test]
+    fn full_item_ring_refuses() {
+        let (mut tx, _rx) = ring(2, 100, 100);
+        assert!(tx.push_copied(0, STAMPS, &[&[1]]));
+        assert!(tx.push_copied(0, STAMPS, &[&[1]]));
+        assert!(!tx.push_copied(0, STAMPS, &[&[1]]));
+        assert_eq!(tx.push_loaned(0, STAMPS, 1, vec![1]), Err(vec![1]));
+    }
+
+    #[test]
+    fn loaned_bytes_are_bounded_until_released() {
+        let (mut tx, mut rx) = ring(8, 8, 100);
+        assert!(tx.push_loaned(0, STAMPS, 60, vec![0; 60]).is_ok());
+        assert_eq!(tx.push_loaned(0, STAMPS, 60, vec![1; 60]), Err(vec![1; 60]));
+        match rx.pop() {
+            Some(Item::Loaned { len, .. }) => rx.release_loaned(len),
+            _ => panic!("expected a loaned message"),
+        }
+        assert!(tx.push_loaned(0, STAMPS, 60, vec![2; 60]).is_ok());
+    }
+}

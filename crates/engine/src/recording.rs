@@ -1,0 +1,258 @@
+//! A recording: start it, watch it, stop it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use iceoryx2::prelude::*;
+use recd_storage::{FileSummary, WriteError};
+
+use crate::config::RecordingConfig;
+use crate::handoff::handoff;
+use crate::select::{PatternError, TopicFilter};
+use crate::shm::{now_ns, Flavor, ShmSettings, ShmSource, SourceState};
+use crate::topic::TopicCounts;
+use crate::writer::{FilePlan, Writer, WriterProgress, WriterReport};
+
+/// Why a recording could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A topic pattern is not a valid glob.
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+    /// The output directory could not be created.
+    #[error("cannot create the output directory {}: {source}", path.display())]
+    OutputDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The first file could not be created.
+    #[error(transparent)]
+    File(#[from] WriteError),
+    /// The iceoryx2 configuration prefix is not a valid file name.
+    #[error("invalid iceoryx2 prefix {0:?}: it must be a valid file name")]
+    Prefix(String),
+    /// iceoryx2 refused to create the recorder's node.
+    #[error("cannot create the iceoryx2 node: {0}")]
+    Node(String),
+    /// A thread could not be started.
+    #[error("cannot start the {what} thread: {source}")]
+    Thread {
+        /// Which thread.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Why stopping did not end cleanly; the files written so far stay on disk.
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    /// A recorder thread panicked (a bug).
+    #[error("the {0} thread panicked; files written so far are recoverable with `rec reindex`")]
+    Panicked(&'static str),
+}
+
+/// One topic in a status or summary.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TopicStatus {
+    /// Channel name in the file.
+    pub name: String,
+    /// The iceoryx2 service.
+    pub service: String,
+    /// Counts so far.
+    pub counts: TopicCounts,
+}
+
+/// A live view of a recording.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RecordingStatus {
+    /// When the recording started, ns since the Unix epoch.
+    pub started_ns: u64,
+    /// Time since the start.
+    pub elapsed: Duration,
+    /// The file being written.
+    pub current_file: Option<PathBuf>,
+    /// Files already finished (split off).
+    pub files_finished: u64,
+    /// Bytes written to all files.
+    pub bytes_written: u64,
+    /// Per topic, in the order found.
+    pub topics: Vec<TopicStatus>,
+    /// Services that match the selection but could not be recorded, with the reason.
+    pub problems: BTreeMap<String, String>,
+    /// The first write error, after which messages are dropped.
+    pub write_error: Option<String>,
+}
+
+/// What a finished recording holds.
+#[derive(Debug)]
+pub struct RecordingSummary {
+    /// Every file, in order.
+    pub files: Vec<FileSummary>,
+    /// Per topic, final counts.
+    pub topics: Vec<TopicStatus>,
+    /// Wall-clock duration.
+    pub duration: Duration,
+    /// The first write error, if any; the files hold every message written before it.
+    pub write_error: Option<WriteError>,
+}
+
+/// A running recording of iceoryx2 services.
+pub struct Recording {
+    stop: Arc<AtomicBool>,
+    source: JoinHandle<()>,
+    writer: JoinHandle<WriterReport>,
+    state: Arc<SourceState>,
+    progress: Arc<WriterProgress>,
+    started_ns: u64,
+    started: Instant,
+}
+
+impl Recording {
+    /// Creates the first file and starts the receive and writer threads.
+    pub fn start(config: RecordingConfig) -> Result<Self, StartError> {
+        let filter = TopicFilter::new(&config.topics)?;
+        std::fs::create_dir_all(&config.output_dir).map_err(|source| StartError::OutputDir {
+            path: config.output_dir.clone(),
+            source,
+        })?;
+        let node = create_node(&config)?;
+        let started_ns = now_ns();
+        let progress = Arc::new(WriterProgress::default());
+        let (mut tx, rx) = handoff(&config.ring);
+        let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
+        let writer = Writer::create(rx, plan, progress.clone())?;
+        let writer = std::thread::Builder::new()
+            .name("recd-writer".into())
+            .spawn(move || writer.run())
+            .map_err(|source| StartError::Thread {
+                what: "writer",
+                source,
+            })?;
+        tx.set_consumer_thread(writer.thread().clone());
+        let stop = Arc::new(AtomicBool::new(false));
+        let state = Arc::new(SourceState::default());
+        let settings = ShmSettings {
+            filter,
+            zero_copy_threshold: config.zero_copy_threshold,
+            poll_cycle: config.poll_cycle,
+            discovery_interval: config.discovery_interval,
+        };
+        let source = ShmSource::new(node, settings, tx, state.clone(), stop.clone());
+        let source = std::thread::Builder::new()
+            .name("recd-shm-receive".into())
+            .spawn(move || source.run());
+        let source = match source {
+            Ok(source) => source,
+            Err(source) => {
+                // The writer waits for a stop mark that will never come; it is detached
+                // and ends with the process.
+                return Err(StartError::Thread {
+                    what: "receive",
+                    source,
+                });
+            }
+        };
+        Ok(Self {
+            stop,
+            source,
+            writer,
+            state,
+            progress,
+            started_ns,
+            started: Instant::now(),
+        })
+    }
+
+    /// The recording as of now.
+    pub fn status(&self) -> RecordingStatus {
+        RecordingStatus {
+            started_ns: self.started_ns,
+            elapsed: self.started.elapsed(),
+            current_file: self
+                .progress
+                .current_file
+                .lock()
+                .expect("progress lock")
+                .clone(),
+            files_finished: self.progress.files_finished.load(Ordering::Relaxed),
+            bytes_written: self.progress.bytes_written.load(Ordering::Relaxed),
+            topics: self.topic_statuses(),
+            problems: self.state.problems.lock().expect("problems lock").clone(),
+            write_error: self.progress.error.lock().expect("progress lock").clone(),
+        }
+    }
+
+    /// Receives what is waiting, writes it, finishes every file and reports.
+    pub fn stop(self) -> Result<RecordingSummary, StopError> {
+        self.stop.store(true, Ordering::Release);
+        self.source
+            .join()
+            .map_err(|_| StopError::Panicked("receive"))?;
+        let report = self
+            .writer
+            .join()
+            .map_err(|_| StopError::Panicked("writer"))?;
+        Ok(RecordingSummary {
+            files: report.files,
+            topics: topic_statuses(&self.state),
+            duration: self.started.elapsed(),
+            write_error: report.error,
+        })
+    }
+
+    fn topic_statuses(&self) -> Vec<TopicStatus> {
+        topic_statuses(&self.state)
+    }
+}
+
+fn topic_statuses(state: &SourceState) -> Vec<TopicStatus> {
+    state
+        .topics
+        .lock()
+        .expect("topics lock")
+        .iter()
+        .map(|topic| TopicStatus {
+            name: topic.name.clone(),
+            service: topic.service.clone(),
+            counts: topic.counters.snapshot(),
+        })
+        .collect()
+}
+
+fn create_node(config: &RecordingConfig) -> Result<Node<Flavor>, StartError> {
+    let mut iox_config = iceoryx2::config::Config::global_config().clone();
+    if let Some(prefix) = &config.iceoryx2_prefix {
+        iox_config.global.prefix =
+            FileName::new(prefix.as_bytes()).map_err(|_| StartError::Prefix(prefix.clone()))?;
+    }
+    NodeBuilder::new()
+        .config(&iox_config)
+        .signal_handling_mode(SignalHandlingMode::Disabled)
+        .create::<Flavor>()
+        .map_err(|e| StartError::Node(format!("{e:?}")))
+}
+
+fn recorder_metadata(config: &RecordingConfig, started_ns: u64) -> BTreeMap<String, String> {
+    let mut metadata = config.metadata.clone();
+    metadata.insert("recorder".into(), recd_storage::LIBRARY.into());
+    metadata.insert("host".into(), host_name());
+    metadata.insert("started_ns".into(), started_ns.to_string());
+    metadata.insert(
+        "config".into(),
+        serde_json::to_string(config).expect("config serializes"),
+    );
+    metadata
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .unwrap_or_default()
+}

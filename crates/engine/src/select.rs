@@ -1,0 +1,95 @@
+//! Topic selection by glob patterns.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::config::TopicSelection;
+
+/// A compiled [`TopicSelection`].
+#[derive(Debug, Clone)]
+pub struct TopicFilter {
+    include: Option<GlobSet>,
+    exclude: GlobSet,
+}
+
+/// A topic pattern that is not a valid glob.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid topic pattern {pattern:?}: {reason}")]
+pub struct PatternError {
+    /// The pattern as given.
+    pub pattern: String,
+    /// Why it is invalid.
+    pub reason: String,
+}
+
+impl TopicFilter {
+    /// Compiles the patterns of `selection`.
+    pub fn new(selection: &TopicSelection) -> Result<Self, PatternError> {
+        let include = if selection.include.is_empty() {
+            None
+        } else {
+            Some(compile(&selection.include)?)
+        };
+        Ok(Self {
+            include,
+            exclude: compile(&selection.exclude)?,
+        })
+    }
+
+    /// Whether a service of this name is recorded.
+    pub fn matches(&self, name: &str) -> bool {
+        self.include.as_ref().is_none_or(|set| set.is_match(name)) && !self.exclude.is_match(name)
+    }
+}
+
+fn compile(patterns: &[String]) -> Result<GlobSet, PatternError> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|e| PatternError {
+            pattern: pattern.clone(),
+            reason: e.kind().to_string(),
+        })?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|e| PatternError {
+        pattern: patterns.join(" "),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(include: &[&str], exclude: &[&str]) -> TopicFilter {
+        TopicFilter::new(&TopicSelection {
+            include: include.iter().map(|s| s.to_string()).collect(),
+            exclude: exclude.iter().map(|s| s.to_string()).collect(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn empty_include_means_all_but_excludes() {
+        let f = filter(&[], &["debug/*"]);
+        assert!(f.matches("camera/front"));
+        assert!(!f.matches("debug/trace"));
+    }
+
+    #[test]
+    fn include_globs_cross_slashes() {
+        let f = filter(&["camera*"], &["camera/rear"]);
+        assert!(f.matches("camera/front/raw"));
+        assert!(!f.matches("camera/rear"));
+        assert!(!f.matches("lidar"));
+    }
+
+    #[test]
+    fn bad_pattern_is_named() {
+        let err = TopicFilter::new(&TopicSelection {
+            include: vec!["a[".into()],
+            exclude: vec![],
+        })
+        .unwrap_err();
+        assert_eq!(err.pattern, "a[");
+    }
+}

@@ -1,0 +1,499 @@
+//! The shared-memory source: finds iceoryx2 services, subscribes to them and hands every
+//! sample to the writer thread without blocking.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use iceoryx2::identifiers::UniquePublisherId;
+use iceoryx2::port::listener::Listener;
+use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::port::ReceiveError;
+use iceoryx2::prelude::*;
+use iceoryx2::sample::Sample;
+use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
+use iceoryx2::service::port_factory::{event, publish_subscribe};
+use iceoryx2::service::static_config::message_type_details::{TypeDetail, TypeVariant};
+use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as PatternConfig;
+use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
+
+use crate::handoff::{Item, Sender, Stamps};
+use crate::select::TopicFilter;
+use crate::topic::{channel_name, read_rmw_header, Topic, TopicCounters, TypeDetails};
+use crate::writer::LoanedBytes;
+
+/// The service flavour the recorder opens: its samples may move to the writer thread.
+pub(crate) type Flavor = ipc_threadsafe::Service;
+type RawSample = Sample<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
+type RawSubscriber = Subscriber<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
+type RawService = publish_subscribe::PortFactory<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
+
+/// A sample on its way to the file, still in shared memory.
+pub(crate) struct ShmSample {
+    sample: RawSample,
+    header_len: usize,
+}
+
+impl LoanedBytes for ShmSample {
+    fn user_header(&self) -> &[u8] {
+        // SAFETY: the user header occupies `header_len` bytes (its size in the service's
+        // static config) and lives as long as the sample.
+        unsafe {
+            std::slice::from_raw_parts(
+                (self.sample.user_header() as *const CustomHeaderMarker).cast::<u8>(),
+                self.header_len,
+            )
+        }
+    }
+
+    fn payload(&self) -> &[u8] {
+        payload_bytes(&self.sample)
+    }
+}
+
+fn payload_bytes(sample: &RawSample) -> &[u8] {
+    let payload = sample.payload();
+    // SAFETY: CustomPayloadMarker is one byte; iceoryx2 sizes the slice in bytes.
+    unsafe { std::slice::from_raw_parts(payload.as_ptr().cast::<u8>(), payload.len()) }
+}
+
+/// Settings of the source.
+pub(crate) struct ShmSettings {
+    pub filter: TopicFilter,
+    pub zero_copy_threshold: usize,
+    pub poll_cycle: Duration,
+    pub discovery_interval: Duration,
+}
+
+/// What the source shares with the recording's status.
+#[derive(Default)]
+pub(crate) struct SourceState {
+    /// Every topic recorded so far, in the order found.
+    pub topics: Mutex<Vec<Arc<Topic>>>,
+    /// Services that match the selection but could not be opened, with the reason.
+    pub problems: Mutex<BTreeMap<String, String>>,
+}
+
+struct OpenTopic {
+    topic: Arc<Topic>,
+    service: RawService,
+    subscriber: RawSubscriber,
+    announced: bool,
+    header_len: usize,
+    rmw_header: bool,
+    last_sequence: Vec<(UniquePublisherId, u64)>,
+    rounds_without_publisher: u32,
+}
+
+struct EventPort {
+    service: String,
+    _factory: event::PortFactory<Flavor>,
+    listener: Listener<Flavor>,
+}
+
+/// The receive thread.
+pub(crate) struct ShmSource {
+    node: Node<Flavor>,
+    settings: ShmSettings,
+    tx: Sender<ShmSample>,
+    state: Arc<SourceState>,
+    stop: Arc<AtomicBool>,
+    open: Vec<OpenTopic>,
+    known: HashMap<String, Arc<Topic>>,
+    pending_retire: Vec<u32>,
+}
+
+impl ShmSource {
+    pub fn new(
+        node: Node<Flavor>,
+        settings: ShmSettings,
+        tx: Sender<ShmSample>,
+        state: Arc<SourceState>,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        Self {
+            node,
+            settings,
+            tx,
+            state,
+            stop,
+            open: Vec::new(),
+            known: HashMap::new(),
+            pending_retire: Vec::new(),
+        }
+    }
+
+    /// Receives until asked to stop, then hands over the last samples and the stop mark.
+    pub fn run(mut self) {
+        let mut listeners: Vec<EventPort> = Vec::new();
+        let mut wanted_events = self.discover();
+        loop {
+            self.sync_listeners(&mut listeners, &wanted_events);
+            let stopping = self.receive_until_rediscovery(&listeners, &mut wanted_events);
+            if stopping {
+                break;
+            }
+        }
+        self.receive_all();
+        let mut stop = Item::Stop;
+        while let Err(item) = self.tx.push_control(stop) {
+            stop = item;
+            self.tx.wake();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.tx.wake();
+    }
+
+    /// Waits and receives until a discovery round changes which event services to listen
+    /// to (false) or the recording stops (true).
+    fn receive_until_rediscovery(
+        &mut self,
+        listeners: &[EventPort],
+        wanted_events: &mut BTreeSet<String>,
+    ) -> bool {
+        let waitset = match WaitSetBuilder::new()
+            .signal_handling_mode(SignalHandlingMode::Disabled)
+            .create::<Flavor>()
+        {
+            Ok(waitset) => Some(waitset),
+            Err(error) => {
+                self.note_problem("(waitset)", format!("cannot create a WaitSet: {error:?}"));
+                None
+            }
+        };
+        let guards: Vec<_> = waitset
+            .iter()
+            .flat_map(|ws| {
+                listeners
+                    .iter()
+                    .filter_map(|port| ws.attach_notification(&port.listener).ok())
+            })
+            .collect();
+        let all_have_events = self
+            .open
+            .iter()
+            .all(|t| listeners.iter().any(|l| l.service == t.topic.service));
+        let cycle = if all_have_events && !self.open.is_empty() {
+            self.settings.discovery_interval
+        } else {
+            self.settings.poll_cycle
+        }
+        .min(self.settings.discovery_interval);
+        let mut next_discovery = Instant::now() + self.settings.discovery_interval;
+        loop {
+            match (&waitset, guards.is_empty()) {
+                (Some(ws), false) => {
+                    let _ = ws.wait_and_process_once_with_timeout(
+                        |_| CallbackProgression::Continue,
+                        cycle,
+                    );
+                    for port in listeners {
+                        let _ = port.listener.try_wait(|_| {});
+                    }
+                }
+                _ => std::thread::sleep(cycle),
+            }
+            if self.receive_all() {
+                self.tx.wake();
+            }
+            if self.stop.load(Ordering::Acquire) {
+                return true;
+            }
+            if Instant::now() >= next_discovery {
+                next_discovery = Instant::now() + self.settings.discovery_interval;
+                let events = self.discover();
+                if events != *wanted_events {
+                    *wanted_events = events;
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Receives everything waiting on every subscriber; true when anything was handed over.
+    fn receive_all(&mut self) -> bool {
+        let mut handed_over = false;
+        for topic in &mut self.open {
+            if topic.announced {
+                handed_over |=
+                    receive_topic(topic, &mut self.tx, self.settings.zero_copy_threshold);
+            }
+        }
+        handed_over
+    }
+
+    /// Opens matching services that are new, closes those without publishers, announces
+    /// new topics; returns the names of event services that go with open topics.
+    fn discover(&mut self) -> BTreeSet<String> {
+        let mut pubsub: Vec<(String, PubSubConfig)> = Vec::new();
+        let mut events = BTreeSet::new();
+        let listed = Flavor::list(self.node.config(), |details| {
+            let name = details.static_details.name().as_str().to_string();
+            match details.static_details.messaging_pattern() {
+                PatternConfig::PublishSubscribe(config) => pubsub.push((name, *config)),
+                PatternConfig::Event(_) => {
+                    events.insert(name);
+                }
+                _ => {}
+            }
+            CallbackProgression::Continue
+        });
+        if let Err(error) = listed {
+            self.note_problem("(discovery)", format!("cannot list services: {error:?}"));
+        }
+        for (name, config) in pubsub {
+            if self.settings.filter.matches(&name)
+                && !self.open.iter().any(|t| t.topic.service == name)
+            {
+                match self.open_topic(&name, &config) {
+                    Ok(topic) => {
+                        self.state
+                            .problems
+                            .lock()
+                            .expect("problems lock")
+                            .remove(&name);
+                        self.open.push(topic);
+                    }
+                    Err(reason) => self.note_problem(&name, reason),
+                }
+            }
+        }
+        self.close_vanished();
+        self.announce_new();
+        self.open
+            .iter()
+            .filter(|t| events.contains(&t.topic.service))
+            .map(|t| t.topic.service.clone())
+            .collect()
+    }
+
+    fn open_topic(&mut self, name: &str, config: &PubSubConfig) -> Result<OpenTopic, String> {
+        let types = config.message_type_details();
+        let service_name =
+            ServiceName::new(name).map_err(|e| format!("invalid service name: {e:?}"))?;
+        // SAFETY: the type details are the service's own, read from its static config,
+        // so the opened port factory describes the samples as they are in memory.
+        let service = unsafe {
+            self.node
+                .service_builder(&service_name)
+                .publish_subscribe::<[CustomPayloadMarker]>()
+                .user_header::<CustomHeaderMarker>()
+                .__internal_set_payload_type_details(&types.payload)
+                .__internal_set_user_header_type_details(&types.user_header)
+                .open()
+        }
+        .map_err(|e| format!("cannot open the service: {e:?}"))?;
+        let subscriber = service
+            .subscriber_builder()
+            .buffer_size(config.subscriber_max_buffer_size())
+            .create()
+            .map_err(|e| format!("cannot subscribe: {e:?}"))?;
+        let payload = type_details(&types.payload);
+        let user_header = type_details(&types.user_header);
+        let topic = match self.known.get(name) {
+            Some(known) if known.payload == payload && known.user_header == user_header => {
+                known.clone()
+            }
+            _ => {
+                let topic = Arc::new(Topic {
+                    index: self.known.len() as u32,
+                    name: channel_name(name),
+                    service: name.to_string(),
+                    payload,
+                    user_header,
+                    history_size: config.history_size(),
+                    counters: TopicCounters::default(),
+                });
+                self.known.insert(name.to_string(), topic.clone());
+                self.state
+                    .topics
+                    .lock()
+                    .expect("topics lock")
+                    .push(topic.clone());
+                topic
+            }
+        };
+        let header_len = topic.user_header.size;
+        let rmw_header = topic.has_rmw_header();
+        Ok(OpenTopic {
+            topic,
+            service,
+            subscriber,
+            announced: false,
+            header_len,
+            rmw_header,
+            last_sequence: Vec::new(),
+            rounds_without_publisher: 0,
+        })
+    }
+
+    fn close_vanished(&mut self) {
+        let mut index = 0;
+        while index < self.open.len() {
+            let topic = &mut self.open[index];
+            if topic.service.dynamic_config().number_of_publishers() == 0 {
+                topic.rounds_without_publisher += 1;
+            } else {
+                topic.rounds_without_publisher = 0;
+            }
+            if topic.rounds_without_publisher >= 2 {
+                let mut topic = self.open.remove(index);
+                if topic.announced {
+                    receive_topic(&mut topic, &mut self.tx, self.settings.zero_copy_threshold);
+                    self.pending_retire.push(topic.topic.index);
+                }
+            } else {
+                index += 1;
+            }
+        }
+        self.pending_retire
+            .retain(|&topic| self.tx.push_control(Item::Retire(topic)).is_err());
+    }
+
+    fn announce_new(&mut self) {
+        for topic in self.open.iter_mut().filter(|t| !t.announced) {
+            if self
+                .tx
+                .push_control(Item::Announce(topic.topic.clone()))
+                .is_ok()
+            {
+                topic.announced = true;
+            }
+        }
+        self.tx.wake();
+    }
+
+    fn sync_listeners(&mut self, listeners: &mut Vec<EventPort>, wanted: &BTreeSet<String>) {
+        listeners.retain(|port| wanted.contains(&port.service));
+        for name in wanted {
+            if listeners.iter().any(|port| &port.service == name) {
+                continue;
+            }
+            match self.open_listener(name) {
+                Ok(port) => listeners.push(port),
+                Err(reason) => self.note_problem(name, reason),
+            }
+        }
+    }
+
+    fn open_listener(&self, name: &str) -> Result<EventPort, String> {
+        let service_name =
+            ServiceName::new(name).map_err(|e| format!("invalid service name: {e:?}"))?;
+        let factory = self
+            .node
+            .service_builder(&service_name)
+            .event()
+            .open()
+            .map_err(|e| format!("cannot open the event service: {e:?}"))?;
+        let listener = factory
+            .listener_builder()
+            .create()
+            .map_err(|e| format!("cannot listen to the event service: {e:?}"))?;
+        Ok(EventPort {
+            service: name.to_string(),
+            _factory: factory,
+            listener,
+        })
+    }
+
+    fn note_problem(&self, service: &str, reason: String) {
+        self.state
+            .problems
+            .lock()
+            .expect("problems lock")
+            .insert(service.to_string(), reason);
+    }
+}
+
+/// Receives every waiting sample of one topic; true when anything was handed over.
+fn receive_topic(
+    topic: &mut OpenTopic,
+    tx: &mut Sender<ShmSample>,
+    zero_copy_threshold: usize,
+) -> bool {
+    let counters = &topic.topic.counters;
+    let index = topic.topic.index;
+    let mut handed_over = false;
+    loop {
+        let sample = match topic.subscriber.receive() {
+            Ok(Some(sample)) => sample,
+            // The writer still holds as many samples of this publisher as iceoryx2 lends;
+            // the rest wait in the subscriber's buffer.
+            Ok(None) | Err(ReceiveError::ExceedsMaxBorrows) => break,
+            Err(_) => break,
+        };
+        counters.add_received();
+        let log_time = now_ns();
+        let mut stamps = Stamps {
+            log_time,
+            publish_time: log_time,
+        };
+        let shm = ShmSample {
+            sample,
+            header_len: topic.header_len,
+        };
+        if topic.rmw_header {
+            if let Some((stamp, sequence)) = read_rmw_header(shm.user_header()) {
+                if stamp > 0 {
+                    stamps.publish_time = stamp as u64;
+                }
+                let lost = track_sequence(&mut topic.last_sequence, shm.sample.origin(), sequence);
+                if lost > 0 {
+                    counters.add_lost(lost);
+                }
+            }
+        }
+        let len = topic.header_len + shm.payload().len();
+        let pushed = if len >= zero_copy_threshold {
+            tx.push_loaned(index, stamps, len, shm).is_ok()
+        } else {
+            tx.push_copied(index, stamps, &[shm.user_header(), shm.payload()])
+        };
+        if pushed {
+            handed_over = true;
+        } else {
+            counters.add_dropped();
+        }
+    }
+    handed_over
+}
+
+/// Remembers the publisher's latest sequence number; returns how many were skipped.
+fn track_sequence(
+    last: &mut Vec<(UniquePublisherId, u64)>,
+    origin: UniquePublisherId,
+    sequence: u64,
+) -> u64 {
+    match last.iter_mut().find(|(id, _)| *id == origin) {
+        Some((_, previous)) => {
+            let lost = sequence.saturating_sub(*previous + 1);
+            *previous = (*previous).max(sequence);
+            lost
+        }
+        None => {
+            // Samples published before the recorder subscribed were never its to lose.
+            last.push((origin, sequence));
+            0
+        }
+    }
+}
+
+fn type_details(detail: &TypeDetail) -> TypeDetails {
+    TypeDetails {
+        type_name: detail.type_name().to_string(),
+        size: detail.size(),
+        alignment: detail.alignment(),
+        variant: match detail.variant() {
+            TypeVariant::FixedSize => "FixedSize".to_string(),
+            TypeVariant::Dynamic => "Dynamic".to_string(),
+        },
+    }
+}
+
+/// CLOCK_REALTIME in ns.
+pub(crate) fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

@@ -1,0 +1,408 @@
+//! The writer thread: takes messages off the handoff and streams them into MCAP files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use recd_storage::iceoryx2 as keys;
+use recd_storage::{
+    ChannelId, Durability, FileSummary, MessageHeader, StreamWriter, WriteError, WriterOptions,
+};
+
+use crate::config::{RecordingConfig, SplitPolicy};
+use crate::handoff::{Item, Receiver, Stamps};
+use crate::topic::{Topic, TopicCounts};
+
+/// A message held in shared memory until it is written.
+pub(crate) trait LoanedBytes: Send + 'static {
+    /// The user header's bytes.
+    fn user_header(&self) -> &[u8];
+    /// The payload's bytes.
+    fn payload(&self) -> &[u8];
+}
+
+/// What the writer shows of itself while it runs.
+#[derive(Debug, Default)]
+pub(crate) struct WriterProgress {
+    pub current_file: Mutex<Option<PathBuf>>,
+    pub bytes_written: AtomicU64,
+    pub files_finished: AtomicU64,
+    pub error: Mutex<Option<String>>,
+}
+
+/// What the writer thread leaves behind.
+pub(crate) struct WriterReport {
+    pub files: Vec<FileSummary>,
+    pub error: Option<WriteError>,
+}
+
+/// How the writer names, splits and fills files.
+pub(crate) struct FilePlan {
+    dir: PathBuf,
+    prefix: String,
+    split: SplitPolicy,
+    options: WriterOptions,
+    metadata: BTreeMap<String, String>,
+    writer_delay: Option<Duration>,
+}
+
+impl FilePlan {
+    pub fn new(config: &RecordingConfig, metadata: BTreeMap<String, String>) -> Self {
+        Self {
+            dir: config.output_dir.clone(),
+            prefix: config.file_prefix.clone(),
+            split: config.split.clone(),
+            options: WriterOptions {
+                data_crc: config.crc,
+                zero_copy_threshold: config.zero_copy_threshold,
+                durability: Durability {
+                    sync_period: config.sync_period,
+                    ..Durability::default()
+                },
+                ..WriterOptions::default()
+            },
+            metadata,
+            writer_delay: config.writer_delay,
+        }
+    }
+
+    fn path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("{}_{index:04}.mcap", self.prefix))
+    }
+}
+
+struct LatchedMessage {
+    stamps: Stamps,
+    bytes: Vec<u8>,
+}
+
+struct TopicSlot {
+    topic: Arc<Topic>,
+    /// The topic's channel in the current file, once its first message went there.
+    channel: Option<ChannelId>,
+    sequence: u32,
+    latched: Option<LatchedMessage>,
+}
+
+/// The writer thread's state.
+pub(crate) struct Writer<S> {
+    rx: Receiver<S>,
+    plan: FilePlan,
+    progress: Arc<WriterProgress>,
+    topics: Vec<Option<TopicSlot>>,
+    file: Option<StreamWriter>,
+    file_index: u32,
+    file_started: Instant,
+    bytes_before_file: u64,
+    closing: Vec<JoinHandle<Result<FileSummary, WriteError>>>,
+    error: Option<WriteError>,
+}
+
+impl<S: LoanedBytes> Writer<S> {
+    /// Creates the first file, so that a recording that cannot write fails at its start.
+    pub fn create(
+        rx: Receiver<S>,
+        plan: FilePlan,
+        progress: Arc<WriterProgress>,
+    ) -> Result<Self, WriteError> {
+        let path = plan.path(0);
+        let file = StreamWriter::create(&path, plan.options.clone())?;
+        *progress.current_file.lock().expect("progress lock") = Some(path);
+        Ok(Self {
+            rx,
+            plan,
+            progress,
+            topics: Vec::new(),
+            file: Some(file),
+            file_index: 0,
+            file_started: Instant::now(),
+            bytes_before_file: 0,
+            closing: Vec::new(),
+            error: None,
+        })
+    }
+
+    /// Writes until the handoff delivers [`Item::Stop`], then finishes the last file.
+    pub fn run(mut self) -> WriterReport {
+        loop {
+            let Some(item) = self.rx.pop() else {
+                self.flush();
+                self.split_if_due(0);
+                std::thread::park_timeout(Duration::from_millis(20));
+                continue;
+            };
+            match item {
+                Item::Announce(topic) => self.announce(topic),
+                Item::Copied { topic, stamps, len } => self.write_copied(topic, stamps, len),
+                Item::Loaned {
+                    topic,
+                    stamps,
+                    len,
+                    sample,
+                } => self.write_loaned(topic, stamps, len, sample),
+                Item::Retire(topic) => self.retire(topic),
+                Item::Stop => break,
+            }
+        }
+        self.finish()
+    }
+
+    fn announce(&mut self, topic: Arc<Topic>) {
+        let index = topic.index as usize;
+        if self.topics.len() <= index {
+            self.topics.resize_with(index + 1, || None);
+        }
+        self.topics[index] = Some(TopicSlot {
+            topic,
+            channel: None,
+            sequence: 0,
+            latched: None,
+        });
+    }
+
+    fn retire(&mut self, topic: u32) {
+        if let Some(slot) = self.topics.get_mut(topic as usize).and_then(Option::as_mut) {
+            slot.latched = None;
+        }
+    }
+
+    fn write_copied(&mut self, topic: u32, stamps: Stamps, len: usize) {
+        self.delay();
+        let Self {
+            rx, file, topics, ..
+        } = self;
+        let slot = topics[topic as usize]
+            .as_mut()
+            .expect("announced before its messages");
+        let result = rx.with_copied(len, |parts| {
+            if slot.topic.is_latched() {
+                keep_latched(slot, stamps, parts);
+            }
+            write_to(file, slot, stamps, parts)
+        });
+        self.account(topic, len, result);
+        self.split_if_due(len);
+    }
+
+    fn write_loaned(&mut self, topic: u32, stamps: Stamps, len: usize, sample: S) {
+        self.delay();
+        let parts = [sample.user_header(), sample.payload()];
+        let slot = self.topics[topic as usize]
+            .as_mut()
+            .expect("announced before its messages");
+        if slot.topic.is_latched() {
+            keep_latched(slot, stamps, &parts);
+        }
+        let result = write_to(&mut self.file, slot, stamps, &parts);
+        // The bytes reached the kernel (or the write failed): the publisher gets its
+        // shared memory back now.
+        drop(sample);
+        self.rx.release_loaned(len);
+        self.account(topic, len, result);
+        self.split_if_due(len);
+    }
+
+    fn account(&mut self, topic: u32, len: usize, result: Result<(), WriteError>) {
+        let counters = &self.topics[topic as usize]
+            .as_ref()
+            .expect("announced")
+            .topic
+            .counters;
+        match result {
+            Ok(()) => {
+                counters.add_written(len as u64);
+                self.progress.bytes_written.store(
+                    self.bytes_before_file + self.file_bytes(),
+                    Ordering::Relaxed,
+                );
+            }
+            Err(error) => {
+                counters.add_dropped();
+                self.fail(error);
+            }
+        }
+    }
+
+    fn file_bytes(&self) -> u64 {
+        self.file.as_ref().map_or(0, StreamWriter::bytes_written)
+    }
+
+    fn fail(&mut self, error: WriteError) {
+        if self.error.is_none() {
+            *self.progress.error.lock().expect("progress lock") = Some(error.to_string());
+            self.error = Some(error);
+        }
+    }
+
+    fn delay(&self) {
+        if let Some(delay) = self.plan.writer_delay {
+            std::thread::sleep(delay);
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(file) = &mut self.file {
+            if let Err(error) = file.flush() {
+                self.fail(error);
+            }
+        }
+    }
+
+    fn split_if_due(&mut self, just_written: usize) {
+        let Some(file) = &self.file else { return };
+        let split = &self.plan.split;
+        let by_size = just_written > 0
+            && split
+                .max_bytes
+                .is_some_and(|max| file.bytes_written() >= max);
+        let by_time = split
+            .max_duration
+            .is_some_and(|max| self.file_started.elapsed() >= max && file.message_count() > 0);
+        if by_size || by_time {
+            self.start_next_file();
+        }
+    }
+
+    /// Continues in a new file and finishes the old one on a thread of its own, so that
+    /// its summary and sync do not hold up the handoff.
+    fn start_next_file(&mut self) {
+        let Some(old) = self.file.take() else { return };
+        self.bytes_before_file += old.bytes_written();
+        let mut old = old;
+        let counts = self.recorder_metadata();
+        self.closing.push(std::thread::spawn(move || {
+            old.add_metadata(keys::RECORDER_METADATA, &counts)?;
+            old.close()
+        }));
+        self.progress.files_finished.fetch_add(1, Ordering::Relaxed);
+        self.file_index += 1;
+        let path = self.plan.path(self.file_index);
+        match StreamWriter::create(&path, self.plan.options.clone()) {
+            Ok(file) => {
+                self.file = Some(file);
+                self.file_started = Instant::now();
+                *self.progress.current_file.lock().expect("progress lock") = Some(path);
+                self.repeat_latched();
+            }
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// Writes the last message of every latched topic first in a new file, so the file
+    /// stands alone.
+    fn repeat_latched(&mut self) {
+        for slot in self.topics.iter_mut().flatten() {
+            slot.channel = None;
+        }
+        let mut failure = None;
+        for slot in self.topics.iter_mut().flatten() {
+            let Some(latched) = slot.latched.take() else {
+                continue;
+            };
+            if let Err(error) = write_to(&mut self.file, slot, latched.stamps, &[&latched.bytes]) {
+                failure.get_or_insert(error);
+            }
+            slot.latched = Some(latched);
+        }
+        if let Some(error) = failure {
+            self.fail(error);
+        }
+    }
+
+    fn recorder_metadata(&self) -> BTreeMap<String, String> {
+        let counts: BTreeMap<&str, TopicCounts> = self
+            .topics
+            .iter()
+            .flatten()
+            .map(|slot| (slot.topic.name.as_str(), slot.topic.counters.snapshot()))
+            .collect();
+        let mut metadata = self.plan.metadata.clone();
+        metadata.insert(
+            "topics".to_string(),
+            serde_json::to_string(&counts).expect("counts serialize"),
+        );
+        metadata.insert("file_index".to_string(), self.file_index.to_string());
+        metadata
+    }
+
+    fn finish(mut self) -> WriterReport {
+        let mut files = Vec::new();
+        let mut errors = Vec::new();
+        if let Some(mut file) = self.file.take() {
+            let counts = self.recorder_metadata();
+            let closed = file
+                .add_metadata(keys::RECORDER_METADATA, &counts)
+                .and_then(|()| file.close());
+            match closed {
+                Ok(summary) => files.push(summary),
+                Err(error) => errors.push(error),
+            }
+        }
+        for handle in self.closing.drain(..) {
+            match handle.join().expect("file closing thread does not panic") {
+                Ok(summary) => files.push(summary),
+                Err(error) => errors.push(error),
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        *self.progress.current_file.lock().expect("progress lock") = None;
+        WriterReport {
+            files,
+            error: self.error.take().or_else(|| errors.into_iter().next()),
+        }
+    }
+}
+
+fn keep_latched(slot: &mut TopicSlot, stamps: Stamps, parts: &[&[u8]]) {
+    let latched = slot.latched.get_or_insert_with(|| LatchedMessage {
+        stamps,
+        bytes: Vec::new(),
+    });
+    latched.stamps = stamps;
+    latched.bytes.clear();
+    parts
+        .iter()
+        .for_each(|part| latched.bytes.extend_from_slice(part));
+}
+
+fn write_to(
+    file: &mut Option<StreamWriter>,
+    slot: &mut TopicSlot,
+    stamps: Stamps,
+    parts: &[&[u8]],
+) -> Result<(), WriteError> {
+    let Some(file) = file.as_mut() else {
+        return Err(WriteError::Failed {
+            path: Path::new("(no file)").to_path_buf(),
+        });
+    };
+    let channel = match slot.channel {
+        Some(channel) => channel,
+        None => {
+            let channel = add_channel(file, &slot.topic)?;
+            slot.channel = Some(channel);
+            channel
+        }
+    };
+    let header = MessageHeader {
+        channel,
+        sequence: slot.sequence,
+        log_time: stamps.log_time,
+        publish_time: stamps.publish_time,
+    };
+    slot.sequence = slot.sequence.wrapping_add(1);
+    file.write_message_parts(&header, parts)
+}
+
+fn add_channel(file: &mut StreamWriter, topic: &Topic) -> Result<ChannelId, WriteError> {
+    let schema = file.add_schema(&topic.payload.type_name, keys::SCHEMA_ENCODING, &[])?;
+    file.add_channel(
+        Some(schema),
+        &topic.name,
+        keys::MESSAGE_ENCODING,
+        &topic.channel_metadata(),
+    )
+}

@@ -1,0 +1,57 @@
+//! How recd stores iceoryx2 samples in MCAP.
+//!
+//! A sample is recorded so that a replay can reproduce it byte for byte:
+//!
+//! - The channel's message encoding is [`MESSAGE_ENCODING`] (`iceoryx2`). Each Message
+//!   record's data is the sample's **user header bytes followed by its payload bytes**, as
+//!   they were in shared memory. The user header is [`USER_HEADER_SIZE`] bytes long (0
+//!   when the service has no user header), so a reader splits the data there.
+//! - The channel's schema is named after the payload type (the type name iceoryx2 keeps
+//!   in the service's static config), with schema encoding [`SCHEMA_ENCODING`] and empty
+//!   data: iceoryx2 carries type names and layouts, not definitions.
+//! - Channel metadata keeps the type details of payload and user header from the
+//!   service's static config, under the keys below (sizes and alignments in bytes, as
+//!   decimal strings; variants `FixedSize` or `Dynamic`). A `Dynamic` payload is a slice
+//!   whose length is the record's data length minus the user header size.
+//! - `publish_time` is the source time stamp of rmw_iceoryx2's user header
+//!   (`rmw_iceoryx2/MessageInfoHeader`: `i64` source time stamp in ns, then `u64`
+//!   publication sequence number, native byte order) when the service carries it, else
+//!   the receive time. Services named `ros2://topics/<name>` (rmw_iceoryx2's convention)
+//!   are recorded under the ROS topic name `/<name>`; every other service under its
+//!   iceoryx2 service name.
+
+/// Message encoding of channels that hold iceoryx2 samples.
+pub const MESSAGE_ENCODING: &str = "iceoryx2";
+/// Schema encoding of the payload-type schemas of iceoryx2 channels.
+pub const SCHEMA_ENCODING: &str = "iceoryx2";
+/// Channel metadata key: the iceoryx2 service name the channel was recorded from.
+pub const SERVICE_NAME: &str = "iceoryx2.service";
+/// Channel metadata key: the payload's type name.
+pub const PAYLOAD_TYPE_NAME: &str = "iceoryx2.payload.type_name";
+/// Channel metadata key: the payload's (element) size.
+pub const PAYLOAD_SIZE: &str = "iceoryx2.payload.size";
+/// Channel metadata key: the payload's alignment.
+pub const PAYLOAD_ALIGNMENT: &str = "iceoryx2.payload.alignment";
+/// Channel metadata key: the payload's variant, `FixedSize` or `Dynamic`.
+pub const PAYLOAD_VARIANT: &str = "iceoryx2.payload.variant";
+/// Channel metadata key: the user header's type name.
+pub const USER_HEADER_TYPE_NAME: &str = "iceoryx2.user_header.type_name";
+/// Channel metadata key: the user header's size; the first this many bytes of each
+/// message are the user header.
+pub const USER_HEADER_SIZE: &str = "iceoryx2.user_header.size";
+/// Channel metadata key: the user header's alignment.
+pub const USER_HEADER_ALIGNMENT: &str = "iceoryx2.user_header.alignment";
+/// Channel metadata key: the user header's variant.
+pub const USER_HEADER_VARIANT: &str = "iceoryx2.user_header.variant";
+/// Channel metadata key: the service's history size; a non-zero history makes the topic
+/// latched, and its last message is repeated at the start of every split file.
+pub const HISTORY_SIZE: &str = "iceoryx2.history_size";
+
+/// Type name of rmw_iceoryx2's user header, whose time stamp and sequence number recd
+/// reads.
+pub const RMW_MESSAGE_INFO_HEADER: &str = "rmw_iceoryx2/MessageInfoHeader";
+/// Service name prefix of rmw_iceoryx2's topics.
+pub const RMW_TOPIC_PREFIX: &str = "ros2://topics/";
+
+/// Name of the Metadata record that holds the recorder's per-topic counts.
+pub const RECORDER_METADATA: &str = "recorder";
