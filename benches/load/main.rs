@@ -74,6 +74,9 @@ pub struct Load {
     /// Wait (up to 10 s) until this many subscribers are connected before publishing.
     #[arg(long, default_value_t = 0)]
     wait_subscribers: usize,
+    /// Keep the services up this long after the last sample (for latched topics, say).
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+    linger: Duration,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,

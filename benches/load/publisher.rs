@@ -91,7 +91,7 @@ pub fn run(load: &Load, worker: &Worker) -> Result<Vec<TopicSent>, String> {
         }
     }
     // Let subscribers take the last samples before the services go away with this node.
-    std::thread::sleep(Duration::from_millis(200));
+    std::thread::sleep(load.linger);
     Ok(topics
         .iter()
         .map(|t| TopicSent {

@@ -70,3 +70,250 @@ fn every_message_of_every_topic_is_recorded_byte_exact_in_order() {
     }
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn late_topics_are_recorded_from_their_first_sample_and_a_killed_publisher_harms_nothing() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let recording = Recording::start(domain.config(dir.path(), &["t/*"])).unwrap();
+    let steady = domain.load(&[
+        "--name-prefix",
+        "t/steady/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "200",
+        "--count",
+        "300",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let victim = domain.load_in_own_group(&[
+        "--name-prefix",
+        "t/victim/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "200",
+        "--duration",
+        "20s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let unrelated = domain.load(&[
+        "--name-prefix",
+        "other/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--count",
+        "50",
+        "--small-rate",
+        "200",
+    ]);
+    std::thread::sleep(Duration::from_millis(400));
+    common::kill_group(victim);
+    let late = domain.load(&[
+        "--name-prefix",
+        "t/late/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "100000",
+        "--fps",
+        "100",
+        "--count",
+        "100",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let steady = finish_load(steady);
+    let late = finish_load(late);
+    finish_load(unrelated);
+    let summary = recording.stop().unwrap();
+
+    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
+    let checks = check_files(&paths).unwrap();
+    for sent in steady.topics.iter().chain(&late.topics) {
+        let check = &checks[&sent.service];
+        assert!(check.bad.is_empty(), "{}: {:?}", sent.service, check.bad);
+        assert_eq!(
+            check.sequences,
+            (0..sent.sent).collect::<Vec<u64>>(),
+            "{}",
+            sent.service
+        );
+    }
+    let victim = &checks["t/victim/small/0"];
+    assert!(victim.messages > 0 && victim.bad.is_empty() && victim.in_order());
+    assert!(
+        checks.keys().all(|topic| topic.starts_with("t/")),
+        "only selected services are recorded: {:?}",
+        checks.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn drops_from_a_full_ring_are_counted_exactly() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.ring.items = 4;
+    config.writer_delay = Some(Duration::from_millis(2));
+    let recording = Recording::start(config).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "2",
+        "--small-rate",
+        "500",
+        "--count",
+        "300",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+
+    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
+    let checks = check_files(&paths).unwrap();
+    let mut total_dropped = 0;
+    for topic in &sent.topics {
+        let check = &checks[&topic.service];
+        let counts = summary
+            .topics
+            .iter()
+            .find(|t| t.service == topic.service)
+            .unwrap()
+            .counts;
+        assert_eq!(counts.lost, 0, "the publisher's queue never overflowed");
+        assert_eq!(counts.received, topic.sent);
+        assert_eq!(counts.written, check.messages);
+        assert_eq!(
+            counts.dropped,
+            topic.sent - check.messages,
+            "{}",
+            topic.service
+        );
+        assert!(check.in_order() && check.bad.is_empty());
+        total_dropped += counts.dropped;
+    }
+    assert!(
+        total_dropped > 0,
+        "the slowed writer made the ring overflow"
+    );
+}
+
+#[test]
+fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let recording = Recording::start(domain.config(dir.path(), &["t/*"])).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "2000000",
+        "--fps",
+        "100",
+        "--count",
+        "200",
+        "--borrowed",
+        "2",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+
+    let topic = &sent.topics[0];
+    assert_eq!(topic.errors, 0, "no loan or send error");
+    assert_eq!(topic.sent, 200);
+    let checks = check_files(&[&summary.files[0].path]).unwrap();
+    let check = &checks[&topic.service];
+    let counts = summary.topics[0].counts;
+    assert!(check.bad.is_empty() && check.in_order());
+    assert_eq!(counts.written, check.messages);
+    assert_eq!(check.messages + counts.dropped + counts.lost, topic.sent);
+    assert!(check.messages > 0);
+}
+
+#[test]
+fn split_files_stand_alone_and_together_hold_every_message_once() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.split.max_bytes = Some(1_000_000);
+    let recording = Recording::start(config).unwrap();
+    let latched = domain.load(&[
+        "--name-prefix",
+        "t/map/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--count",
+        "1",
+        "--history",
+        "1",
+        "--linger",
+        "5s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    assert!(common::wait_until(Duration::from_secs(5), || {
+        recording
+            .status()
+            .topics
+            .iter()
+            .any(|t| t.counts.written == 1)
+    }));
+    let cameras = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "300000",
+        "--fps",
+        "100",
+        "--count",
+        "50",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let cameras = finish_load(cameras);
+    let summary = recording.stop().unwrap();
+    finish_load(latched);
+
+    assert!(summary.files.len() >= 4, "{} files", summary.files.len());
+    let mut frames = Vec::new();
+    for file in &summary.files {
+        // Each file alone: a complete MCAP whose summary the mcap crate reads.
+        let bytes = std::fs::read(&file.path).unwrap();
+        let info = mcap::Summary::read(&bytes)
+            .unwrap()
+            .expect("file has a summary");
+        assert_eq!(info.stats.unwrap().message_count, file.message_count);
+        let checks = check_files(&[&file.path]).unwrap();
+        assert_eq!(
+            checks["t/map/small/0"].sequences,
+            vec![0],
+            "latched message in every file"
+        );
+        if let Some(check) = checks.get(&cameras.topics[0].service) {
+            frames.extend(check.sequences.iter().copied());
+        }
+    }
+    assert_eq!(frames, (0..50).collect::<Vec<u64>>());
+}

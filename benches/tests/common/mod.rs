@@ -56,6 +56,18 @@ impl Domain {
             .expect("recd-load starts")
     }
 
+    /// Starts the load generator in a process group of its own, for [`kill_group`].
+    pub fn load_in_own_group(&self, args: &[&str]) -> Child {
+        use std::os::unix::process::CommandExt;
+        Command::new(env!("CARGO_BIN_EXE_recd-load"))
+            .args(["--iceoryx2-prefix", &self.prefix, "--json"])
+            .args(args)
+            .stdout(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("recd-load starts")
+    }
+
     /// Files of this domain left in /dev/shm and iceoryx2's directory.
     pub fn leftovers(&self) -> Vec<PathBuf> {
         let mut found = Vec::new();
@@ -118,4 +130,12 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
         std::thread::sleep(Duration::from_millis(10));
     }
     false
+}
+
+/// Kills a child started by [`Domain::load_in_own_group`] and its publisher processes
+/// with SIGKILL, as a crash would.
+pub fn kill_group(mut child: Child) {
+    // SAFETY: kill(2) on the child's own process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
 }

@@ -1,0 +1,287 @@
+//! `recd-e2e`: the end-to-end benchmark. Runs the load generator and the recorder as
+//! separate processes, verifies every recorded byte, and compares the recorder with a
+//! plain sequential write of the same bytes (the disk's limit) and, when given, with
+//! `iox2 service record` (the peer), all on the same disk in the same run.
+
+mod measure;
+mod table;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use recd_benches::report::LoadReport;
+use recd_benches::verify::check_files;
+use recd_engine::{Recording, RecordingConfig, TopicSelection};
+
+use measure::{spawn, wait_measured};
+
+/// End-to-end benchmark of the recorder against plain write and `iox2 service record`.
+#[derive(Parser, Debug)]
+#[command(name = "recd-e2e", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run a scenario and print the table.
+    Run(RunArgs),
+    /// (internal) Record until SIGINT and print the summary as JSON.
+    #[command(hide = true)]
+    Record {
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        include: String,
+        #[arg(long)]
+        crc: bool,
+    },
+    /// (internal) Write this many bytes sequentially and fdatasync, as a reference.
+    #[command(hide = true)]
+    PlainWrite {
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        bytes: u64,
+        #[arg(long)]
+        chunk: usize,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// cameras8 (Apex study: 8 FullHD cameras at 30 fps for 13 s), cameras4, small100
+    /// (100 topics × 1 kHz × 100 B), or cameras<N>.
+    #[arg(long, default_value = "cameras4")]
+    scenario: String,
+    /// How long to publish (default 13 s, as in the Apex study).
+    #[arg(long, default_value = "13s", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// Directory on the disk under test; recorded files are removed after checking.
+    #[arg(long, default_value = "/var/tmp/recd-e2e")]
+    dir: PathBuf,
+    /// Path of the `iox2` binary (iceoryx2-cli) to run `iox2 service record` as the peer.
+    #[arg(long)]
+    iox2: Option<PathBuf>,
+    /// Keep a CRC of each file's data section.
+    #[arg(long)]
+    crc: bool,
+}
+
+fn main() -> ExitCode {
+    iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
+    let result = match Cli::parse().command {
+        Cmd::Run(args) => run(&args),
+        Cmd::Record { dir, include, crc } => record(dir, include, crc),
+        Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("recd-e2e: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The load of one scenario.
+pub struct Scenario {
+    load_args: Vec<String>,
+    frame_size: usize,
+    /// Service names the load generator will create (after the name prefix).
+    pub services: Vec<String>,
+}
+
+fn scenario(name: &str, duration: Duration) -> Result<Scenario, String> {
+    let seconds = format!("{}ms", duration.as_millis());
+    let mut args: Vec<String> = vec!["--duration".into(), seconds];
+    let frame_size = 1920 * 1080 * 3;
+    let services;
+    if name == "small100" {
+        services = (0..100).map(|i| format!("small/{i}")).collect();
+        args.extend(
+            [
+                "--cameras",
+                "0",
+                "--small-topics",
+                "100",
+                "--small-rate",
+                "1000",
+                "--small-size",
+                "100",
+            ]
+            .map(String::from),
+        );
+    } else if let Some(n) = name.strip_prefix("cameras") {
+        let n: usize = n
+            .parse()
+            .map_err(|_| format!("unknown scenario {name:?}"))?;
+        services = (0..n).map(|i| format!("camera/{i}")).collect();
+        args.extend([
+            "--cameras".to_string(),
+            n.to_string(),
+            "--fps".into(),
+            "30".into(),
+        ]);
+    } else {
+        return Err(format!(
+            "unknown scenario {name:?} (cameras<N> or small100)"
+        ));
+    }
+    Ok(Scenario {
+        load_args: args,
+        frame_size,
+        services,
+    })
+}
+
+fn run(args: &RunArgs) -> Result<(), String> {
+    let scenario = scenario(&args.scenario, args.duration)?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let load_exe = exe.with_file_name("recd-load");
+    let run_dir = args.dir.join(format!("run-{}", std::process::id()));
+    std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    // The default iceoryx2 domain, so that `iox2` sees the services too; names unique
+    // to this run keep other services out.
+    let name_prefix = format!("recd-bench-{}/", std::process::id());
+
+    // The recorder, then the load, as separate processes.
+    let recorder = spawn(
+        Command::new(&exe)
+            .args(["record", "--include", &format!("{name_prefix}*"), "--dir"])
+            .arg(run_dir.join("recd"))
+            .args(args.crc.then_some("--crc"))
+            .stdout(Stdio::piped()),
+    )?;
+    std::thread::sleep(Duration::from_millis(300));
+    let load = spawn(
+        Command::new(&load_exe)
+            .args(["--json", "--name-prefix", &name_prefix])
+            .args(&scenario.load_args)
+            .args([
+                "--wait-subscribers",
+                if args.iox2.is_some() { "2" } else { "1" },
+            ])
+            .stdout(Stdio::piped()),
+    )?;
+    let iox2 = match &args.iox2 {
+        Some(path) => {
+            // iox2 reads the service types at start: let the load create them first.
+            std::thread::sleep(Duration::from_millis(1000));
+            Some(measure::start_iox2_peer(
+                path,
+                &name_prefix,
+                &scenario,
+                &run_dir,
+            )?)
+        }
+        None => None,
+    };
+    let (load_out, load_usage) = wait_measured(load)?;
+    let report: LoadReport =
+        serde_json::from_slice(&load_out).map_err(|e| format!("load report: {e}"))?;
+    std::thread::sleep(Duration::from_millis(300));
+    measure::interrupt(&recorder);
+    let (recorder_out, recorder_usage) = wait_measured(recorder)?;
+    let recorded: serde_json::Value =
+        serde_json::from_slice(&recorder_out).map_err(|e| format!("recorder output: {e}"))?;
+    let peer = iox2.map(measure::stop_iox2_peer).transpose()?;
+
+    // The plain write of the same number of bytes, on the same disk, before this process
+    // reads the files back (a forked child inherits the parent's peak RSS).
+    let plain = spawn(
+        Command::new(&exe)
+            .args(["plain-write", "--dir"])
+            .arg(&run_dir)
+            .args(["--bytes", &report.bytes().to_string(), "--chunk"])
+            .arg(scenario.frame_size.to_string())
+            .stdout(Stdio::piped()),
+    )?;
+    let (plain_out, plain_usage) = wait_measured(plain)?;
+    let plain_seconds: f64 = String::from_utf8_lossy(&plain_out)
+        .trim()
+        .parse()
+        .map_err(|_| "plain write output".to_string())?;
+    let files: Vec<PathBuf> = recorded["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .collect();
+    let checks = check_files(&files)?;
+    let recorded_bytes: u64 = recorded["bytes"].as_u64().unwrap_or(0);
+    let recording_seconds = recorded["seconds"].as_f64().unwrap_or(0.0);
+    for file in &files {
+        let _ = std::fs::remove_file(file);
+    }
+
+    let _ = std::fs::remove_dir_all(&run_dir);
+
+    table::print(&table::Results {
+        scenario: &args.scenario,
+        report: &report,
+        publish_seconds: args.duration.as_secs_f64(),
+        checks: &checks,
+        recorded_bytes,
+        recording_seconds,
+        recorder: recorder_usage,
+        load: load_usage,
+        plain: plain_usage,
+        plain_seconds,
+        peer,
+    });
+    Ok(())
+}
+
+fn record(dir: PathBuf, include: String, crc: bool) -> Result<(), String> {
+    let mut config = RecordingConfig::new(dir);
+    config.file_prefix = "bench".into();
+    config.crc = crc;
+    config.topics = TopicSelection {
+        include: vec![include],
+        exclude: vec![],
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = tx.send(());
+    })
+    .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let recording = Recording::start(config).map_err(|e| e.to_string())?;
+    let _ = rx.recv();
+    let summary = recording.stop().map_err(|e| e.to_string())?;
+    if let Some(error) = &summary.write_error {
+        eprintln!("recd-e2e: write error: {error}");
+    }
+    let output = serde_json::json!({
+        "files": summary.files.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>(),
+        "bytes": summary.files.iter().map(|f| f.bytes).sum::<u64>(),
+        "seconds": started.elapsed().as_secs_f64(),
+        "topics": summary.topics,
+    });
+    println!("{output}");
+    Ok(())
+}
+
+fn plain_write(dir: &std::path::Path, bytes: u64, chunk: usize) -> Result<(), String> {
+    use std::io::Write;
+    let path = dir.join("plain-write.bin");
+    let mut file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let buffer = recd_workload::mixed_bytes(chunk.max(1), 7);
+    let started = Instant::now();
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buffer.len() as u64) as usize;
+        file.write_all(&buffer[..n]).map_err(|e| e.to_string())?;
+        left -= n as u64;
+    }
+    file.sync_data().map_err(|e| e.to_string())?;
+    let seconds = started.elapsed().as_secs_f64();
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    println!("{seconds}");
+    Ok(())
+}

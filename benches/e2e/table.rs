@@ -1,0 +1,166 @@
+//! The results table, in the style of performance_test.
+
+use std::collections::BTreeMap;
+
+use recd_benches::report::LoadReport;
+use recd_benches::verify::TopicCheck;
+
+use crate::measure::Usage;
+
+/// Everything one run measured.
+pub struct Results<'a> {
+    pub scenario: &'a str,
+    pub report: &'a LoadReport,
+    pub publish_seconds: f64,
+    pub checks: &'a BTreeMap<String, TopicCheck>,
+    pub recorded_bytes: u64,
+    pub recording_seconds: f64,
+    pub recorder: Usage,
+    pub load: Usage,
+    pub plain: Usage,
+    pub plain_seconds: f64,
+    pub peer: Option<Usage>,
+}
+
+fn line(widths: &[usize]) -> String {
+    let cells: Vec<String> = widths.iter().map(|w| "-".repeat(w + 2)).collect();
+    format!("+{}+", cells.join("+"))
+}
+
+fn row(widths: &[usize], cells: &[String]) -> String {
+    let cells: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .map(|(c, w)| format!(" {c:>w$} "))
+        .collect();
+    format!("|{}|", cells.join("|"))
+}
+
+fn table(header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    println!("{}", line(&widths));
+    println!(
+        "{}",
+        row(
+            &widths,
+            &header.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+        )
+    );
+    println!("{}", line(&widths));
+    for r in rows {
+        println!("{}", row(&widths, r));
+    }
+    println!("{}", line(&widths));
+}
+
+fn usage_row(name: &str, usage: &Usage, gb: f64, seconds: f64) -> Vec<String> {
+    vec![
+        name.to_string(),
+        format!("{:.2}", usage.utime),
+        format!("{:.2}", usage.stime),
+        format!(
+            "{:.1} %",
+            100.0 * usage.cpu() / seconds.max(1e-9) / cores() as f64
+        ),
+        format!("{:.3}", usage.cpu() / gb.max(1e-9)),
+        format!("{:.1}", usage.max_rss_kib as f64 / 1024.0),
+        usage.minflt.to_string(),
+        usage.majflt.to_string(),
+        usage.nvcsw.to_string(),
+        usage.nivcsw.to_string(),
+    ]
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Prints the tables.
+pub fn print(r: &Results) {
+    println!("scenario {} on {} cores", r.scenario, cores());
+    let mut rows = Vec::new();
+    let (mut sent, mut received) = (0, 0);
+    for topic in &r.report.topics {
+        let check = r.checks.get(&topic.service);
+        let got = check.map_or(0, |c| c.messages);
+        let bad = check.map_or(0, |c| c.bad.len());
+        sent += topic.sent;
+        received += got;
+        if r.report.topics.len() <= 16 {
+            rows.push(vec![
+                topic.service.clone(),
+                topic.sent.to_string(),
+                got.to_string(),
+                (topic.sent.saturating_sub(got)).to_string(),
+                bad.to_string(),
+            ]);
+        }
+    }
+    rows.push(vec![
+        "all".into(),
+        sent.to_string(),
+        received.to_string(),
+        sent.saturating_sub(received).to_string(),
+        r.checks
+            .values()
+            .map(|c| c.bad.len())
+            .sum::<usize>()
+            .to_string(),
+    ]);
+    table(&["topic", "sent", "received", "lost", "corrupt"], &rows);
+
+    let gb = r.report.bytes() as f64 / 1e9;
+    let publish_rate = r.report.bytes() as f64 / r.publish_seconds.max(1e-9) / 1e6;
+    let plain_rate = r.report.bytes() as f64 / r.plain_seconds.max(1e-9) / 1e6;
+    table(
+        &[
+            "published MB/s",
+            "recorded MB",
+            "plain write MB/s",
+            "published / plain",
+        ],
+        &[vec![
+            format!("{publish_rate:.1}"),
+            format!("{:.1}", r.recorded_bytes as f64 / 1e6),
+            format!("{plain_rate:.1}"),
+            format!("{:.2}", publish_rate / plain_rate.max(1e-9)),
+        ]],
+    );
+    let mut usage_rows = vec![
+        usage_row("recd (engine)", &r.recorder, gb, r.recording_seconds),
+        usage_row("plain write", &r.plain, gb, r.plain_seconds),
+        usage_row("load generator", &r.load, gb, r.publish_seconds),
+    ];
+    if let Some(peer) = &r.peer {
+        usage_rows.push(usage_row(
+            "iox2 service record",
+            peer,
+            gb,
+            r.recording_seconds,
+        ));
+    }
+    table(
+        &[
+            "process",
+            "utime s",
+            "stime s",
+            "CPU/core",
+            "CPU s/GB",
+            "max RSS MiB",
+            "minflt",
+            "majflt",
+            "nvcsw",
+            "nivcsw",
+        ],
+        &usage_rows,
+    );
+    println!(
+        "recorder CPU per GB / plain write CPU per GB = {:.2}",
+        r.recorder.cpu() / r.plain.cpu().max(1e-9)
+    );
+}
