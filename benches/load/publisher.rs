@@ -67,7 +67,7 @@ pub fn run(load: &Load, worker: &Worker) -> Result<Vec<TopicSent>, String> {
         ),
     };
     let size = size.max(proof::PROOF_LEN);
-    let buffer = load.buffer.unwrap_or(if size >= 65536 { 4 } else { 256 });
+    let buffer = load.buffer.unwrap_or(if size >= 65536 { 16 } else { 256 });
     let mut topics = names
         .iter()
         .enumerate()
