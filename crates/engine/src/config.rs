@@ -31,6 +31,10 @@ pub struct RecordingConfig {
     pub discovery_interval: Duration,
     /// How often subscribers without a same-named event service are polled.
     pub poll_cycle: Duration,
+    /// How often a subscriber that had nothing for a while is polled; it is polled every
+    /// `poll_cycle` again from its next sample on. Keeps an idle recorder cheap; a topic
+    /// waking up waits at most this long in its publisher's queue.
+    pub idle_poll_cycle: Duration,
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
@@ -66,6 +70,7 @@ impl Default for RecordingConfig {
             sync_period: None,
             discovery_interval: Duration::from_millis(500),
             poll_cycle: Duration::from_millis(2),
+            idle_poll_cycle: Duration::from_millis(50),
             iceoryx2_prefix: None,
             metadata: Default::default(),
             writer_delay: None,

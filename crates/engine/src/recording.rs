@@ -142,6 +142,7 @@ impl Recording {
             filter,
             zero_copy_threshold: config.zero_copy_threshold,
             poll_cycle: config.poll_cycle,
+            idle_poll_cycle: config.idle_poll_cycle,
             discovery_interval: config.discovery_interval,
         };
         let source = ShmSource::new(node, settings, tx, state.clone(), stop.clone());

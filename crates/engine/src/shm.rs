@@ -63,6 +63,7 @@ pub(crate) struct ShmSettings {
     pub filter: TopicFilter,
     pub zero_copy_threshold: usize,
     pub poll_cycle: Duration,
+    pub idle_poll_cycle: Duration,
     pub discovery_interval: Duration,
 }
 
@@ -84,6 +85,8 @@ struct OpenTopic {
     rmw_header: bool,
     last_sequence: Vec<(UniquePublisherId, u64)>,
     rounds_without_publisher: u32,
+    /// Receive rounds since this topic last had a sample.
+    idle_rounds: u32,
 }
 
 struct EventPort {
@@ -102,6 +105,7 @@ pub(crate) struct ShmSource {
     open: Vec<OpenTopic>,
     known: HashMap<String, Arc<Topic>>,
     pending_retire: Vec<u32>,
+    round: u32,
 }
 
 impl ShmSource {
@@ -121,6 +125,7 @@ impl ShmSource {
             open: Vec::new(),
             known: HashMap::new(),
             pending_retire: Vec::new(),
+            round: 0,
         }
     }
 
@@ -135,7 +140,7 @@ impl ShmSource {
                 break;
             }
         }
-        self.receive_all();
+        self.receive_all(true);
         let mut stop = Item::Stop;
         while let Err(item) = self.tx.push_control(stop) {
             stop = item;
@@ -194,7 +199,7 @@ impl ShmSource {
                 }
                 _ => std::thread::sleep(cycle),
             }
-            if self.receive_all() {
+            if self.receive_all(false) {
                 self.tx.wake();
             }
             if self.stop.load(Ordering::Acquire) {
@@ -211,13 +216,26 @@ impl ShmSource {
         }
     }
 
-    /// Receives everything waiting on every subscriber; true when anything was handed over.
-    fn receive_all(&mut self) -> bool {
+    /// Receives everything waiting on the subscribers due this round (all of them when
+    /// `every_topic`); true when anything was handed over.
+    fn receive_all(&mut self, every_topic: bool) -> bool {
+        const IDLE_AFTER_ROUNDS: u32 = 50;
+        let idle_every = (self.settings.idle_poll_cycle.as_micros()
+            / self.settings.poll_cycle.as_micros().max(1))
+        .clamp(1, u32::MAX as u128) as u32;
+        self.round = self.round.wrapping_add(1);
         let mut handed_over = false;
         for topic in &mut self.open {
-            if topic.announced {
-                handed_over |=
-                    receive_topic(topic, &mut self.tx, self.settings.zero_copy_threshold);
+            let idle = topic.idle_rounds >= IDLE_AFTER_ROUNDS;
+            if !topic.announced || (idle && !every_topic && self.round % idle_every != 0) {
+                continue;
+            }
+            let received = receive_topic(topic, &mut self.tx, self.settings.zero_copy_threshold);
+            handed_over |= received.handed_over;
+            if received.samples == 0 {
+                topic.idle_rounds = topic.idle_rounds.saturating_add(1);
+            } else {
+                topic.idle_rounds = 0;
             }
         }
         handed_over
@@ -325,6 +343,7 @@ impl ShmSource {
             rmw_header,
             last_sequence: Vec::new(),
             rounds_without_publisher: 0,
+            idle_rounds: 0,
         })
     }
 
@@ -406,15 +425,22 @@ impl ShmSource {
     }
 }
 
-/// Receives every waiting sample of one topic; true when anything was handed over.
+/// What one receive pass over a topic did.
+struct Received {
+    samples: u64,
+    handed_over: bool,
+}
+
+/// Receives every waiting sample of one topic.
 fn receive_topic(
     topic: &mut OpenTopic,
     tx: &mut Sender<ShmSample>,
     zero_copy_threshold: usize,
-) -> bool {
+) -> Received {
     let counters = &topic.topic.counters;
     let index = topic.topic.index;
     let mut handed_over = false;
+    let mut samples = 0;
     loop {
         let sample = match topic.subscriber.receive() {
             Ok(Some(sample)) => sample,
@@ -424,6 +450,7 @@ fn receive_topic(
             Err(_) => break,
         };
         counters.add_received();
+        samples += 1;
         let log_time = now_ns();
         let mut stamps = Stamps {
             log_time,
@@ -456,7 +483,10 @@ fn receive_topic(
             counters.add_dropped();
         }
     }
-    handed_over
+    Received {
+        samples,
+        handed_over,
+    }
 }
 
 /// Remembers the publisher's latest sequence number; returns how many were skipped.
