@@ -2,11 +2,18 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{finish_load, Domain};
-use recd_benches::verify::check_files;
-use recd_engine::Recording;
+use recd_benches::verify::{check_files, TopicCheck};
+use recd_engine::{Recording, RecordingSummary};
+
+/// Every message of every file of a recording, proven by the mcap crate.
+fn check_recording(summary: &RecordingSummary) -> BTreeMap<String, TopicCheck> {
+    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
+    check_files(&paths).unwrap()
+}
 
 #[test]
 fn every_message_of_every_topic_is_recorded_byte_exact_in_order() {
@@ -39,8 +46,7 @@ fn every_message_of_every_topic_is_recorded_byte_exact_in_order() {
     let summary = recording.stop().unwrap();
     assert!(summary.write_error.is_none());
 
-    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
-    let checks = check_files(&paths).unwrap();
+    let checks = check_recording(&summary);
     assert_eq!(sent.topics.len(), 5);
     for topic in &sent.topics {
         assert_eq!(topic.sent, 60, "{} sent everything", topic.service);
@@ -68,7 +74,6 @@ fn every_message_of_every_topic_is_recorded_byte_exact_in_order() {
         assert_eq!(status.counts.written, 60);
         assert_eq!(status.counts.dropped + status.counts.lost, 0);
     }
-    let _ = Duration::ZERO;
 }
 
 #[test]
@@ -137,8 +142,7 @@ fn late_topics_are_recorded_from_their_first_sample_and_a_killed_publisher_harms
     finish_load(unrelated);
     let summary = recording.stop().unwrap();
 
-    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
-    let checks = check_files(&paths).unwrap();
+    let checks = check_recording(&summary);
     for sent in steady.topics.iter().chain(&late.topics) {
         let check = &checks[&sent.service];
         assert!(check.bad.is_empty(), "{}: {:?}", sent.service, check.bad);
@@ -183,8 +187,7 @@ fn drops_from_a_full_ring_are_counted_exactly() {
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
 
-    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
-    let checks = check_files(&paths).unwrap();
+    let checks = check_recording(&summary);
     let mut total_dropped = 0;
     for topic in &sent.topics {
         let check = &checks[&topic.service];

@@ -184,7 +184,7 @@ impl Recording {
                 .clone(),
             files_finished: self.progress.files_finished.load(Ordering::Relaxed),
             bytes_written: self.progress.bytes_written.load(Ordering::Relaxed),
-            topics: self.topic_statuses(),
+            topics: topic_statuses(&self.state),
             problems: self.state.problems.lock().expect("problems lock").clone(),
             write_error: self.progress.error.lock().expect("progress lock").clone(),
         }
@@ -206,10 +206,6 @@ impl Recording {
             duration: self.started.elapsed(),
             write_error: report.error,
         })
-    }
-
-    fn topic_statuses(&self) -> Vec<TopicStatus> {
-        topic_statuses(&self.state)
     }
 }
 

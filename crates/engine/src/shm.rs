@@ -9,7 +9,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use iceoryx2::identifiers::UniquePublisherId;
 use iceoryx2::port::listener::Listener;
 use iceoryx2::port::subscriber::Subscriber;
-use iceoryx2::port::ReceiveError;
 use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
 use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
@@ -106,6 +105,8 @@ pub(crate) struct ShmSource {
     known: HashMap<String, Arc<Topic>>,
     pending_retire: Vec<u32>,
     round: u32,
+    /// Silent topics are polled every this many rounds.
+    idle_every: u32,
 }
 
 impl ShmSource {
@@ -116,7 +117,11 @@ impl ShmSource {
         state: Arc<SourceState>,
         stop: Arc<AtomicBool>,
     ) -> Self {
+        let idle_every = (settings.idle_poll_cycle.as_micros()
+            / settings.poll_cycle.as_micros().max(1))
+        .clamp(1, u32::MAX as u128) as u32;
         Self {
+            idle_every,
             node,
             settings,
             tx,
@@ -220,9 +225,7 @@ impl ShmSource {
     /// `every_topic`); true when anything was handed over.
     fn receive_all(&mut self, every_topic: bool) -> bool {
         const IDLE_AFTER_ROUNDS: u32 = 50;
-        let idle_every = (self.settings.idle_poll_cycle.as_micros()
-            / self.settings.poll_cycle.as_micros().max(1))
-        .clamp(1, u32::MAX as u128) as u32;
+        let idle_every = self.idle_every;
         self.round = self.round.wrapping_add(1);
         let mut handed_over = false;
         for topic in &mut self.open {
@@ -444,10 +447,10 @@ fn receive_topic(
     loop {
         let sample = match topic.subscriber.receive() {
             Ok(Some(sample)) => sample,
-            // The writer still holds as many samples of this publisher as iceoryx2 lends;
-            // the rest wait in the subscriber's buffer.
-            Ok(None) | Err(ReceiveError::ExceedsMaxBorrows) => break,
-            Err(_) => break,
+            // Nothing waiting, or (ExceedsMaxBorrows) the writer still holds as many
+            // samples of this publisher as iceoryx2 lends: the rest wait in the
+            // subscriber's buffer until the next round.
+            Ok(None) | Err(_) => break,
         };
         counters.add_received();
         samples += 1;
