@@ -54,7 +54,8 @@ enum Cmd {
 #[derive(clap::Args, Debug)]
 struct RunArgs {
     /// cameras8 (Apex study: 8 FullHD cameras at 30 fps for 13 s), cameras4, small100
-    /// (100 topics × 1 kHz × 100 B), or cameras<N>.
+    /// (100 topics × 1 kHz × 100 B), idle100 (100 topics, one message each per 10 s: the
+    /// cost of an idle recorder), or cameras<N>.
     #[arg(long, default_value = "cameras4")]
     scenario: String,
     /// How long to publish (default 13 s, as in the Apex study).
@@ -100,7 +101,8 @@ fn scenario(name: &str, duration: Duration) -> Result<Scenario, String> {
     let mut args: Vec<String> = vec!["--duration".into(), seconds];
     let frame_size = 1920 * 1080 * 3;
     let services;
-    if name == "small100" {
+    if name == "small100" || name == "idle100" {
+        let rate = if name == "small100" { "1000" } else { "0.1" };
         services = (0..100).map(|i| format!("small/{i}")).collect();
         args.extend(
             [
@@ -109,7 +111,7 @@ fn scenario(name: &str, duration: Duration) -> Result<Scenario, String> {
                 "--small-topics",
                 "100",
                 "--small-rate",
-                "1000",
+                rate,
                 "--small-size",
                 "100",
             ]
@@ -128,7 +130,7 @@ fn scenario(name: &str, duration: Duration) -> Result<Scenario, String> {
         ]);
     } else {
         return Err(format!(
-            "unknown scenario {name:?} (cameras<N> or small100)"
+            "unknown scenario {name:?} (cameras<N>, small100 or idle100)"
         ));
     }
     Ok(Scenario {

@@ -67,6 +67,7 @@ fn usage_row(name: &str, usage: &Usage, gb: f64, seconds: f64) -> Vec<String> {
             "{:.1} %",
             100.0 * usage.cpu() / seconds.max(1e-9) / cores() as f64
         ),
+        format!("{:.2}", usage.cpu() / seconds.max(1e-9)),
         format!("{:.3}", usage.cpu() / gb.max(1e-9)),
         format!("{:.1}", usage.max_rss_kib as f64 / 1024.0),
         usage.minflt.to_string(),
@@ -150,6 +151,7 @@ pub fn print(r: &Results) {
             "utime s",
             "stime s",
             "CPU/core",
+            "cores",
             "CPU s/GB",
             "max RSS MiB",
             "minflt",

@@ -22,6 +22,7 @@ mod config;
 mod handoff;
 mod recording;
 mod select;
+mod service_dir;
 mod shm;
 mod topic;
 mod writer;

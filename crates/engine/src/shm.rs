@@ -19,6 +19,7 @@ use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubC
 
 use crate::handoff::{Item, Sender, Stamps};
 use crate::select::TopicFilter;
+use crate::service_dir::ServiceDirectory;
 use crate::topic::{channel_name, read_rmw_header, Topic, TopicCounters, TypeDetails};
 use crate::writer::LoanedBytes;
 
@@ -104,9 +105,15 @@ pub(crate) struct ShmSource {
     open: Vec<OpenTopic>,
     known: HashMap<String, Arc<Topic>>,
     pending_retire: Vec<u32>,
-    round: u32,
-    /// Silent topics are polled every this many rounds.
-    idle_every: u32,
+    /// When topics that have been silent for a while are polled next.
+    next_idle_poll: Instant,
+    /// Whether every open topic has been silent for a while (then the receive thread
+    /// wakes only every idle poll cycle).
+    all_idle: bool,
+    /// Tells whether a discovery round needs a full `Service::list`.
+    service_dir: ServiceDirectory,
+    /// Every event service seen by the last full listing.
+    event_services: BTreeSet<String>,
 }
 
 impl ShmSource {
@@ -117,11 +124,11 @@ impl ShmSource {
         state: Arc<SourceState>,
         stop: Arc<AtomicBool>,
     ) -> Self {
-        let idle_every = (settings.idle_poll_cycle.as_micros()
-            / settings.poll_cycle.as_micros().max(1))
-        .clamp(1, u32::MAX as u128) as u32;
         Self {
-            idle_every,
+            next_idle_poll: Instant::now(),
+            all_idle: false,
+            service_dir: ServiceDirectory::new(node.config()),
+            event_services: BTreeSet::new(),
             node,
             settings,
             tx,
@@ -130,7 +137,6 @@ impl ShmSource {
             open: Vec::new(),
             known: HashMap::new(),
             pending_retire: Vec::new(),
-            round: 0,
         }
     }
 
@@ -180,18 +186,17 @@ impl ShmSource {
                     .filter_map(|port| ws.attach_notification(&port.listener).ok())
             })
             .collect();
-        let all_have_events = self
-            .open
-            .iter()
-            .all(|t| listeners.iter().any(|l| l.service == t.topic.service));
-        let cycle = if all_have_events && !self.open.is_empty() {
-            self.settings.discovery_interval
-        } else {
-            self.settings.poll_cycle
-        }
-        .min(self.settings.discovery_interval);
+        let mut all_have_events = self.all_have_events(listeners);
         let mut next_discovery = Instant::now() + self.settings.discovery_interval;
         loop {
+            let cycle = if all_have_events {
+                self.settings.discovery_interval
+            } else if self.all_idle {
+                self.settings.idle_poll_cycle
+            } else {
+                self.settings.poll_cycle
+            }
+            .min(self.settings.discovery_interval);
             match (&waitset, guards.is_empty()) {
                 (Some(ws), false) => {
                     let _ = ws.wait_and_process_once_with_timeout(
@@ -217,20 +222,34 @@ impl ShmSource {
                     *wanted_events = events;
                     return false;
                 }
+                all_have_events = self.all_have_events(listeners);
             }
         }
+    }
+
+    /// True when there are open topics and each has an event service to wait on.
+    fn all_have_events(&self, listeners: &[EventPort]) -> bool {
+        !self.open.is_empty()
+            && self
+                .open
+                .iter()
+                .all(|t| listeners.iter().any(|l| l.service == t.topic.service))
     }
 
     /// Receives everything waiting on the subscribers due this round (all of them when
     /// `every_topic`); true when anything was handed over.
     fn receive_all(&mut self, every_topic: bool) -> bool {
         const IDLE_AFTER_ROUNDS: u32 = 50;
-        let idle_every = self.idle_every;
-        self.round = self.round.wrapping_add(1);
+        let now = Instant::now();
+        let poll_idle = every_topic || now >= self.next_idle_poll;
+        if poll_idle {
+            self.next_idle_poll = now + self.settings.idle_poll_cycle;
+        }
         let mut handed_over = false;
+        let mut all_idle = true;
         for topic in &mut self.open {
             let idle = topic.idle_rounds >= IDLE_AFTER_ROUNDS;
-            if !topic.announced || (idle && !every_topic && self.round % idle_every != 0) {
+            if !topic.announced || (idle && !poll_idle) {
                 continue;
             }
             let received = receive_topic(topic, &mut self.tx, self.settings.zero_copy_threshold);
@@ -240,13 +259,34 @@ impl ShmSource {
             } else {
                 topic.idle_rounds = 0;
             }
+            all_idle &= topic.idle_rounds >= IDLE_AFTER_ROUNDS;
         }
+        self.all_idle = all_idle;
         handed_over
     }
 
     /// Opens matching services that are new, closes those without publishers, announces
     /// new topics; returns the names of event services that go with open topics.
     fn discover(&mut self) -> BTreeSet<String> {
+        if self.service_dir.changed() {
+            self.open_listed_services();
+        }
+        if self.close_vanished() {
+            // The closed service may live on without publishers; list again so that one
+            // coming back is seen even though no service file changed.
+            self.service_dir.forget();
+        }
+        self.announce_new();
+        self.open
+            .iter()
+            .filter(|t| self.event_services.contains(&t.topic.service))
+            .map(|t| t.topic.service.clone())
+            .collect()
+    }
+
+    /// Lists every service, opens the selected publish-subscribe services not open yet
+    /// and remembers the event services.
+    fn open_listed_services(&mut self) {
         let mut pubsub: Vec<(String, PubSubConfig)> = Vec::new();
         let mut events = BTreeSet::new();
         let listed = Flavor::list(self.node.config(), |details| {
@@ -260,7 +300,9 @@ impl ShmSource {
             }
             CallbackProgression::Continue
         });
+        self.event_services = events;
         if let Err(error) = listed {
+            self.service_dir.forget();
             self.note_problem("(discovery)", format!("cannot list services: {error:?}"));
         }
         for (name, config) in pubsub {
@@ -276,17 +318,14 @@ impl ShmSource {
                             .remove(&name);
                         self.open.push(topic);
                     }
-                    Err(reason) => self.note_problem(&name, reason),
+                    Err(reason) => {
+                        // Try again next round (the service may still be coming up).
+                        self.service_dir.forget();
+                        self.note_problem(&name, reason);
+                    }
                 }
             }
         }
-        self.close_vanished();
-        self.announce_new();
-        self.open
-            .iter()
-            .filter(|t| events.contains(&t.topic.service))
-            .map(|t| t.topic.service.clone())
-            .collect()
     }
 
     fn open_topic(&mut self, name: &str, config: &PubSubConfig) -> Result<OpenTopic, String> {
@@ -350,7 +389,9 @@ impl ShmSource {
         })
     }
 
-    fn close_vanished(&mut self) {
+    /// Closes topics whose service had no publisher for two rounds; true if any closed.
+    fn close_vanished(&mut self) -> bool {
+        let mut closed = false;
         let mut index = 0;
         while index < self.open.len() {
             let topic = &mut self.open[index];
@@ -360,6 +401,7 @@ impl ShmSource {
                 topic.rounds_without_publisher = 0;
             }
             if topic.rounds_without_publisher >= 2 {
+                closed = true;
                 let mut topic = self.open.remove(index);
                 if topic.announced {
                     receive_topic(&mut topic, &mut self.tx, self.settings.zero_copy_threshold);
@@ -371,6 +413,7 @@ impl ShmSource {
         }
         self.pending_retire
             .retain(|&topic| self.tx.push_control(Item::Retire(topic)).is_err());
+        closed
     }
 
     fn announce_new(&mut self) {

@@ -131,7 +131,7 @@ impl<S: LoanedBytes> Writer<S> {
             let Some(item) = self.rx.pop() else {
                 self.flush();
                 self.split_if_due(0);
-                std::thread::park_timeout(Duration::from_millis(20));
+                std::thread::park_timeout(self.idle_wait());
                 continue;
             };
             match item {
@@ -248,6 +248,18 @@ impl<S: LoanedBytes> Writer<S> {
             if let Err(error) = file.flush() {
                 self.fail(error);
             }
+        }
+    }
+
+    /// How long to sleep with nothing to write: the receive thread wakes the writer when
+    /// it hands something over, so only a split by duration needs a timer.
+    fn idle_wait(&self) -> Duration {
+        const LONGEST: Duration = Duration::from_millis(250);
+        match (&self.file, self.plan.split.max_duration) {
+            (Some(file), Some(max)) if file.message_count() > 0 => max
+                .saturating_sub(self.file_started.elapsed())
+                .clamp(Duration::from_millis(1), LONGEST),
+            _ => LONGEST,
         }
     }
 
