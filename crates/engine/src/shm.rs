@@ -487,6 +487,8 @@ fn receive_topic(
     let index = topic.topic.index;
     let mut handed_over = false;
     let mut samples = 0;
+    // One receive time per pass: the samples of a pass are picked up together.
+    let log_time = now_ns();
     loop {
         let sample = match topic.subscriber.receive() {
             Ok(Some(sample)) => sample,
@@ -497,7 +499,6 @@ fn receive_topic(
         };
         counters.add_received();
         samples += 1;
-        let log_time = now_ns();
         let mut stamps = Stamps {
             log_time,
             publish_time: log_time,

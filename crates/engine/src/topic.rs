@@ -95,9 +95,24 @@ pub fn read_rmw_header(header: &[u8]) -> Option<(i64, u64)> {
 /// Per-topic counts, updated without locks while recording.
 #[derive(Debug, Default)]
 pub struct TopicCounters {
+    receive: ReceiveCounts,
+    write: WriteCounts,
+}
+
+/// The receive thread's counts, on a cache line of their own so that the writer
+/// thread's updates do not bounce it between cores at every message.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct ReceiveCounts {
     received: AtomicU64,
     dropped: AtomicU64,
     lost: AtomicU64,
+}
+
+/// The writer thread's counts.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct WriteCounts {
     written: AtomicU64,
     bytes_written: AtomicU64,
 }
@@ -119,30 +134,30 @@ pub struct TopicCounts {
 
 impl TopicCounters {
     pub(crate) fn add_received(&self) {
-        self.received.fetch_add(1, Ordering::Relaxed);
+        self.receive.received.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn add_dropped(&self) {
-        self.dropped.fetch_add(1, Ordering::Relaxed);
+        self.receive.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn add_lost(&self, n: u64) {
-        self.lost.fetch_add(n, Ordering::Relaxed);
+        self.receive.lost.fetch_add(n, Ordering::Relaxed);
     }
 
     pub(crate) fn add_written(&self, bytes: u64) {
-        self.written.fetch_add(1, Ordering::Relaxed);
-        self.bytes_written.fetch_add(bytes, Ordering::Relaxed);
+        self.write.written.fetch_add(1, Ordering::Relaxed);
+        self.write.bytes_written.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// The counts as of now.
     pub fn snapshot(&self) -> TopicCounts {
         TopicCounts {
-            received: self.received.load(Ordering::Relaxed),
-            dropped: self.dropped.load(Ordering::Relaxed),
-            lost: self.lost.load(Ordering::Relaxed),
-            written: self.written.load(Ordering::Relaxed),
-            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            received: self.receive.received.load(Ordering::Relaxed),
+            dropped: self.receive.dropped.load(Ordering::Relaxed),
+            lost: self.receive.lost.load(Ordering::Relaxed),
+            written: self.write.written.load(Ordering::Relaxed),
+            bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
         }
     }
 }
