@@ -38,6 +38,8 @@ enum Cmd {
         include: String,
         #[arg(long)]
         crc: bool,
+        #[arg(long)]
+        direct: bool,
     },
     /// (internal) Write this many bytes sequentially and fdatasync, as a reference.
     #[command(hide = true)]
@@ -70,13 +72,21 @@ struct RunArgs {
     /// Keep a CRC of each file's data section.
     #[arg(long)]
     crc: bool,
+    /// Record with direct I/O (O_DIRECT): large payloads go from shared memory to the disk.
+    #[arg(long)]
+    direct: bool,
 }
 
 fn main() -> ExitCode {
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     let result = match Cli::parse().command {
         Cmd::Run(args) => run(&args),
-        Cmd::Record { dir, include, crc } => record(dir, include, crc),
+        Cmd::Record {
+            dir,
+            include,
+            crc,
+            direct,
+        } => record(dir, include, crc, direct),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
     };
     match result {
@@ -156,6 +166,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
             .args(["record", "--include", &format!("{name_prefix}*"), "--dir"])
             .arg(run_dir.join("recd"))
             .args(args.crc.then_some("--crc"))
+            .args(args.direct.then_some("--direct"))
             .stdout(Stdio::piped()),
     )?;
     std::thread::sleep(Duration::from_millis(300));
@@ -222,8 +233,13 @@ fn run(args: &RunArgs) -> Result<(), String> {
 
     let _ = std::fs::remove_dir_all(&run_dir);
 
+    let scenario_name = format!(
+        "{}{}",
+        args.scenario,
+        if args.direct { " (direct I/O)" } else { "" }
+    );
     table::print(&table::Results {
-        scenario: &args.scenario,
+        scenario: &scenario_name,
         report: &report,
         publish_seconds: args.duration.as_secs_f64(),
         checks: &checks,
@@ -238,10 +254,11 @@ fn run(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn record(dir: PathBuf, include: String, crc: bool) -> Result<(), String> {
+fn record(dir: PathBuf, include: String, crc: bool, direct: bool) -> Result<(), String> {
     let mut config = RecordingConfig::new(dir);
     config.file_prefix = "bench".into();
     config.crc = crc;
+    config.direct_io = direct;
     config.topics = TopicSelection {
         include: vec![include],
         exclude: vec![],

@@ -6,7 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{run, write_recording};
+use common::{run, write_recording, write_recording_with};
+use recd_storage::WriterOptions;
 
 /// The Python interpreter with `mcap` installed: `$RECD_TEST_PYTHON`, else the workspace's
 /// `.venv` that `scripts/test` prepares.
@@ -109,5 +110,31 @@ fn python_mcap_reads_streamed_and_reindexed_files_byte_exact() {
             let chunked = read["chunk_count"].as_u64().unwrap() > 0;
             assert_eq!(chunked, i == 1, "only the reindexed file is chunked");
         }
+    }
+}
+
+#[test]
+fn python_mcap_skips_the_padding_records_of_direct_io_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let direct = dir.path().join("direct.mcap");
+    let options = WriterOptions {
+        direct_io: true,
+        ..WriterOptions::default()
+    };
+    // Large payloads get a padding record each; the small ones are batched between them.
+    let mut payloads = write_recording_with(&direct, 6, 300_000, options.clone());
+    let small = dir.path().join("direct-small.mcap");
+    payloads.extend(write_recording_with(&small, 5, 100, options));
+    let digests: Vec<String> = payloads.iter().map(|p| sha256_hex(p)).collect();
+
+    for (file, expected) in [(&direct, &digests[..6]), (&small, &digests[6..])] {
+        let read = read_with_python(file);
+        assert_eq!(read["message_count"], expected.len() as u64);
+        let messages = read["messages"].as_array().unwrap();
+        let got: Vec<&str> = messages
+            .iter()
+            .map(|m| m["sha256"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, *expected, "{file:?}");
     }
 }

@@ -30,7 +30,17 @@ pub fn outcome(output: &Output) -> (i32, String, String) {
 /// Writes `count` messages of `size` bytes on `/camera` and `/imu`, alternating, and
 /// returns the payloads in order.
 pub fn write_recording(path: &Path, count: u32, size: usize) -> Vec<Vec<u8>> {
-    let mut writer = StreamWriter::create(path, WriterOptions::default()).unwrap();
+    write_recording_with(path, count, size, WriterOptions::default())
+}
+
+/// [`write_recording`] with the writer's options given.
+pub fn write_recording_with(
+    path: &Path,
+    count: u32,
+    size: usize,
+    options: WriterOptions,
+) -> Vec<Vec<u8>> {
+    let mut writer = StreamWriter::create(path, options).unwrap();
     let schema = writer
         .add_schema("sensor_msgs/msg/Image", "ros2msg", b"")
         .unwrap();

@@ -58,6 +58,7 @@ impl FilePlan {
             options: WriterOptions {
                 data_crc: config.crc,
                 zero_copy_threshold: config.zero_copy_threshold,
+                direct_io: config.direct_io,
                 durability: Durability {
                     sync_period: config.sync_period,
                     ..Durability::default()
@@ -99,7 +100,12 @@ pub(crate) struct Writer<S> {
     bytes_before_file: u64,
     closing: Vec<JoinHandle<Result<FileSummary, WriteError>>>,
     error: Option<WriteError>,
+    last_flush: Instant,
 }
+
+/// With direct I/O, how often batched messages are flushed when the writer runs out of
+/// work: each such flush pads the file to a whole block.
+const DIRECT_FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 
 impl<S: LoanedBytes> Writer<S> {
     /// Creates the first file, so that a recording that cannot write fails at its start.
@@ -122,6 +128,7 @@ impl<S: LoanedBytes> Writer<S> {
             bytes_before_file: 0,
             closing: Vec::new(),
             error: None,
+            last_flush: Instant::now(),
         })
     }
 
@@ -244,6 +251,12 @@ impl<S: LoanedBytes> Writer<S> {
     }
 
     fn flush(&mut self) {
+        if self.plan.options.direct_io {
+            if self.last_flush.elapsed() < DIRECT_FLUSH_INTERVAL {
+                return;
+            }
+            self.last_flush = Instant::now();
+        }
         if let Some(file) = &mut self.file {
             if let Err(error) = file.flush() {
                 self.fail(error);
@@ -254,12 +267,16 @@ impl<S: LoanedBytes> Writer<S> {
     /// How long to sleep with nothing to write: the receive thread wakes the writer when
     /// it hands something over, so only a split by duration needs a timer.
     fn idle_wait(&self) -> Duration {
-        const LONGEST: Duration = Duration::from_millis(250);
+        let longest = if self.plan.options.direct_io {
+            DIRECT_FLUSH_INTERVAL
+        } else {
+            Duration::from_millis(250)
+        };
         match (&self.file, self.plan.split.max_duration) {
             (Some(file), Some(max)) if file.message_count() > 0 => max
                 .saturating_sub(self.file_started.elapsed())
-                .clamp(Duration::from_millis(1), LONGEST),
-            _ => LONGEST,
+                .clamp(Duration::from_millis(1), longest),
+            _ => longest,
         }
     }
 

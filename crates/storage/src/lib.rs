@@ -18,6 +18,7 @@
 //! Files are read back and reindexed output is written with the `mcap` crate; the files
 //! [`StreamWriter`] writes are checked against it in the tests.
 
+pub mod direct;
 mod durability;
 pub mod iceoryx2;
 mod info;

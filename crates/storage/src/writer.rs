@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use mcap::records::{self, op};
 
+use crate::direct::{self, DirectSink};
 use crate::durability::{Durability, WriteBack};
 use crate::wire::{self, MESSAGE_PREFIX_LEN};
 
@@ -26,6 +27,10 @@ pub struct WriterOptions {
     pub batch_size: usize,
     /// Write-back, page-cache and fdatasync policy.
     pub durability: Durability,
+    /// Open files with `O_DIRECT`: large payloads go from the caller's memory to the disk
+    /// with no copy into the page cache (see [`crate::direct`]); the write-back window
+    /// does not apply. The file system must support it.
+    pub direct_io: bool,
 }
 
 impl Default for WriterOptions {
@@ -37,6 +42,7 @@ impl Default for WriterOptions {
             zero_copy_threshold: 64 << 10,
             batch_size: 512 << 10,
             durability: Durability::default(),
+            direct_io: false,
         }
     }
 }
@@ -108,6 +114,12 @@ pub enum WriteError {
     /// MCAP numbers channels and schemas with 16 bits.
     #[error("more than 65535 {0} in one recording")]
     TooMany(&'static str),
+    /// Direct I/O was asked for, but the file system refuses `O_DIRECT`.
+    #[error("cannot create {} for direct I/O: its file system does not support O_DIRECT (leave direct I/O off for this directory)", path.display())]
+    DirectIoUnsupported {
+        /// The file.
+        path: PathBuf,
+    },
     /// An earlier write failed; the file was left as a recoverable prefix.
     #[error("{} can no longer be written after an earlier error; `rec reindex` recovers what it holds", path.display())]
     Failed {
@@ -165,8 +177,10 @@ pub struct StreamWriter {
     options: WriterOptions,
     /// Encoded records that have not reached the kernel yet.
     pending: Vec<u8>,
-    /// Bytes handed to the kernel: the file offset of `pending[0]`.
+    /// Bytes handed on (to the kernel, or to `direct`): the file offset of `pending[0]`.
     written: u64,
+    /// The staging of direct I/O, when it is on.
+    direct: Option<DirectSink>,
     data_crc: Option<crc32fast::Hasher>,
     schemas: Vec<SchemaEntry>,
     channels: Vec<ChannelEntry>,
@@ -182,12 +196,16 @@ impl StreamWriter {
     /// Creates (or truncates) `path` and writes the MCAP magic and Header.
     pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self, WriteError> {
         let path = path.as_ref().to_path_buf();
-        let file = open_new(&path)?;
-        let write_back = WriteBack::for_file(options.durability.clone(), &file);
+        let file = open_new(&path, options.direct_io)?;
+        let write_back = WriteBack::for_file(write_back_policy(&options), &file);
+        let direct = options
+            .direct_io
+            .then(|| DirectSink::new(options.batch_size));
         let mut writer = Self {
             file,
             path,
             write_back,
+            direct,
             pending: Vec::with_capacity(options.batch_size + MESSAGE_PREFIX_LEN),
             written: 0,
             data_crc: None,
@@ -291,6 +309,14 @@ impl StreamWriter {
             return Err(WriteError::UnknownChannel(header.channel.0));
         }
         let payload_len: usize = parts.iter().map(|p| p.len()).sum();
+        let in_place = self.direct.is_some() && payload_len >= self.options.zero_copy_threshold;
+        if let (true, Some((last, before))) = (in_place, parts.split_last()) {
+            // Land the last part on a file offset congruent to its address.
+            let distance = MESSAGE_PREFIX_LEN + before.iter().map(|p| p.len()).sum::<usize>();
+            let padding =
+                direct::padding_for(self.bytes_written(), distance, last.as_ptr() as usize);
+            direct::append_padding(&mut self.pending, padding);
+        }
         let prefix = wire::message_prefix(
             header.channel.0,
             header.sequence,
@@ -305,7 +331,7 @@ impl StreamWriter {
             }
             self.stats.count(channel, header.log_time);
             if self.pending.len() >= self.options.batch_size {
-                self.flush()?;
+                self.flush_with(&[])?;
             }
         } else {
             self.flush_with(parts)?;
@@ -336,13 +362,32 @@ impl StreamWriter {
         Ok(())
     }
 
-    /// Hands every batched record to the kernel.
+    /// Hands every batched record to the kernel. With direct I/O the file then ends in a
+    /// padding record that fills its last block, as direct writes come in whole blocks.
     pub fn flush(&mut self) -> Result<(), WriteError> {
         self.check_usable()?;
-        if self.pending.is_empty() {
+        let Some(sink) = &self.direct else {
+            if self.pending.is_empty() {
+                return Ok(());
+            }
+            return self.flush_with(&[]);
+        };
+        if sink.position() == sink.in_file() && self.pending.is_empty() {
             return Ok(());
         }
-        self.flush_with(&[])
+        let unaligned = self.bytes_written() as usize % direct::BLOCK;
+        if unaligned != 0 {
+            let mut padding = direct::BLOCK - unaligned;
+            if padding < direct::MIN_PADDING {
+                padding += direct::BLOCK;
+            }
+            direct::append_padding(&mut self.pending, padding);
+        }
+        self.flush_with(&[])?;
+        let sink = self.direct.as_mut().expect("direct I/O is on");
+        let result = sink.write_full_blocks(&self.file);
+        let in_file = sink.in_file();
+        result.map_err(|error| self.fail(in_file, error))
     }
 
     /// Finishes the current file (as [`Self::close`] does) and continues in a new one at
@@ -351,14 +396,17 @@ impl StreamWriter {
     pub fn roll(&mut self, next: impl AsRef<Path>) -> Result<FileSummary, WriteError> {
         let summary = self.finish()?;
         let next = next.as_ref().to_path_buf();
-        self.file = open_new(&next)?;
+        self.file = open_new(&next, self.options.direct_io)?;
         self.path = next;
         self.written = 0;
+        if let Some(sink) = &mut self.direct {
+            sink.reset();
+        }
         self.stats = FileStats {
             per_channel: vec![0; self.channels.len()],
             ..FileStats::default()
         };
-        self.write_back = WriteBack::for_file(self.options.durability.clone(), &self.file);
+        self.write_back = WriteBack::for_file(write_back_policy(&self.options), &self.file);
         self.start_file()?;
         for id in 1..=self.schemas.len() {
             self.append_schema(id as u16)?;
@@ -418,6 +466,9 @@ impl StreamWriter {
             crc.update(&self.pending);
             parts.iter().for_each(|part| crc.update(part));
         }
+        if self.direct.is_some() {
+            return self.hand_to_direct(parts);
+        }
         let record_boundary = self.written;
         let mut groups = parts.chunks(PARTS_PER_WRITEV);
         let mut result = write_all_vectored(
@@ -441,6 +492,32 @@ impl StreamWriter {
             .map_err(|error| self.fail(self.written, error))
     }
 
+    /// The direct-I/O half of `flush_with`: stages the batch and small parts, writes large
+    /// parts in place.
+    fn hand_to_direct(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
+        let sink = self.direct.as_mut().expect("direct I/O is on");
+        let mut result = sink.stage(&self.file, &self.pending);
+        for part in parts {
+            if result.is_err() {
+                break;
+            }
+            result = if part.len() >= 2 * direct::BLOCK {
+                sink.write_in_place(&self.file, part)
+            } else {
+                sink.stage(&self.file, part)
+            };
+        }
+        self.pending.clear();
+        self.written = sink.position();
+        let in_file = sink.in_file();
+        if let Err(error) = result {
+            return Err(self.fail(in_file, error));
+        }
+        self.write_back
+            .after_write(&self.file, in_file)
+            .map_err(|error| self.fail(in_file, error))
+    }
+
     /// Leaves the file ending on the last complete record and refuses further writes.
     fn fail(&mut self, record_boundary: u64, error: io::Error) -> WriteError {
         self.failed = true;
@@ -450,7 +527,10 @@ impl StreamWriter {
     }
 
     fn finish(&mut self) -> Result<FileSummary, WriteError> {
-        self.flush()?;
+        self.check_usable()?;
+        if !self.pending.is_empty() {
+            self.flush_with(&[])?;
+        }
         let data_crc = self.data_crc.take().map(|crc| crc.finalize());
         let mut tail = Vec::new();
         let data_end = records::DataEnd {
@@ -461,7 +541,17 @@ impl StreamWriter {
         self.append_summary(&mut tail, summary_start)
             .map_err(|e| self.io(e))?;
         let record_boundary = self.written;
-        if let Err(error) = write_all_vectored(&mut self.file, &tail, &[], &mut self.written) {
+        if let Some(sink) = &mut self.direct {
+            let result = sink
+                .stage(&self.file, &tail)
+                .and_then(|()| sink.finish(&self.file));
+            self.written = sink.position();
+            let in_file = sink.in_file();
+            if let Err(error) = result {
+                return Err(self.fail(in_file, error));
+            }
+        } else if let Err(error) = write_all_vectored(&mut self.file, &tail, &[], &mut self.written)
+        {
             return Err(self.fail(record_boundary, error));
         }
         self.file.sync_data().map_err(|e| self.io(e))?;
@@ -571,15 +661,41 @@ impl StreamWriter {
     }
 }
 
-fn open_new(path: &Path) -> Result<File, WriteError> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|source| WriteError::Create {
-            path: path.to_path_buf(),
-            source,
-        })
+fn open_new(path: &Path, direct_io: bool) -> Result<File, WriteError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    if direct_io {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    options.open(path).map_err(|source| {
+        if direct_io && source.raw_os_error() == Some(libc::EINVAL) {
+            // The file system refused O_DIRECT after creating the (new, hence empty) file.
+            let _ = std::fs::remove_file(path);
+            WriteError::DirectIoUnsupported {
+                path: path.to_path_buf(),
+            }
+        } else {
+            WriteError::Create {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// The durability policy as it applies: direct I/O bypasses the page cache, so there is
+/// no write-back to pace.
+fn write_back_policy(options: &WriterOptions) -> Durability {
+    if options.direct_io {
+        Durability {
+            writeback_window: None,
+            drop_written_pages: false,
+            sync_period: options.durability.sync_period,
+        }
+    } else {
+        options.durability.clone()
+    }
 }
 
 /// Writes `head` and then every part with `writev`, retrying short writes; `written`

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use mcap::sans_io::linear_reader::{LinearReadEvent, LinearReader, LinearReaderOptions};
 use recd_storage::{
     MessageHeader, ReindexError, ReindexOptions, ReindexReport, StreamWriter, WriterOptions,
 };
@@ -146,4 +147,31 @@ pub fn reindex(
         &mut |_, _| {},
         &AtomicBool::new(false),
     )
+}
+
+/// Reads a whole file with the `mcap` crate's validating linear reader (magic, record
+/// framing, data and summary CRCs) and returns how many records it saw.
+pub fn validate_with_mcap_crate(bytes: &[u8]) -> usize {
+    let options = LinearReaderOptions::default()
+        .with_validate_data_section_crc(true)
+        .with_validate_summary_section_crc(true)
+        .with_validate_chunk_crcs(true);
+    let mut reader = LinearReader::new_with_options(options);
+    let mut remaining = bytes;
+    let mut records = 0;
+    while let Some(event) = reader.next_event() {
+        match event.expect("the mcap crate rejects the file") {
+            LinearReadEvent::ReadRequest(need) => {
+                let n = need.min(remaining.len());
+                reader.insert(n).copy_from_slice(&remaining[..n]);
+                reader.notify_read(n);
+                remaining = &remaining[n..];
+            }
+            LinearReadEvent::Record { opcode, data } => {
+                mcap::parse_record(opcode, data).expect("a record the mcap crate cannot parse");
+                records += 1;
+            }
+        }
+    }
+    records
 }
