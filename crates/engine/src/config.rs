@@ -35,12 +35,15 @@ pub struct RecordingConfig {
     pub sync_period: Option<Duration>,
     /// How often the list of services is read to find new and vanished topics.
     pub discovery_interval: Duration,
-    /// How often subscribers without a same-named event service are polled.
-    pub poll_cycle: Duration,
-    /// How often a subscriber that had nothing for a while is polled; it is polled every
-    /// `poll_cycle` again from its next sample on. Keeps an idle recorder cheap; a topic
-    /// waking up waits at most this long in its publisher's queue.
-    pub idle_poll_cycle: Duration,
+    /// The shortest time between two polls of a subscriber without a same-named event
+    /// service. Each subscriber is polled when its buffer would be a quarter full at the
+    /// rate its samples have lately arrived, within these bounds; a sudden burst of more
+    /// than four times that rate can overflow the buffer before the next poll (event
+    /// services avoid that).
+    pub min_poll_interval: Duration,
+    /// The longest time between two polls of such a subscriber: how long a silent topic's
+    /// first sample may wait. Keeps an idle recorder cheap.
+    pub max_poll_interval: Duration,
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
@@ -76,8 +79,8 @@ impl Default for RecordingConfig {
             ring: RingConfig::default(),
             sync_period: None,
             discovery_interval: Duration::from_millis(500),
-            poll_cycle: Duration::from_millis(2),
-            idle_poll_cycle: Duration::from_millis(50),
+            min_poll_interval: Duration::from_millis(2),
+            max_poll_interval: Duration::from_millis(50),
             iceoryx2_prefix: None,
             metadata: Default::default(),
             writer_delay: None,

@@ -21,6 +21,7 @@
 mod config;
 mod handoff;
 mod recording;
+mod schedule;
 mod select;
 mod service_dir;
 mod shm;

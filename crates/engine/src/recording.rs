@@ -12,6 +12,7 @@ use recd_storage::{FileSummary, WriteError};
 
 use crate::config::RecordingConfig;
 use crate::handoff::handoff;
+use crate::schedule::PollBounds;
 use crate::select::{PatternError, TopicFilter};
 use crate::shm::{now_ns, Flavor, ShmSettings, ShmSource, SourceState};
 use crate::topic::TopicCounts;
@@ -141,8 +142,10 @@ impl Recording {
         let settings = ShmSettings {
             filter,
             zero_copy_threshold: config.zero_copy_threshold,
-            poll_cycle: config.poll_cycle,
-            idle_poll_cycle: config.idle_poll_cycle,
+            poll_bounds: PollBounds {
+                shortest: config.min_poll_interval,
+                longest: config.max_poll_interval,
+            },
             discovery_interval: config.discovery_interval,
         };
         let source = ShmSource::new(node, settings, tx, state.clone(), stop.clone());

@@ -18,6 +18,7 @@ use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as Pat
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
 use crate::handoff::{Item, Sender, Stamps};
+use crate::schedule::{PollBounds, PollSchedule};
 use crate::select::TopicFilter;
 use crate::service_dir::ServiceDirectory;
 use crate::topic::{channel_name, read_rmw_header, Topic, TopicCounters, TypeDetails};
@@ -62,8 +63,7 @@ fn payload_bytes(sample: &RawSample) -> &[u8] {
 pub(crate) struct ShmSettings {
     pub filter: TopicFilter,
     pub zero_copy_threshold: usize,
-    pub poll_cycle: Duration,
-    pub idle_poll_cycle: Duration,
+    pub poll_bounds: PollBounds,
     pub discovery_interval: Duration,
 }
 
@@ -85,8 +85,7 @@ struct OpenTopic {
     rmw_header: bool,
     last_sequence: Vec<(UniquePublisherId, u64)>,
     rounds_without_publisher: u32,
-    /// Receive rounds since this topic last had a sample.
-    idle_rounds: u32,
+    schedule: PollSchedule,
 }
 
 struct EventPort {
@@ -105,11 +104,8 @@ pub(crate) struct ShmSource {
     open: Vec<OpenTopic>,
     known: HashMap<String, Arc<Topic>>,
     pending_retire: Vec<u32>,
-    /// When topics that have been silent for a while are polled next.
-    next_idle_poll: Instant,
-    /// Whether every open topic has been silent for a while (then the receive thread
-    /// wakes only every idle poll cycle).
-    all_idle: bool,
+    /// When the next topic is due to be polled.
+    next_poll: Instant,
     /// Tells whether a discovery round needs a full `Service::list`.
     service_dir: ServiceDirectory,
     /// Every event service seen by the last full listing.
@@ -125,8 +121,7 @@ impl ShmSource {
         stop: Arc<AtomicBool>,
     ) -> Self {
         Self {
-            next_idle_poll: Instant::now(),
-            all_idle: false,
+            next_poll: Instant::now(),
             service_dir: ServiceDirectory::new(node.config()),
             event_services: BTreeSet::new(),
             node,
@@ -189,27 +184,29 @@ impl ShmSource {
         let mut all_have_events = self.all_have_events(listeners);
         let mut next_discovery = Instant::now() + self.settings.discovery_interval;
         loop {
-            let cycle = if all_have_events {
+            let wait = if all_have_events {
                 self.settings.discovery_interval
-            } else if self.all_idle {
-                self.settings.idle_poll_cycle
             } else {
-                self.settings.poll_cycle
+                self.next_poll.saturating_duration_since(Instant::now())
             }
             .min(self.settings.discovery_interval);
+            let mut notified = false;
             match (&waitset, guards.is_empty()) {
                 (Some(ws), false) => {
                     let _ = ws.wait_and_process_once_with_timeout(
-                        |_| CallbackProgression::Continue,
-                        cycle,
+                        |_| {
+                            notified = true;
+                            CallbackProgression::Continue
+                        },
+                        wait,
                     );
                     for port in listeners {
                         let _ = port.listener.try_wait(|_| {});
                     }
                 }
-                _ => std::thread::sleep(cycle),
+                _ => std::thread::sleep(wait),
             }
-            if self.receive_all(false) {
+            if self.receive_all(notified) {
                 self.tx.wake();
             }
             if self.stop.load(Ordering::Acquire) {
@@ -236,32 +233,30 @@ impl ShmSource {
                 .all(|t| listeners.iter().any(|l| l.service == t.topic.service))
     }
 
-    /// Receives everything waiting on the subscribers due this round (all of them when
+    /// Receives everything waiting on the subscribers that are due (on all of them when
     /// `every_topic`); true when anything was handed over.
     fn receive_all(&mut self, every_topic: bool) -> bool {
-        const IDLE_AFTER_ROUNDS: u32 = 50;
         let now = Instant::now();
-        let poll_idle = every_topic || now >= self.next_idle_poll;
-        if poll_idle {
-            self.next_idle_poll = now + self.settings.idle_poll_cycle;
-        }
         let mut handed_over = false;
-        let mut all_idle = true;
+        let mut next_poll = now + self.settings.poll_bounds.longest;
         for topic in &mut self.open {
-            let idle = topic.idle_rounds >= IDLE_AFTER_ROUNDS;
-            if !topic.announced || (idle && !poll_idle) {
+            if !topic.announced {
                 continue;
             }
-            let received = receive_topic(topic, &mut self.tx, self.settings.zero_copy_threshold);
-            handed_over |= received.handed_over;
-            if received.samples == 0 {
-                topic.idle_rounds = topic.idle_rounds.saturating_add(1);
-            } else {
-                topic.idle_rounds = 0;
+            if every_topic || topic.schedule.next_poll() <= now {
+                let received =
+                    receive_topic(topic, &mut self.tx, self.settings.zero_copy_threshold);
+                handed_over |= received.handed_over;
+                topic.schedule.polled(
+                    now,
+                    received.samples,
+                    received.held_back,
+                    self.settings.poll_bounds,
+                );
             }
-            all_idle &= topic.idle_rounds >= IDLE_AFTER_ROUNDS;
+            next_poll = next_poll.min(topic.schedule.next_poll());
         }
-        self.all_idle = all_idle;
+        self.next_poll = next_poll;
         handed_over
     }
 
@@ -385,7 +380,7 @@ impl ShmSource {
             rmw_header,
             last_sequence: Vec::new(),
             rounds_without_publisher: 0,
-            idle_rounds: 0,
+            schedule: PollSchedule::new(config.subscriber_max_buffer_size(), Instant::now()),
         })
     }
 
@@ -475,6 +470,8 @@ impl ShmSource {
 struct Received {
     samples: u64,
     handed_over: bool,
+    /// Samples were left waiting: the writer still holds as many as iceoryx2 lends.
+    held_back: bool,
 }
 
 /// Receives every waiting sample of one topic.
@@ -486,16 +483,21 @@ fn receive_topic(
     let counters = &topic.topic.counters;
     let index = topic.topic.index;
     let mut handed_over = false;
+    let mut held_back = false;
     let mut samples = 0;
     // One receive time per pass: the samples of a pass are picked up together.
     let log_time = now_ns();
     loop {
         let sample = match topic.subscriber.receive() {
             Ok(Some(sample)) => sample,
-            // Nothing waiting, or (ExceedsMaxBorrows) the writer still holds as many
-            // samples of this publisher as iceoryx2 lends: the rest wait in the
-            // subscriber's buffer until the next round.
-            Ok(None) | Err(_) => break,
+            Ok(None) => break,
+            // ExceedsMaxBorrows: the writer still holds as many samples of this publisher
+            // as iceoryx2 lends; the rest wait in the subscriber's buffer until the next
+            // pass.
+            Err(_) => {
+                held_back = true;
+                break;
+            }
         };
         counters.add_received();
         samples += 1;
@@ -533,6 +535,7 @@ fn receive_topic(
     Received {
         samples,
         handed_over,
+        held_back,
     }
 }
 
