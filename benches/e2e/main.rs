@@ -6,6 +6,7 @@
 mod measure;
 mod table;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use recd_benches::report::LoadReport;
 use recd_benches::verify::check_files;
-use recd_engine::{Recording, RecordingConfig, TopicSelection};
+use recd_engine::{Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus};
 
 use measure::{spawn, wait_measured};
 
@@ -227,6 +228,12 @@ fn run(args: &RunArgs) -> Result<(), String> {
     let checks = check_files(&files)?;
     let recorded_bytes: u64 = recorded["bytes"].as_u64().unwrap_or(0);
     let recording_seconds = recorded["seconds"].as_f64().unwrap_or(0.0);
+    let recorder_counts: BTreeMap<String, TopicCounts> =
+        serde_json::from_value::<Vec<TopicStatus>>(recorded["topics"].clone())
+            .map_err(|e| format!("recorder counts: {e}"))?
+            .into_iter()
+            .map(|topic| (topic.service, topic.counts))
+            .collect();
     for file in &files {
         let _ = std::fs::remove_file(file);
     }
@@ -243,6 +250,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
         report: &report,
         publish_seconds: args.duration.as_secs_f64(),
         checks: &checks,
+        recorder_counts: &recorder_counts,
         recorded_bytes,
         recording_seconds,
         recorder: recorder_usage,

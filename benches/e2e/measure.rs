@@ -140,7 +140,7 @@ pub fn start_iox2_peer(
                     "service",
                     "record",
                     "--data-representation",
-                    "iox2-dump",
+                    "IOX2DUMP",
                     "--output",
                 ])
                 .arg(&output)
@@ -151,8 +151,10 @@ pub fn start_iox2_peer(
     Ok(peer)
 }
 
-/// Stops the peer's processes; returns their summed usage.
-pub fn stop_iox2_peer(peer: Peer) -> Result<Usage, String> {
+/// Stops the peer's processes; returns their summed usage and the bytes they wrote. A
+/// peer process that wrote nothing (it failed to start, say) is an error, so a broken
+/// reference cannot pass for a cheap one.
+pub fn stop_iox2_peer(peer: Peer) -> Result<(Usage, u64), String> {
     let mut total = Usage::default();
     for process in &peer.processes {
         interrupt(process);
@@ -162,6 +164,26 @@ pub fn stop_iox2_peer(peer: Peer) -> Result<Usage, String> {
         let (_, usage, _) = reap(process)?;
         total.add(&usage);
     }
+    let mut bytes = 0;
+    let mut empty = Vec::new();
+    for entry in std::fs::read_dir(&peer.dir).map_err(|e| e.to_string())? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let len = entry.metadata().map_or(0, |m| m.len());
+        if len == 0 {
+            empty.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        bytes += len;
+    }
     let _ = std::fs::remove_dir_all(&peer.dir);
-    Ok(total)
+    if bytes == 0 || !empty.is_empty() {
+        return Err(format!(
+            "`iox2 service record` wrote nothing ({}); check that --iox2 runs",
+            if empty.is_empty() {
+                "no files".to_string()
+            } else {
+                empty.join(", ")
+            }
+        ));
+    }
+    Ok((total, bytes))
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use recd_benches::report::LoadReport;
 use recd_benches::verify::TopicCheck;
+use recd_engine::TopicCounts;
 
 use crate::measure::Usage;
 
@@ -13,13 +14,16 @@ pub struct Results<'a> {
     pub report: &'a LoadReport,
     pub publish_seconds: f64,
     pub checks: &'a BTreeMap<String, TopicCheck>,
+    /// The recorder's own counts, by service.
+    pub recorder_counts: &'a BTreeMap<String, TopicCounts>,
     pub recorded_bytes: u64,
     pub recording_seconds: f64,
     pub recorder: Usage,
     pub load: Usage,
     pub plain: Usage,
     pub plain_seconds: f64,
-    pub peer: Option<Usage>,
+    /// `iox2 service record`'s usage and the bytes it wrote, when it ran.
+    pub peer: Option<(Usage, u64)>,
 }
 
 fn line(widths: &[usize]) -> String {
@@ -86,12 +90,21 @@ pub fn print(r: &Results) {
     println!("scenario {} on {} cores", r.scenario, cores());
     let mut rows = Vec::new();
     let (mut sent, mut received) = (0, 0);
+    let mut counted = TopicCounts::default();
     for topic in &r.report.topics {
         let check = r.checks.get(&topic.service);
         let got = check.map_or(0, |c| c.messages);
         let bad = check.map_or(0, |c| c.bad.len());
+        let counts = r
+            .recorder_counts
+            .get(&topic.service)
+            .copied()
+            .unwrap_or_default();
         sent += topic.sent;
         received += got;
+        counted.received += counts.received;
+        counted.dropped += counts.dropped;
+        counted.lost += counts.lost;
         if r.report.topics.len() <= 16 {
             rows.push(vec![
                 topic.service.clone(),
@@ -99,6 +112,9 @@ pub fn print(r: &Results) {
                 got.to_string(),
                 (topic.sent.saturating_sub(got)).to_string(),
                 bad.to_string(),
+                counts.received.to_string(),
+                counts.dropped.to_string(),
+                counts.lost.to_string(),
             ]);
         }
     }
@@ -112,8 +128,25 @@ pub fn print(r: &Results) {
             .map(|c| c.bad.len())
             .sum::<usize>()
             .to_string(),
+        counted.received.to_string(),
+        counted.dropped.to_string(),
+        counted.lost.to_string(),
     ]);
-    table(&["topic", "sent", "received", "lost", "corrupt"], &rows);
+    // The file's view (received = in the file), then the recorder's own counters: samples
+    // it took from iceoryx2, dropped from a full handoff, and sequence gaps it saw.
+    table(
+        &[
+            "topic",
+            "sent",
+            "received",
+            "lost",
+            "corrupt",
+            "recd took",
+            "recd dropped",
+            "recd gaps",
+        ],
+        &rows,
+    );
 
     let gb = r.report.bytes() as f64 / 1e9;
     let publish_rate = r.report.bytes() as f64 / r.publish_seconds.max(1e-9) / 1e6;
@@ -137,7 +170,7 @@ pub fn print(r: &Results) {
         usage_row("plain write", &r.plain, gb, r.plain_seconds),
         usage_row("load generator", &r.load, gb, r.publish_seconds),
     ];
-    if let Some(peer) = &r.peer {
+    if let Some((peer, _)) = &r.peer {
         usage_rows.push(usage_row(
             "iox2 service record",
             peer,
@@ -165,4 +198,11 @@ pub fn print(r: &Results) {
         "recorder CPU per GB / plain write CPU per GB = {:.2}",
         r.recorder.cpu() / r.plain.cpu().max(1e-9)
     );
+    if let Some((peer, bytes)) = &r.peer {
+        println!(
+            "iox2 service record wrote {:.1} MB; its CPU per GB / plain write CPU per GB = {:.2}",
+            *bytes as f64 / 1e6,
+            peer.cpu() / r.plain.cpu().max(1e-9)
+        );
+    }
 }

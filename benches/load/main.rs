@@ -97,13 +97,7 @@ fn main() -> ExitCode {
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     match cli.worker {
         Some(worker) => match publisher::run(&cli.load, &worker) {
-            Ok(sent) => {
-                println!(
-                    "{}",
-                    serde_json::to_string(&sent).expect("report serializes")
-                );
-                ExitCode::SUCCESS
-            }
+            Ok(sent) => emit(&serde_json::to_string(&sent).expect("report serializes")),
             Err(error) => {
                 eprintln!("recd-load: {error}");
                 ExitCode::FAILURE
@@ -161,31 +155,42 @@ fn run_parent(load: &Load) -> ExitCode {
     }
     report.seconds = started.elapsed().as_secs_f64();
     report.topics.sort_by(|a, b| a.service.cmp(&b.service));
-    if load.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).expect("report serializes")
-        );
+    let text = if load.json {
+        serde_json::to_string(&report).expect("report serializes")
     } else {
-        println!(
-            "{:<32} {:>10} {:>12} {:>8}",
+        let mut text = format!(
+            "{:<32} {:>10} {:>12} {:>8}\n",
             "topic", "sent", "bytes each", "errors"
         );
         for topic in &report.topics {
-            println!(
-                "{:<32} {:>10} {:>12} {:>8}",
+            text += &format!(
+                "{:<32} {:>10} {:>12} {:>8}\n",
                 topic.service, topic.sent, topic.payload_len, topic.errors
             );
         }
-        println!(
+        text + &format!(
             "{:.1} MB/s over {:.2} s",
             report.bytes() as f64 / report.seconds / 1e6,
             report.seconds
-        );
-    }
+        )
+    };
+    let reported = emit(&text);
     if failed {
         eprintln!("recd-load: a publisher process failed");
         return ExitCode::FAILURE;
     }
-    ExitCode::SUCCESS
+    reported
+}
+
+/// Writes `text` and a newline to stdout; a reader that went away is an error, not a panic.
+fn emit(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("recd-load: cannot write the report: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! The writer thread: takes messages off the handoff and streams them into MCAP files.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -212,7 +212,7 @@ impl<S: LoanedBytes> Writer<S> {
         self.split_if_due(len);
     }
 
-    fn account(&mut self, topic: u32, len: usize, result: Result<(), WriteError>) {
+    fn account(&mut self, topic: u32, len: usize, result: Result<(), NotWritten>) {
         let counters = &self.topics[topic as usize]
             .as_ref()
             .expect("announced")
@@ -228,7 +228,9 @@ impl<S: LoanedBytes> Writer<S> {
             }
             Err(error) => {
                 counters.add_dropped();
-                self.fail(error);
+                if let Some(error) = error {
+                    self.fail(error);
+                }
             }
         }
     }
@@ -331,7 +333,9 @@ impl<S: LoanedBytes> Writer<S> {
             let Some(latched) = slot.latched.take() else {
                 continue;
             };
-            if let Err(error) = write_to(&mut self.file, slot, latched.stamps, &[&latched.bytes]) {
+            if let Err(Some(error)) =
+                write_to(&mut self.file, slot, latched.stamps, &[&latched.bytes])
+            {
                 failure.get_or_insert(error);
             }
             slot.latched = Some(latched);
@@ -397,16 +401,18 @@ fn keep_latched(slot: &mut TopicSlot, stamps: Stamps, parts: &[&[u8]]) {
         .for_each(|part| latched.bytes.extend_from_slice(part));
 }
 
+/// Why a message was not written: a write error, or `None` when there is no file since
+/// an earlier error (already recorded).
+type NotWritten = Option<WriteError>;
+
 fn write_to(
     file: &mut Option<StreamWriter>,
     slot: &mut TopicSlot,
     stamps: Stamps,
     parts: &[&[u8]],
-) -> Result<(), WriteError> {
+) -> Result<(), NotWritten> {
     let Some(file) = file.as_mut() else {
-        return Err(WriteError::Failed {
-            path: Path::new("(no file)").to_path_buf(),
-        });
+        return Err(None);
     };
     let channel = match slot.channel {
         Some(channel) => channel,
@@ -423,7 +429,7 @@ fn write_to(
         publish_time: stamps.publish_time,
     };
     slot.sequence = slot.sequence.wrapping_add(1);
-    file.write_message_parts(&header, parts)
+    Ok(file.write_message_parts(&header, parts)?)
 }
 
 fn add_channel(file: &mut StreamWriter, topic: &Topic) -> Result<ChannelId, WriteError> {
