@@ -1,0 +1,527 @@
+//! The catalog of recd: which sessions ran, their files and the final per-topic counts,
+//! kept in a SQLite database (WAL) so that `rec list` survives daemon restarts and files
+//! a crash left open are known to need reindexing.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The database file inside the state directory.
+pub const DATABASE_FILE: &str = "catalog.sqlite";
+
+/// A session's catalog id.
+pub type SessionId = i64;
+
+/// Where a session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    /// Recording now (or when recd last ran).
+    Recording,
+    /// Stopped; its files were finalized.
+    Stopped,
+    /// Stopped after a write error.
+    Failed,
+    /// recd ended without stopping it (crash, kill, power loss).
+    Interrupted,
+}
+
+/// Where a file is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    /// Being written.
+    Recording,
+    /// Finalized with its summary.
+    Complete,
+    /// Left open by a crash; `rec reindex` recovers what it holds.
+    NeedsReindex,
+}
+
+/// One session as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    /// Its id.
+    pub id: SessionId,
+    /// Its name.
+    pub name: String,
+    /// The directory its files go to.
+    pub directory: PathBuf,
+    /// The recording configuration it ran with, as JSON.
+    pub config: String,
+    /// Start, ns since the Unix epoch.
+    pub started_ns: i64,
+    /// Stop, ns since the Unix epoch.
+    pub stopped_ns: Option<i64>,
+    /// Its state.
+    pub state: SessionState,
+}
+
+/// One file of a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    /// The session it belongs to.
+    pub session: SessionId,
+    /// Where it is.
+    pub path: PathBuf,
+    /// Size in bytes, as last known.
+    pub bytes: u64,
+    /// Messages, as last known.
+    pub messages: u64,
+    /// Its state.
+    pub state: FileState,
+}
+
+/// A topic's final counts in a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicCounts {
+    /// The channel name.
+    pub name: String,
+    /// The source's name for it (iceoryx2 service).
+    pub service: String,
+    /// Samples received.
+    pub received: u64,
+    /// Messages written.
+    pub written: u64,
+    /// Dropped.
+    pub dropped: u64,
+    /// Lost (sequence gaps).
+    pub lost: u64,
+    /// Payload bytes written.
+    pub bytes_written: u64,
+}
+
+/// What went wrong with the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The database could not be opened or created.
+    #[error("cannot open the catalog {}: {source}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: rusqlite::Error,
+    },
+    /// A query failed.
+    #[error("catalog query failed: {0}")]
+    Query(#[from] rusqlite::Error),
+    /// A value in the database is not one this version writes.
+    #[error("the catalog holds an unknown {what} {value:?}")]
+    Corrupt {
+        /// Which column.
+        what: &'static str,
+        /// The value.
+        value: String,
+    },
+}
+
+/// The catalog database.
+pub struct Catalog {
+    connection: Connection,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    directory TEXT NOT NULL,
+    config TEXT NOT NULL,
+    started_ns INTEGER NOT NULL,
+    stopped_ns INTEGER,
+    state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions(id),
+    bytes INTEGER NOT NULL DEFAULT 0,
+    messages INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_session ON files(session);
+CREATE TABLE IF NOT EXISTS topics (
+    session INTEGER NOT NULL REFERENCES sessions(id),
+    name TEXT NOT NULL,
+    service TEXT NOT NULL,
+    received INTEGER NOT NULL,
+    written INTEGER NOT NULL,
+    dropped INTEGER NOT NULL,
+    lost INTEGER NOT NULL,
+    bytes_written INTEGER NOT NULL,
+    PRIMARY KEY (session, service)
+);
+";
+
+impl Catalog {
+    /// Opens (or creates) the catalog in `state_dir`, which must exist.
+    pub fn open(state_dir: &Path) -> Result<Self, CatalogError> {
+        let path = state_dir.join(DATABASE_FILE);
+        let open_error = |source| CatalogError::Open {
+            path: path.clone(),
+            source,
+        };
+        let connection = Connection::open(&path).map_err(open_error)?;
+        connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_error)?;
+        connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_error)?;
+        connection
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_error)?;
+        connection.execute_batch(SCHEMA).map_err(open_error)?;
+        Ok(Self { connection })
+    }
+
+    /// Records a session that starts now; returns its id.
+    pub fn begin_session(
+        &self,
+        name: &str,
+        directory: &Path,
+        config: &str,
+        started_ns: i64,
+    ) -> Result<SessionId, CatalogError> {
+        self.connection.execute(
+            "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![name, path_text(directory), config, started_ns, session_state_text(SessionState::Recording)],
+        )?;
+        Ok(self.connection.last_insert_rowid())
+    }
+
+    /// Records a file the session started writing (or updates what is known of it).
+    pub fn upsert_file(&self, file: &File) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "INSERT INTO files (path, session, bytes, messages, state) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5",
+            params![
+                path_text(&file.path),
+                file.session,
+                file.bytes as i64,
+                file.messages as i64,
+                file_state_text(file.state)
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records a session's end: its state, stop time and final topic counts.
+    pub fn finish_session(
+        &mut self,
+        session: SessionId,
+        state: SessionState,
+        stopped_ns: i64,
+        topics: &[TopicCounts],
+    ) -> Result<(), CatalogError> {
+        let transaction = self.connection.transaction()?;
+        transaction.execute(
+            "UPDATE sessions SET state = ?2, stopped_ns = ?3 WHERE id = ?1",
+            params![session, session_state_text(state), stopped_ns],
+        )?;
+        for topic in topics {
+            transaction.execute(
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    session,
+                    topic.name,
+                    topic.service,
+                    topic.received as i64,
+                    topic.written as i64,
+                    topic.dropped as i64,
+                    topic.lost as i64,
+                    topic.bytes_written as i64
+                ],
+            )?;
+        }
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// After a crash: sessions still marked recording become interrupted, and their
+    /// files still marked recording need reindexing. Returns those files.
+    pub fn recover_after_crash(&mut self) -> Result<Vec<File>, CatalogError> {
+        let transaction = self.connection.transaction()?;
+        transaction.execute(
+            "UPDATE sessions SET state = ?1 WHERE state = ?2",
+            params![
+                session_state_text(SessionState::Interrupted),
+                session_state_text(SessionState::Recording)
+            ],
+        )?;
+        transaction.execute(
+            "UPDATE files SET state = ?1 WHERE state = ?2",
+            params![
+                file_state_text(FileState::NeedsReindex),
+                file_state_text(FileState::Recording)
+            ],
+        )?;
+        transaction.commit()?;
+        self.files_where(
+            "state = ?1",
+            params![file_state_text(FileState::NeedsReindex)],
+        )
+    }
+
+    /// Every session, newest first.
+    pub fn sessions(&self) -> Result<Vec<Session>, CatalogError> {
+        let mut statement = self.connection.prepare(
+            "SELECT id, name, directory, config, started_ns, stopped_ns, state FROM sessions ORDER BY id DESC",
+        )?;
+        let rows = statement.query_map([], session_row)?;
+        rows.map(|row| row?.into_session()).collect()
+    }
+
+    /// The newest session named `name`.
+    pub fn session_by_name(&self, name: &str) -> Result<Option<Session>, CatalogError> {
+        self.connection
+            .query_row(
+                "SELECT id, name, directory, config, started_ns, stopped_ns, state FROM sessions
+                 WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+                params![name],
+                session_row,
+            )
+            .optional()?
+            .map(RawSession::into_session)
+            .transpose()
+    }
+
+    /// The files of a session, in the order they were started.
+    pub fn files(&self, session: SessionId) -> Result<Vec<File>, CatalogError> {
+        self.files_where("session = ?1", params![session])
+    }
+
+    /// The file at `path`, if the catalog knows it.
+    pub fn file(&self, path: &Path) -> Result<Option<File>, CatalogError> {
+        Ok(self
+            .files_where("path = ?1", params![path_text(path)])?
+            .into_iter()
+            .next())
+    }
+
+    /// The final topic counts of a session.
+    pub fn topics(&self, session: SessionId) -> Result<Vec<TopicCounts>, CatalogError> {
+        let mut statement = self.connection.prepare(
+            "SELECT name, service, received, written, dropped, lost, bytes_written FROM topics
+             WHERE session = ?1 ORDER BY name",
+        )?;
+        let rows = statement.query_map(params![session], |row| {
+            Ok(TopicCounts {
+                name: row.get(0)?,
+                service: row.get(1)?,
+                received: row.get::<_, i64>(2)? as u64,
+                written: row.get::<_, i64>(3)? as u64,
+                dropped: row.get::<_, i64>(4)? as u64,
+                lost: row.get::<_, i64>(5)? as u64,
+                bytes_written: row.get::<_, i64>(6)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn files_where(
+        &self,
+        condition: &str,
+        parameters: impl rusqlite::Params,
+    ) -> Result<Vec<File>, CatalogError> {
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT session, path, bytes, messages, state FROM files WHERE {condition} ORDER BY rowid"
+        ))?;
+        let rows = statement.query_map(parameters, |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, String>(4)?,
+            ))
+        })?;
+        rows.map(|row| {
+            let (session, path, bytes, messages, state) = row?;
+            Ok(File {
+                session,
+                path: PathBuf::from(path),
+                bytes: bytes as u64,
+                messages: messages as u64,
+                state: parse_file_state(&state)?,
+            })
+        })
+        .collect()
+    }
+}
+
+struct RawSession {
+    id: i64,
+    name: String,
+    directory: String,
+    config: String,
+    started_ns: i64,
+    stopped_ns: Option<i64>,
+    state: String,
+}
+
+impl RawSession {
+    fn into_session(self) -> Result<Session, CatalogError> {
+        Ok(Session {
+            id: self.id,
+            name: self.name,
+            directory: PathBuf::from(self.directory),
+            config: self.config,
+            started_ns: self.started_ns,
+            stopped_ns: self.stopped_ns,
+            state: parse_session_state(&self.state)?,
+        })
+    }
+}
+
+fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
+    Ok(RawSession {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        directory: row.get(2)?,
+        config: row.get(3)?,
+        started_ns: row.get(4)?,
+        stopped_ns: row.get(5)?,
+        state: row.get(6)?,
+    })
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// The catalog's (and `rec list`'s) name of a session state.
+pub fn session_state_text(state: SessionState) -> &'static str {
+    match state {
+        SessionState::Recording => "recording",
+        SessionState::Stopped => "stopped",
+        SessionState::Failed => "failed",
+        SessionState::Interrupted => "interrupted",
+    }
+}
+
+/// The catalog's (and `rec list`'s) name of a file state.
+pub fn file_state_text(state: FileState) -> &'static str {
+    match state {
+        FileState::Recording => "recording",
+        FileState::Complete => "complete",
+        FileState::NeedsReindex => "needs-reindex",
+    }
+}
+
+fn parse_session_state(text: &str) -> Result<SessionState, CatalogError> {
+    [
+        SessionState::Recording,
+        SessionState::Stopped,
+        SessionState::Failed,
+        SessionState::Interrupted,
+    ]
+    .into_iter()
+    .find(|s| session_state_text(*s) == text)
+    .ok_or_else(|| CatalogError::Corrupt {
+        what: "session state",
+        value: text.to_string(),
+    })
+}
+
+fn parse_file_state(text: &str) -> Result<FileState, CatalogError> {
+    [
+        FileState::Recording,
+        FileState::Complete,
+        FileState::NeedsReindex,
+    ]
+    .into_iter()
+    .find(|s| file_state_text(*s) == text)
+    .ok_or_else(|| CatalogError::Corrupt {
+        what: "file state",
+        value: text.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(session: SessionId, path: &str, state: FileState) -> File {
+        File {
+            session,
+            path: PathBuf::from(path),
+            bytes: 10,
+            messages: 2,
+            state,
+        }
+    }
+
+    #[test]
+    fn sessions_files_and_counts_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = {
+            let mut catalog = Catalog::open(dir.path()).unwrap();
+            let id = catalog
+                .begin_session("drive", Path::new("/data/drive"), "{}", 5)
+                .unwrap();
+            catalog
+                .upsert_file(&file(id, "/data/drive/a.mcap", FileState::Recording))
+                .unwrap();
+            let mut done = file(id, "/data/drive/a.mcap", FileState::Complete);
+            done.bytes = 1000;
+            catalog.upsert_file(&done).unwrap();
+            let topics = [TopicCounts {
+                name: "/camera".into(),
+                service: "camera".into(),
+                received: 3,
+                written: 3,
+                dropped: 0,
+                lost: 1,
+                bytes_written: 300,
+            }];
+            catalog
+                .finish_session(id, SessionState::Stopped, 9, &topics)
+                .unwrap();
+            id
+        };
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let session = catalog.session_by_name("drive").unwrap().unwrap();
+        assert_eq!(session.id, id);
+        assert_eq!(session.state, SessionState::Stopped);
+        assert_eq!(session.stopped_ns, Some(9));
+        let files = catalog.files(id).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].state, FileState::Complete);
+        assert_eq!(files[0].bytes, 1000);
+        assert_eq!(catalog.topics(id).unwrap()[0].lost, 1);
+        assert!(catalog.session_by_name("other").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_crash_leaves_recording_files_needing_reindex() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(dir.path()).unwrap();
+        let done = catalog
+            .begin_session("old", Path::new("/d/old"), "{}", 1)
+            .unwrap();
+        catalog
+            .upsert_file(&file(done, "/d/old/a.mcap", FileState::Complete))
+            .unwrap();
+        catalog
+            .finish_session(done, SessionState::Stopped, 2, &[])
+            .unwrap();
+        let live = catalog
+            .begin_session("live", Path::new("/d/live"), "{}", 3)
+            .unwrap();
+        catalog
+            .upsert_file(&file(live, "/d/live/a.mcap", FileState::Complete))
+            .unwrap();
+        catalog
+            .upsert_file(&file(live, "/d/live/b.mcap", FileState::Recording))
+            .unwrap();
+        drop(catalog);
+
+        let mut catalog = Catalog::open(dir.path()).unwrap();
+        let recovered = catalog.recover_after_crash().unwrap();
+        assert_eq!(recovered.len(), 1);
+        assert_eq!(recovered[0].path, PathBuf::from("/d/live/b.mcap"));
+        assert_eq!(recovered[0].state, FileState::NeedsReindex);
+        let sessions = catalog.sessions().unwrap();
+        assert_eq!(sessions[0].name, "live", "newest first");
+        assert_eq!(sessions[0].state, SessionState::Interrupted);
+        assert_eq!(sessions[1].state, SessionState::Stopped);
+    }
+}

@@ -1,0 +1,333 @@
+//! Requests, responses and their framing.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks; a request with another one is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest request or response line, newline included.
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+/// What travels on the wire for a request: the version, then the request's fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestEnvelope {
+    /// [`PROTOCOL_VERSION`] of the sender.
+    pub version: u32,
+    /// The request.
+    #[serde(flatten)]
+    pub request: Request,
+}
+
+/// What a client asks recd to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    /// Is recd there, and which version?
+    Ping,
+    /// Start a recording session.
+    Start(StartRequest),
+    /// Stop the named session, the only one running (no name), or all.
+    Stop {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+        /// Stop every running session.
+        #[serde(default)]
+        all: bool,
+    },
+    /// Live status of one running session or of all.
+    Status {
+        /// The session; `None` means all running ones.
+        name: Option<String>,
+    },
+    /// Sessions and files from the catalog.
+    List,
+    /// The files of a session from the catalog, for `rec reindex SESSION`.
+    Files {
+        /// The session.
+        name: String,
+    },
+    /// A catalog file was reindexed in place: it is complete now.
+    Reindexed {
+        /// The file.
+        path: PathBuf,
+        /// Its new size.
+        bytes: u64,
+        /// Messages in it.
+        messages: u64,
+    },
+}
+
+/// How to record a new session; what is left out comes from recd's configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StartRequest {
+    /// The session's name, which is also its directory under recd's data directory; recd
+    /// picks one when missing.
+    pub name: Option<String>,
+    /// Glob patterns of topics to record; empty means all.
+    pub topics: Vec<String>,
+    /// Glob patterns of topics never to record.
+    pub exclude: Vec<String>,
+    /// Start a new file once one holds this many bytes.
+    pub max_file_size: Option<u64>,
+    /// Start a new file after this many milliseconds.
+    pub max_duration_ms: Option<u64>,
+    /// Keep a CRC-32 of each file's data section.
+    pub crc: bool,
+}
+
+/// recd's answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "response", rename_all = "snake_case")]
+pub enum Response {
+    /// Answer to [`Request::Ping`].
+    Pong {
+        /// recd's protocol version.
+        version: u32,
+        /// recd's package version.
+        daemon: String,
+    },
+    /// A session started.
+    Started(SessionStarted),
+    /// Sessions stopped and finalized.
+    Stopped {
+        /// One entry per stopped session.
+        sessions: Vec<SessionStopped>,
+    },
+    /// Live status.
+    Status {
+        /// One entry per running session asked about.
+        sessions: Vec<SessionStatus>,
+    },
+    /// The catalog's sessions, newest first.
+    List {
+        /// Sessions with their files.
+        sessions: Vec<ListedSession>,
+    },
+    /// The catalog's files of one session.
+    Files {
+        /// The session.
+        session: ListedSession,
+    },
+    /// Done; nothing to report.
+    Done,
+    /// The request failed; nothing changed.
+    Error(ErrorReply),
+}
+
+/// A failed request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    /// What kind of failure, for scripts.
+    pub kind: ErrorKind,
+    /// One line for people saying what is wrong.
+    pub message: String,
+}
+
+/// Kinds of failed requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Not a request this protocol knows (malformed, unknown, too large, wrong version).
+    BadRequest,
+    /// A session name or pattern that cannot be used.
+    InvalidArgument,
+    /// No session by that name (or none running).
+    UnknownSession,
+    /// A session by that name is already recording.
+    AlreadyRunning,
+    /// Starting or stopping failed inside recd.
+    Failed,
+}
+
+/// A session that started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStarted {
+    /// Its name.
+    pub name: String,
+    /// Its catalog id.
+    pub id: i64,
+    /// The directory its files go to.
+    pub directory: PathBuf,
+}
+
+/// A session that stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStopped {
+    /// Its name.
+    pub name: String,
+    /// Its files, finalized.
+    pub files: Vec<FileEntry>,
+    /// Seconds it recorded.
+    pub duration_s: f64,
+    /// Per-topic counts.
+    pub topics: Vec<TopicStats>,
+    /// A write error that ended recording early, if any.
+    pub write_error: Option<String>,
+}
+
+/// Live view of a running session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStatus {
+    /// Its name.
+    pub name: String,
+    /// Its catalog id.
+    pub id: i64,
+    /// The directory its files go to.
+    pub directory: PathBuf,
+    /// The file being written.
+    pub current_file: Option<PathBuf>,
+    /// Seconds since the start.
+    pub elapsed_s: f64,
+    /// Bytes written so far.
+    pub bytes_written: u64,
+    /// Bytes per second over the last second or so.
+    pub bytes_per_s: f64,
+    /// Per-topic counts and rates.
+    pub topics: Vec<TopicStats>,
+    /// A write error that stopped the writing, if any.
+    pub write_error: Option<String>,
+    /// Services that match but could not be opened, with the reason.
+    pub problems: Vec<(String, String)>,
+}
+
+/// Counts of one topic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopicStats {
+    /// The channel name in the file.
+    pub name: String,
+    /// The iceoryx2 service.
+    pub service: String,
+    /// Samples taken from the source.
+    pub received: u64,
+    /// Messages written.
+    pub written: u64,
+    /// Received but not written (full handoff, failed write).
+    pub dropped: u64,
+    /// Never received: gaps in the publishers' sequence numbers.
+    pub lost: u64,
+    /// Payload bytes written.
+    pub bytes_written: u64,
+    /// Messages per second lately (status only; 0 in a stop report).
+    pub messages_per_s: f64,
+}
+
+/// One session as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListedSession {
+    /// Its name.
+    pub name: String,
+    /// Its catalog id.
+    pub id: i64,
+    /// recording, stopped, failed or interrupted.
+    pub state: String,
+    /// Its directory.
+    pub directory: PathBuf,
+    /// Start, ns since the Unix epoch.
+    pub started_ns: i64,
+    /// Stop, ns since the Unix epoch, once stopped.
+    pub stopped_ns: Option<i64>,
+    /// Its files.
+    pub files: Vec<FileEntry>,
+    /// Its topics' final counts (empty while recording).
+    pub topics: Vec<TopicEntry>,
+}
+
+/// One file of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its size in bytes, as last known.
+    pub bytes: u64,
+    /// Messages in it, as last known.
+    pub messages: u64,
+    /// recording, complete or needs-reindex.
+    pub state: String,
+}
+
+/// A topic's final counts, as the catalog keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopicEntry {
+    /// The channel name.
+    pub name: String,
+    /// Messages written.
+    pub written: u64,
+    /// Dropped.
+    pub dropped: u64,
+    /// Lost.
+    pub lost: u64,
+}
+
+/// One message as a line: JSON and a newline.
+pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).expect("protocol types serialize");
+    line.push(b'\n');
+    line
+}
+
+/// Reads a request line; the error says what is wrong with it for the reply.
+pub fn decode_request(line: &[u8]) -> Result<Request, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| format!("not a JSON request: {e}"))?;
+    match value.get("version").and_then(|v| v.as_u64()) {
+        Some(version) if version == u64::from(PROTOCOL_VERSION) => {}
+        Some(version) => {
+            return Err(format!(
+                "protocol version {version} is not spoken here (recd speaks {PROTOCOL_VERSION}); use a rec of the same release"
+            ))
+        }
+        None => return Err("a request needs a numeric \"version\"".into()),
+    }
+    let envelope: RequestEnvelope =
+        serde_json::from_value(value).map_err(|e| format!("unknown or malformed request: {e}"))?;
+    Ok(envelope.request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_through_lines() {
+        let requests = [
+            Request::Ping,
+            Request::Start(StartRequest {
+                name: Some("drive".into()),
+                topics: vec!["camera/*".into()],
+                max_file_size: Some(1 << 30),
+                ..StartRequest::default()
+            }),
+            Request::Stop {
+                name: None,
+                all: true,
+            },
+            Request::Status { name: None },
+            Request::List,
+        ];
+        for request in requests {
+            let line = encode(&RequestEnvelope {
+                version: PROTOCOL_VERSION,
+                request: request.clone(),
+            });
+            assert_eq!(*line.last().unwrap(), b'\n');
+            assert_eq!(decode_request(&line[..line.len() - 1]), Ok(request));
+        }
+    }
+
+    #[test]
+    fn bad_requests_say_what_is_wrong() {
+        assert!(decode_request(b"{nope").unwrap_err().contains("not a JSON"));
+        assert!(decode_request(br#"{"request":"ping"}"#)
+            .unwrap_err()
+            .contains("version"));
+        assert!(decode_request(br#"{"version":99,"request":"ping"}"#)
+            .unwrap_err()
+            .contains("99"));
+        assert!(decode_request(br#"{"version":1,"request":"explode"}"#)
+            .unwrap_err()
+            .contains("unknown"));
+    }
+}
