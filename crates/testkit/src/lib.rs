@@ -1,0 +1,268 @@
+//! Helpers of recd's end-to-end tests: isolated iceoryx2 domains, the load generator
+//! process, bounded waits, and the workspace's built binaries.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use recd_benches::report::LoadReport;
+use recd_engine::{RecordingConfig, TopicSelection};
+
+/// A binary of the workspace, built beside the running test (`cargo test --workspace`
+/// builds every binary before running any test).
+pub fn binary(name: &str) -> PathBuf {
+    let test = std::env::current_exe().expect("the test's own path");
+    let dir = test
+        .parent()
+        .and_then(Path::parent)
+        .expect("tests run from <target>/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test --workspace` (scripts/test), which builds it",
+        path.display()
+    );
+    path
+}
+
+/// An iceoryx2 domain of its own (a unique file prefix); its files are removed on drop.
+pub struct Domain {
+    pub prefix: String,
+}
+
+impl Default for Domain {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Domain {
+    pub fn new() -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let prefix = format!(
+            "recdt{}x{}_",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        Self { prefix }
+    }
+
+    /// A recording config in this domain, recording `include` into `dir`.
+    pub fn config(&self, dir: &Path, include: &[&str]) -> RecordingConfig {
+        let mut config = RecordingConfig::new(dir);
+        config.iceoryx2_prefix = Some(self.prefix.clone());
+        config.topics = TopicSelection {
+            include: include.iter().map(|s| s.to_string()).collect(),
+            exclude: vec![],
+        };
+        config.discovery_interval = Duration::from_millis(50);
+        config
+    }
+
+    /// Starts the load generator in this domain with `args`.
+    pub fn load(&self, args: &[&str]) -> Child {
+        Command::new(binary("recd-load"))
+            .args(["--iceoryx2-prefix", &self.prefix, "--json"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("recd-load starts")
+    }
+
+    /// Starts the load generator in a process group of its own, for [`kill_group`].
+    pub fn load_in_own_group(&self, args: &[&str]) -> Child {
+        use std::os::unix::process::CommandExt;
+        Command::new(binary("recd-load"))
+            .args(["--iceoryx2-prefix", &self.prefix, "--json"])
+            .args(args)
+            .stdout(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("recd-load starts")
+    }
+
+    /// Files of this domain left in /dev/shm and iceoryx2's directory.
+    pub fn leftovers(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for root in ["/dev/shm", "/tmp/iceoryx2"] {
+            collect(Path::new(root), &self.prefix, &mut found);
+        }
+        found
+    }
+}
+
+fn collect(dir: &Path, prefix: &str, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, prefix, found);
+        } else if entry.file_name().to_string_lossy().starts_with(prefix) {
+            found.push(path);
+        }
+    }
+}
+
+impl Drop for Domain {
+    fn drop(&mut self) {
+        for path in self.leftovers() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Waits (bounded) for the load generator and parses its report.
+pub fn finish_load(child: Child) -> LoadReport {
+    let output = wait_bounded(child, Duration::from_secs(60));
+    assert!(output.status.success(), "recd-load failed");
+    serde_json::from_slice(&output.stdout).expect("recd-load prints its JSON report")
+}
+
+/// Waits for a child at most `limit`, killing it after that.
+pub fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if child.try_wait().expect("child status").is_some() {
+            return child.wait_with_output().expect("child output");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("child process did not finish within {limit:?}");
+}
+
+/// Polls `condition` every 10 ms for at most `limit`.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// Kills a child started by [`Domain::load_in_own_group`] and its publisher processes
+/// with SIGKILL, as a crash would.
+pub fn kill_group(mut child: Child) {
+    // SAFETY: kill(2) on the child's own process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+/// A `recd` daemon of the tests: its socket, data and state directories under `root`, and
+/// every session recording in `domain`.
+pub struct Recd {
+    child: Option<Child>,
+    /// Where its socket, configuration, log, data and state live.
+    pub root: PathBuf,
+    /// Its control socket.
+    pub socket: PathBuf,
+}
+
+impl Recd {
+    /// Starts recd under `root` (reusing what a previous recd left there) and waits until
+    /// its socket answers.
+    pub fn start(root: &Path, domain: &Domain) -> Self {
+        let socket = root.join("recd.sock");
+        let config = root.join("recd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n",
+                data = root.join("data"),
+                state = root.join("state"),
+                prefix = domain.prefix,
+            ),
+        )
+        .expect("config written");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(root.join("recd.log"))
+            .expect("log file");
+        let child = Command::new(binary("recd"))
+            .arg("--config")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("recd starts");
+        let recd = Self {
+            child: Some(child),
+            root: root.to_path_buf(),
+            socket,
+        };
+        let up = wait_until(Duration::from_secs(10), || {
+            std::os::unix::net::UnixStream::connect(&recd.socket).is_ok()
+        });
+        assert!(up, "recd did not listen within 10 s; log:\n{}", recd.log());
+        recd
+    }
+
+    /// What recd logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.root.join("recd.log")).unwrap_or_default()
+    }
+
+    /// Runs `rec --socket <socket> args…`.
+    pub fn rec(&self, args: &[&str]) -> std::process::Output {
+        rec(&self.socket, args)
+    }
+
+    /// Runs `rec … --json`, asserts success and parses its output.
+    pub fn rec_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut args = args.to_vec();
+        args.push("--json");
+        let output = self.rec(&args);
+        assert!(
+            output.status.success(),
+            "rec {args:?} failed: {}\nrecd log:\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.log()
+        );
+        serde_json::from_slice(&output.stdout).expect("rec prints JSON")
+    }
+
+    /// Sends `signal` and waits (bounded) for recd to exit; returns its exit status.
+    pub fn signal_and_wait(&mut self, signal: i32, limit: Duration) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("recd is running");
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait().expect("recd status") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("recd did not exit within {limit:?} of signal {signal}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Recd {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Runs `rec --socket <socket> args…`.
+pub fn rec(socket: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(binary("rec"))
+        .arg("--socket")
+        .arg(socket)
+        .args(args)
+        .output()
+        .expect("rec runs")
+}
