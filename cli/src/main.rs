@@ -5,10 +5,13 @@ mod demo;
 mod format;
 mod info;
 mod reindex;
+mod session;
+mod table;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Exit status of a command that failed.
 const EXIT_FAILURE: u8 = 1;
@@ -20,23 +23,49 @@ const EXIT_FAILURE: u8 = 1;
     about = "Record, inspect and reindex MCAP files with recd"
 )]
 struct Cli {
+    /// recd's control socket.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        env = "RECD_SOCKET",
+        default_value = "/run/recd/recd.sock"
+    )]
+    socket: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Start(session::StartArgs),
+    Stop(session::StopArgs),
+    Status(session::StatusArgs),
+    List(session::ListArgs),
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Demo(demo::DemoArgs),
+    /// Print a shell completion script (e.g. `rec completions bash > /etc/bash_completion.d/rec`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Start(args) => session::start(&cli.socket, &args),
+        Command::Stop(args) => session::stop(&cli.socket, &args),
+        Command::Status(args) => session::status(&cli.socket, &args),
+        Command::List(args) => session::list(&cli.socket, &args),
         Command::Info(args) => info::run(&args),
-        Command::Reindex(args) => reindex::run(&args),
+        Command::Reindex(args) => reindex::run(&cli.socket, &args),
         Command::Demo(args) => demo::run(&args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "rec", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match outcome {
         Ok(code) => code,

@@ -1,7 +1,7 @@
 //! `rec reindex`: a chunked, indexed copy of an unindexed or damaged MCAP file.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,13 +24,17 @@ const EXIT_INTERRUPTED: u8 = 130;
 /// destination and renamed into place only once complete: without -o it replaces FILE
 /// then, never before. Ctrl-C leaves the input untouched and no stray files.
 ///
+/// Given a session name instead of a file, reindexes every file of that session (from
+/// recd's catalog) in place, and recd marks them complete.
+///
 /// Exit status: 0 when nothing was lost, 3 when the input was damaged and the output holds
 /// everything recoverable, 1 on failure (the input is untouched).
 #[derive(Debug, Args)]
 pub struct ReindexArgs {
-    /// The MCAP file to reindex.
+    /// The MCAP file to reindex, or the name of a recd session.
+    #[arg(value_name = "FILE|SESSION")]
     file: PathBuf,
-    /// Write the result here instead of replacing FILE.
+    /// Write the result here instead of replacing FILE (not with a session).
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// How to compress chunks.
@@ -52,7 +56,7 @@ enum CompressionArg {
     Zstd,
 }
 
-pub fn run(args: &ReindexArgs) -> Result<ExitCode, String> {
+pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
     if args.chunk_size == 0 {
         return Err("--chunk-size must be larger than 0".into());
     }
@@ -69,7 +73,54 @@ pub fn run(args: &ReindexArgs) -> Result<ExitCode, String> {
         chunk_size: args.chunk_size,
         threads: 0,
     };
-    let output = args.output.clone().unwrap_or_else(|| args.file.clone());
+    let looks_like_file = args.file.exists()
+        || args.file.components().count() != 1
+        || args.file.extension().is_some_and(|e| e == "mcap");
+    if looks_like_file {
+        let output = args.output.clone().unwrap_or_else(|| args.file.clone());
+        return reindex_file(&args.file, &output, &options, args.json, &cancel)
+            .map(|(code, _)| code);
+    }
+    // Not a file: a session name.
+    if args.output.is_some() {
+        return Err("-o cannot be used with a session; its files are reindexed in place".into());
+    }
+    let name = args.file.to_string_lossy();
+    let files = crate::session::session_files(socket, &name)?;
+    if files.is_empty() {
+        return Err(format!("session {name} has no files"));
+    }
+    let mut worst = ExitCode::SUCCESS;
+    for file in files {
+        let (code, report) = reindex_file(&file, &file, &options, args.json, &cancel)?;
+        if let Some(report) = report {
+            crate::session::ask(
+                socket,
+                &recd_control::Request::Reindexed {
+                    path: file.clone(),
+                    bytes: report.output_bytes,
+                    messages: report.messages,
+                },
+            )?;
+        }
+        if code != ExitCode::SUCCESS {
+            worst = code;
+        }
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    Ok(worst)
+}
+
+/// Reindexes one file; returns the exit status and, when the output was written, the report.
+fn reindex_file(
+    input: &Path,
+    output: &Path,
+    options: &ReindexOptions,
+    json: bool,
+    cancel: &AtomicBool,
+) -> Result<(ExitCode, Option<ReindexReport>), String> {
     let bar = progress_bar();
     let mut progress = |done: u64, total: u64| {
         if let Some(bar) = &bar {
@@ -77,27 +128,28 @@ pub fn run(args: &ReindexArgs) -> Result<ExitCode, String> {
             bar.set_position(done);
         }
     };
-    let result = recd_storage::reindex(&args.file, &output, &options, &mut progress, &cancel);
+    let result = recd_storage::reindex(input, output, options, &mut progress, cancel);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
     match result {
         Ok(report) => {
-            if args.json {
+            if json {
                 let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
                 println!("{json}");
             } else {
-                print_report(&args.file, &report);
+                print_report(input, &report);
             }
-            Ok(if report.lost_nothing() {
+            let code = if report.lost_nothing() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(EXIT_DAMAGED)
-            })
+            };
+            Ok((code, Some(report)))
         }
         Err(error @ ReindexError::Interrupted { .. }) => {
             eprintln!("rec: {error}");
-            Ok(ExitCode::from(EXIT_INTERRUPTED))
+            Ok((ExitCode::from(EXIT_INTERRUPTED), None))
         }
         Err(error) => Err(error.to_string()),
     }

@@ -1,0 +1,361 @@
+//! `rec start`, `rec stop`, `rec status`, `rec list`: sessions of the recd daemon.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use recd_control::{
+    Client, ListedSession, Request, Response, SessionStatus, SessionStopped, StartRequest,
+    TopicStats,
+};
+
+use crate::format;
+use crate::table::table;
+
+/// How long recd may take to answer (a stop finalizes files, which takes a moment).
+const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Start recording a session.
+///
+/// With no --topic every topic is recorded. Files go to recd's data directory, in a
+/// directory named after the session.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The session's name (letters, digits, '-', '_', '.'); recd picks one when left out.
+    #[arg(long)]
+    name: Option<String>,
+    /// Record topics (iceoryx2 service names) matching this glob; repeatable.
+    #[arg(long = "topic", value_name = "GLOB")]
+    topics: Vec<String>,
+    /// Never record topics matching this glob; repeatable.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Start a new file once one holds this much, e.g. 4GiB.
+    #[arg(long, value_name = "SIZE", value_parser = format::parse_size)]
+    max_file_size: Option<u64>,
+    /// Start a new file after this long, e.g. 10min.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    max_duration: Option<Duration>,
+    /// Keep a CRC-32 of each file's data section.
+    #[arg(long)]
+    crc: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Stop a session and finalize its files.
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    /// The session; may be left out when only one is recording.
+    name: Option<String>,
+    /// Stop every session.
+    #[arg(long, conflicts_with = "name")]
+    all: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Show running sessions: per topic messages, rate, MB/s, drops; the current file.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only this session.
+    name: Option<String>,
+    /// Refresh every second until Ctrl-C.
+    #[arg(long)]
+    watch: bool,
+    /// Print the status as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// List sessions and their files from recd's catalog, newest first.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Sends one request; recd's error replies become the command's error.
+pub fn ask(socket: &Path, request: &Request) -> Result<Response, String> {
+    let mut client = Client::connect(socket, REPLY_TIMEOUT).map_err(|e| e.to_string())?;
+    match client.request(request).map_err(|e| e.to_string())? {
+        Response::Error(error) => Err(error.message),
+        response => Ok(response),
+    }
+}
+
+fn unexpected(response: &Response) -> String {
+    format!("recd answered with an unexpected {response:?}")
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<(), String> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).map_err(|e| e.to_string())?
+    );
+    Ok(())
+}
+
+pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
+    let request = Request::Start(StartRequest {
+        name: args.name.clone(),
+        topics: args.topics.clone(),
+        exclude: args.exclude.clone(),
+        max_file_size: args.max_file_size,
+        max_duration_ms: args.max_duration.map(|d| d.as_millis() as u64),
+        crc: args.crc,
+    });
+    let Response::Started(started) = ask(socket, &request)? else {
+        return Err("recd answered a start with something else".into());
+    };
+    if args.json {
+        print_json(&started)?;
+    } else {
+        println!(
+            "recording session {} into {}",
+            started.name,
+            started.directory.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn stop(socket: &Path, args: &StopArgs) -> Result<ExitCode, String> {
+    let request = Request::Stop {
+        name: args.name.clone(),
+        all: args.all,
+    };
+    let response = ask(socket, &request)?;
+    let Response::Stopped { sessions } = &response else {
+        return Err(unexpected(&response));
+    };
+    if args.json {
+        print_json(sessions)?;
+    } else if sessions.is_empty() {
+        println!("no session was recording");
+    } else {
+        sessions.iter().for_each(print_stopped);
+    }
+    let failed = sessions.iter().any(|s| s.write_error.is_some());
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_stopped(session: &SessionStopped) {
+    let messages: u64 = session.topics.iter().map(|t| t.written).sum();
+    let bytes: u64 = session.files.iter().map(|f| f.bytes).sum();
+    let dropped: u64 = session.topics.iter().map(|t| t.dropped).sum();
+    let lost: u64 = session.topics.iter().map(|t| t.lost).sum();
+    println!(
+        "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost",
+        session.name,
+        messages,
+        format::bytes(bytes),
+        session.files.len(),
+        if session.files.len() == 1 { "" } else { "s" },
+        session.duration_s,
+        format::rate(bytes as f64 / session.duration_s.max(1e-9)),
+        dropped,
+        lost
+    );
+    let rows = rows_by_topic(&session.topics, |t| {
+        vec![
+            t.received.to_string(),
+            t.written.to_string(),
+            format::bytes(t.bytes_written),
+        ]
+    });
+    print!(
+        "{}",
+        table(
+            &["topic", "received", "written", "bytes", "dropped", "lost"],
+            &rows
+        )
+    );
+    for file in &session.files {
+        println!(
+            "file {}  {}",
+            file.path.display(),
+            format::bytes(file.bytes)
+        );
+    }
+    if let Some(error) = &session.write_error {
+        println!("write error: {error}");
+    }
+}
+
+pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
+    let request = Request::Status {
+        name: args.name.clone(),
+    };
+    if !args.watch {
+        let sessions = fetch_status(socket, &request)?;
+        if args.json {
+            print_json(&sessions)?;
+        } else {
+            print!("{}", status_text(&sessions));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let interactive = std::io::stdout().is_terminal();
+    loop {
+        let sessions = fetch_status(socket, &request)?;
+        let text = if args.json {
+            serde_json::to_string(&sessions).map_err(|e| e.to_string())? + "\n"
+        } else {
+            status_text(&sessions)
+        };
+        let mut stdout = std::io::stdout().lock();
+        if interactive && !args.json {
+            // Clear the screen and draw from the top, so the view refreshes in place.
+            let _ = write!(stdout, "\x1b[2J\x1b[H");
+        }
+        if stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return Ok(ExitCode::SUCCESS);
+        }
+        drop(stdout);
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// One row per topic, sorted by name: the name, `middle`'s cells, dropped and lost.
+fn rows_by_topic(
+    topics: &[TopicStats],
+    middle: impl Fn(&TopicStats) -> Vec<String>,
+) -> Vec<Vec<String>> {
+    let mut topics: Vec<&TopicStats> = topics.iter().collect();
+    topics.sort_by(|a, b| a.name.cmp(&b.name));
+    topics
+        .into_iter()
+        .map(|t| {
+            let mut row = vec![t.name.clone()];
+            row.extend(middle(t));
+            row.extend([t.dropped.to_string(), t.lost.to_string()]);
+            row
+        })
+        .collect()
+}
+
+fn fetch_status(socket: &Path, request: &Request) -> Result<Vec<SessionStatus>, String> {
+    match ask(socket, request)? {
+        Response::Status { sessions } => Ok(sessions),
+        other => Err(unexpected(&other)),
+    }
+}
+
+fn status_text(sessions: &[SessionStatus]) -> String {
+    if sessions.is_empty() {
+        return "no session is recording\n".into();
+    }
+    let mut text = String::new();
+    for session in sessions {
+        text += &format!(
+            "{}  {:.0} s  {}  {}  file {}\n",
+            session.name,
+            session.elapsed_s,
+            format::bytes(session.bytes_written),
+            format::rate(session.bytes_per_s),
+            session
+                .current_file
+                .as_deref()
+                .map_or("-".into(), |p| p.display().to_string())
+        );
+        let rows = rows_by_topic(&session.topics, |t| {
+            vec![
+                t.written.to_string(),
+                format!("{:.1}", t.messages_per_s),
+                format::bytes(t.bytes_written),
+            ]
+        });
+        text += &table(
+            &["topic", "messages", "msg/s", "bytes", "dropped", "lost"],
+            &rows,
+        );
+        for (service, problem) in &session.problems {
+            text += &format!("  cannot record {service}: {problem}\n");
+        }
+        if let Some(error) = &session.write_error {
+            text += &format!("  write error: {error}\n");
+        }
+    }
+    text
+}
+
+pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
+    let response = ask(socket, &Request::List)?;
+    let Response::List { sessions } = &response else {
+        return Err(unexpected(&response));
+    };
+    if args.json {
+        print_json(sessions)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if sessions.is_empty() {
+        println!("no sessions yet");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<Vec<String>> = sessions.iter().map(session_row).collect();
+    let text = table(
+        &["session", "state", "started", "files", "size", "messages"],
+        &rows,
+    );
+    let mut lines = text.lines();
+    println!("{}", lines.next().unwrap_or_default());
+    for (session, line) in sessions.iter().zip(lines) {
+        println!("{line}");
+        for file in &session.files {
+            println!(
+                "    {}  {}  {} messages  {}",
+                file.path.display(),
+                format::bytes(file.bytes),
+                file.messages,
+                file.state
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session_row(session: &ListedSession) -> Vec<String> {
+    vec![
+        session.name.clone(),
+        session.state.clone(),
+        humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + Duration::from_nanos(session.started_ns.max(0) as u64),
+        )
+        .to_string(),
+        session.files.len().to_string(),
+        format::bytes(session.files.iter().map(|f| f.bytes).sum()),
+        session
+            .files
+            .iter()
+            .map(|f| f.messages)
+            .sum::<u64>()
+            .to_string(),
+    ]
+}
+
+/// The catalog's files of a session, for `rec reindex SESSION`.
+pub fn session_files(socket: &Path, name: &str) -> Result<Vec<PathBuf>, String> {
+    match ask(
+        socket,
+        &Request::Files {
+            name: name.to_string(),
+        },
+    )? {
+        Response::Files { session } => Ok(session.files.into_iter().map(|f| f.path).collect()),
+        other => Err(unexpected(&other)),
+    }
+}

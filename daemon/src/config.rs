@@ -1,0 +1,198 @@
+//! recd's configuration: a TOML file whose every key has a built-in default, overridden by
+//! command-line flags.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bytesize::ByteSize;
+use serde::{Deserialize, Serialize};
+
+/// Where the configuration file is looked for when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "/etc/recd/recd.toml";
+
+/// The daemon's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// The control socket `rec` connects to.
+    pub socket: PathBuf,
+    /// Recordings go to `<data_dir>/<session name>/`.
+    pub data_dir: PathBuf,
+    /// The catalog database lives here.
+    pub state_dir: PathBuf,
+    /// How long a stop (of one session, or of all at SIGTERM) may take before recd gives
+    /// up waiting for it.
+    #[serde(with = "humantime_serde")]
+    pub stop_timeout: Duration,
+    /// At start-up, reindex in the background the files a crashed run left open.
+    pub reindex_after_crash: bool,
+    /// Sessions that may record at once.
+    pub max_sessions: usize,
+    /// Defaults for every session; `rec start` flags override some of them.
+    pub recording: SessionDefaults,
+}
+
+/// Recording settings every session starts from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionDefaults {
+    /// Start a new file once one holds this much (e.g. "4GiB"); none by default.
+    pub max_file_size: Option<ByteSize>,
+    /// Start a new file after this long (e.g. "10min"); none by default.
+    #[serde(with = "humantime_serde")]
+    pub max_duration: Option<Duration>,
+    /// Keep a CRC-32 of each file's data section.
+    pub crc: bool,
+    /// Write with O_DIRECT (the data directory's file system must support it).
+    pub direct_io: bool,
+    /// Payloads this large or larger are written straight from shared memory.
+    pub zero_copy_threshold: ByteSize,
+    /// fdatasync at most this long after the last one; none leaves it to file close.
+    #[serde(with = "humantime_serde")]
+    pub sync_period: Option<Duration>,
+    /// How often the list of iceoryx2 services is checked for new and vanished topics.
+    #[serde(with = "humantime_serde")]
+    pub discovery_interval: Duration,
+    /// Shortest time between two polls of a subscriber without an event service.
+    #[serde(with = "humantime_serde")]
+    pub min_poll_interval: Duration,
+    /// Longest time between two polls of such a subscriber.
+    #[serde(with = "humantime_serde")]
+    pub max_poll_interval: Duration,
+    /// The iceoryx2 file prefix (`global.prefix`) of the domain to record; none is
+    /// iceoryx2's default.
+    pub iceoryx2_prefix: Option<String>,
+    /// Messages in flight between a session's receive and writer threads.
+    pub ring_items: usize,
+    /// Bytes of small (copied) messages in flight.
+    pub ring_copy_bytes: ByteSize,
+    /// Bytes of large messages in flight, held as shared-memory samples.
+    pub ring_loaned_bytes: ByteSize,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            socket: PathBuf::from("/run/recd/recd.sock"),
+            data_dir: PathBuf::from("/var/lib/recd/recordings"),
+            state_dir: PathBuf::from("/var/lib/recd"),
+            stop_timeout: Duration::from_secs(30),
+            reindex_after_crash: false,
+            max_sessions: 16,
+            recording: SessionDefaults::default(),
+        }
+    }
+}
+
+impl Default for SessionDefaults {
+    fn default() -> Self {
+        let engine = recd_engine::RecordingConfig::default();
+        Self {
+            max_file_size: None,
+            max_duration: None,
+            crc: false,
+            direct_io: false,
+            zero_copy_threshold: ByteSize::b(engine.zero_copy_threshold as u64),
+            sync_period: None,
+            discovery_interval: engine.discovery_interval,
+            min_poll_interval: engine.min_poll_interval,
+            max_poll_interval: engine.max_poll_interval,
+            iceoryx2_prefix: None,
+            ring_items: engine.ring.items,
+            ring_copy_bytes: ByteSize::b(engine.ring.copy_bytes as u64),
+            ring_loaned_bytes: ByteSize::b(engine.ring.loaned_bytes as u64),
+        }
+    }
+}
+
+/// Why the configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the configuration {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has a bad key or value; the message names the line.
+    #[error("bad configuration {}: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The parser's account, naming the key and the line.
+        message: String,
+    },
+}
+
+impl DaemonConfig {
+    /// Reads `path`; a missing file at the default location means the built-in defaults,
+    /// a missing file named explicitly is an error.
+    pub fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                return Ok(Self::default())
+            }
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// Parses TOML text; the error names the offending key and line.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|error| error.to_string().trim_end().to_string())
+    }
+
+    /// The configuration as TOML, every key included.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("the configuration serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_is_all_defaults_and_printing_round_trips() {
+        let config = DaemonConfig::parse("").unwrap();
+        assert_eq!(config, DaemonConfig::default());
+        let printed = config.to_toml();
+        assert_eq!(DaemonConfig::parse(&printed).unwrap(), config);
+    }
+
+    #[test]
+    fn values_are_read_with_units() {
+        let config = DaemonConfig::parse(
+            "socket = \"/tmp/x.sock\"\nstop_timeout = \"5s\"\n[recording]\nmax_file_size = \"2GiB\"\nmax_duration = \"10min\"\nmin_poll_interval = \"1ms\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.socket, PathBuf::from("/tmp/x.sock"));
+        assert_eq!(config.stop_timeout, Duration::from_secs(5));
+        assert_eq!(config.recording.max_file_size, Some(ByteSize::gib(2)));
+        assert_eq!(
+            config.recording.max_duration,
+            Some(Duration::from_secs(600))
+        );
+        assert_eq!(config.recording.min_poll_interval, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_bad_key_or_value_is_named_with_its_line() {
+        let error = DaemonConfig::parse("socket = \"/a\"\n\nsokcet = \"/b\"\n").unwrap_err();
+        assert!(error.contains("sokcet"), "{error}");
+        assert!(error.contains("line 3"), "{error}");
+        let error = DaemonConfig::parse("[recording]\nmax_duration = \"soon\"\n").unwrap_err();
+        assert!(error.contains("line 2"), "{error}");
+    }
+}

@@ -1,0 +1,163 @@
+//! `recd`: the recording daemon. It parses its configuration, opens the catalog, listens
+//! on the control socket and runs sessions until SIGTERM or SIGINT, which stop every
+//! session gracefully.
+
+mod config;
+mod names;
+mod recovery;
+mod server;
+mod service;
+mod sessions;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use recd_catalog::Catalog;
+
+use config::{DaemonConfig, DEFAULT_CONFIG};
+use sessions::Sessions;
+
+/// The recd recording daemon: records iceoryx2 topics into MCAP sessions that `rec start`
+/// and `rec stop` control over a Unix socket.
+#[derive(Parser, Debug)]
+#[command(name = "recd", version)]
+struct Cli {
+    /// The configuration file (TOML); every key has a default, so it may be missing when
+    /// not given explicitly.
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// The control socket (overrides `socket`).
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Where recordings go (overrides `data_dir`).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where the catalog lives (overrides `state_dir`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Print the effective configuration as TOML and exit.
+    #[arg(long)]
+    print_config: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (path, explicit) = match &cli.config {
+        Some(path) => (path.clone(), true),
+        None => (PathBuf::from(DEFAULT_CONFIG), false),
+    };
+    let mut config = match DaemonConfig::load(&path, explicit) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("recd: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(socket) = cli.socket {
+        config.socket = socket;
+    }
+    if let Some(dir) = cli.data_dir {
+        config.data_dir = dir;
+    }
+    if let Some(dir) = cli.state_dir {
+        config.state_dir = dir;
+    }
+    if cli.print_config {
+        print!("{}", config.to_toml());
+        return ExitCode::SUCCESS;
+    }
+    service::init_logging();
+    iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
+    match run(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("recd: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(config: DaemonConfig) -> Result<(), String> {
+    for dir in [&config.state_dir, &config.data_dir] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut catalog = Catalog::open(&config.state_dir).map_err(|e| e.to_string())?;
+    let interrupted = recovery::mark_interrupted(&mut catalog).map_err(|e| e.to_string())?;
+    if config.reindex_after_crash {
+        recovery::reindex_in_background(config.state_dir.clone(), interrupted);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let stop_timeout = config.stop_timeout;
+    let socket = config.socket.clone();
+    let sessions = Arc::new(Sessions::new(config, catalog));
+    runtime.block_on(serve_until_signal(&socket, sessions.clone()))?;
+
+    service::stopping();
+    let _ = std::fs::remove_file(&socket);
+    stop_all(sessions, stop_timeout)
+}
+
+/// Serves the control socket until SIGTERM or SIGINT.
+async fn serve_until_signal(
+    socket: &std::path::Path,
+    sessions: Arc<Sessions>,
+) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let listener = server::listen(socket).map_err(|e| e.to_string())?;
+    tracing::info!(socket = %socket.display(), "listening");
+    service::ready();
+    let server = tokio::spawn(server::serve(listener, sessions.clone()));
+    let watchdog = service::watchdog_period();
+    let mut beat = tokio::time::interval(
+        watchdog
+            .unwrap_or(Duration::from_secs(1))
+            .min(Duration::from_secs(1)),
+    );
+    loop {
+        tokio::select! {
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+            _ = beat.tick() => {
+                let sessions = sessions.clone();
+                // Sampling locks the sessions; a stuck session shows as a missed ping.
+                if let Ok(load) = tokio::task::spawn_blocking(move || sessions.sample()).await {
+                    service::heartbeat(&load, watchdog.is_some());
+                }
+            }
+        }
+    }
+    tracing::info!("stopping every session");
+    server.abort();
+    Ok(())
+}
+
+/// Stops every session, waiting at most `timeout`; files of a session that did not stop
+/// in time stay recoverable with `rec reindex`.
+fn stop_all(sessions: Arc<Sessions>, timeout: Duration) -> Result<(), String> {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let result = sessions.stop(None, true);
+        let _ = done_tx.send(result);
+    });
+    match done_rx.recv_timeout(timeout) {
+        Ok(Ok(stopped)) => {
+            tracing::info!(sessions = stopped.len(), "all sessions stopped");
+            Ok(())
+        }
+        Ok(Err(error)) => Err(error.message),
+        Err(_) => Err(format!(
+            "sessions did not stop within {} (stop_timeout); their files are recoverable with `rec reindex`",
+            humantime::format_duration(timeout)
+        )),
+    }
+}

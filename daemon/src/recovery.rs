@@ -1,0 +1,82 @@
+//! After a crash: files the last run left open are marked needs-reindex, and optionally
+//! reindexed in the background.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use recd_catalog::{Catalog, CatalogError, File, FileState};
+use recd_storage::{reindex, ReindexOptions};
+
+/// Marks what a crashed run left open; returns the files that need reindexing.
+pub fn mark_interrupted(catalog: &mut Catalog) -> Result<Vec<File>, CatalogError> {
+    let files = catalog.recover_after_crash()?;
+    for file in &files {
+        tracing::warn!(
+            file = %file.path.display(),
+            "left open by the last run: needs reindexing (`rec reindex` or reindex_after_crash)"
+        );
+    }
+    Ok(files)
+}
+
+/// Reindexes each file in place, one after the other, on a thread of its own, and marks
+/// it complete in the catalog at `state_dir`.
+pub fn reindex_in_background(state_dir: PathBuf, files: Vec<File>) {
+    if files.is_empty() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("recd-reindex".into())
+        .spawn(move || {
+            let catalog = match Catalog::open(&state_dir) {
+                Ok(catalog) => catalog,
+                Err(error) => {
+                    tracing::error!("background reindex cannot open the catalog: {error}");
+                    return;
+                }
+            };
+            for file in files {
+                match reindex_in_place(&file.path) {
+                    Ok((bytes, messages)) => {
+                        tracing::info!(file = %file.path.display(), messages, "reindexed after a crash");
+                        let done = File {
+                            bytes,
+                            messages,
+                            state: FileState::Complete,
+                            ..file
+                        };
+                        if let Err(error) = catalog.upsert_file(&done) {
+                            tracing::error!("cannot mark {} complete: {error}", done.path.display());
+                        }
+                    }
+                    Err(error) => {
+                        tracing::error!(file = %file.path.display(), "background reindex failed: {error}")
+                    }
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::error!("cannot start the background reindex: {error}");
+    }
+}
+
+/// Reindexes `path` into a file beside it and renames that into place once complete.
+fn reindex_in_place(path: &Path) -> Result<(u64, u64), String> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".reindex-partial");
+    let partial = PathBuf::from(partial);
+    let report = reindex(
+        path,
+        &partial,
+        &ReindexOptions::default(),
+        &mut |_, _| {},
+        &AtomicBool::new(false),
+    )
+    .map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        e.to_string()
+    })?;
+    std::fs::rename(&partial, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    Ok((bytes, report.messages))
+}

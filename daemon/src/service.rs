@@ -1,0 +1,68 @@
+//! Life under systemd (readiness, status line, watchdog) and logging; all of it is
+//! harmless outside systemd.
+
+use std::time::Duration;
+
+use sd_notify::NotifyState;
+
+use crate::sessions::Load;
+
+/// Whether systemd started us (it sets these for every service it runs).
+fn under_systemd() -> bool {
+    std::env::var_os("INVOCATION_ID").is_some() || std::env::var_os("JOURNAL_STREAM").is_some()
+}
+
+/// Logs to the journal under systemd, to stderr otherwise; `RUST_LOG` filters.
+pub fn init_logging() {
+    use tracing_subscriber::prelude::*;
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if under_systemd() {
+        if let Ok(journald) = tracing_journald::layer() {
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(journald)
+                .init();
+            return;
+        }
+    }
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+        )
+        .init();
+}
+
+/// Tells systemd that recd is ready (its socket listens).
+pub fn ready() {
+    let _ = sd_notify::notify(&[NotifyState::Ready]);
+}
+
+/// Tells systemd that recd is stopping.
+pub fn stopping() {
+    let _ = sd_notify::notify(&[NotifyState::Stopping]);
+}
+
+/// How often to ping the watchdog, if systemd asked for pings.
+pub fn watchdog_period() -> Option<Duration> {
+    sd_notify::watchdog_enabled().map(|timeout| timeout / 2)
+}
+
+/// Pings the watchdog and updates the one-line status `systemctl status` shows.
+pub fn heartbeat(load: &Load, watchdog: bool) {
+    let status = format!(
+        "{} session{} recording, {:.1} MB/s, {} dropped or lost",
+        load.sessions,
+        if load.sessions == 1 { "" } else { "s" },
+        load.bytes_per_s / 1e6,
+        load.dropped
+    );
+    let mut states = vec![NotifyState::Status(&status)];
+    if watchdog {
+        states.push(NotifyState::Watchdog);
+    }
+    let _ = sd_notify::notify(&states);
+}

@@ -1,0 +1,310 @@
+//! recd and rec as a user runs them: the real binaries, the real socket, real publisher
+//! processes over real shared memory, the real SQLite catalog.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use recd_benches::verify::check_files;
+use recd_testkit::{finish_load, wait_until, Domain, Recd};
+use serde_json::Value;
+
+fn files_of(stopped: &Value) -> Vec<PathBuf> {
+    stopped["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
+        .collect()
+}
+
+/// The session called `name` in `rec list --json`.
+fn listed(recd: &Recd, name: &str) -> Value {
+    let list = recd.rec_json(&["list"]);
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("session {name} not in {list}"))
+}
+
+/// Publishes `count` messages on 2 small topics and one 200 kB camera under `prefix`.
+fn publish(domain: &Domain, prefix: &str, count: u32) -> std::process::Child {
+    domain.load(&[
+        "--name-prefix",
+        prefix,
+        "--cameras",
+        "1",
+        "--frame-size",
+        "200000",
+        "--fps",
+        "100",
+        "--small-topics",
+        "2",
+        "--small-rate",
+        "100",
+        "--count",
+        &count.to_string(),
+        "--duration",
+        "30s",
+        "--wait-subscribers",
+        "1",
+    ])
+}
+
+/// Every file holds every message of the three topics of `prefix`, `count` each.
+fn assert_all_recorded(files: &[PathBuf], prefix: &str, count: u64) {
+    let checks = check_files(files).unwrap();
+    for topic in ["camera/0", "small/0", "small/1"] {
+        let service = format!("{prefix}{topic}");
+        let check = checks
+            .get(&service)
+            .unwrap_or_else(|| panic!("{service} not recorded"));
+        assert!(check.bad.is_empty(), "{service}: {:?}", check.bad);
+        assert_eq!(check.sequences, (0..count).collect::<Vec<_>>(), "{service}");
+    }
+}
+
+#[test]
+fn start_status_stop_list_record_every_message_and_catalog_it() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start(root.path(), &domain);
+
+    let started = recd.rec_json(&["start", "--name", "life", "--topic", "life/*"]);
+    assert_eq!(started["name"], "life");
+    let directory = PathBuf::from(started["directory"].as_str().unwrap());
+    assert_eq!(directory, root.path().join("data/life"));
+    let sent = finish_load(publish(&domain, "life/", 50));
+    assert!(sent.topics.iter().all(|t| t.sent == 50));
+
+    let status = recd.rec_json(&["status", "life"]);
+    let session = &status[0];
+    assert_eq!(session["name"], "life");
+    assert!(session["current_file"]
+        .as_str()
+        .unwrap()
+        .starts_with(directory.to_str().unwrap()));
+    let human = recd.rec(&["status"]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("life/small/0"));
+
+    let stopped = recd.rec_json(&["stop"]);
+    let files = files_of(&stopped[0]);
+    assert!(files.iter().all(|f| f.starts_with(&directory)));
+    assert_all_recorded(&files, "life/", 50);
+
+    let session = listed(&recd, "life");
+    assert_eq!(session["state"], "stopped");
+    let catalog_files = session["files"].as_array().unwrap();
+    assert_eq!(catalog_files.len(), files.len());
+    assert!(catalog_files.iter().all(|f| f["state"] == "complete"));
+    let messages: u64 = catalog_files
+        .iter()
+        .map(|f| f["messages"].as_u64().unwrap())
+        .sum();
+    assert_eq!(messages, 150);
+    let no_session = recd.rec(&["stop"]);
+    assert_eq!(no_session.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&no_session.stderr).contains("no session is recording"));
+}
+
+#[test]
+fn sigterm_finalizes_every_session_and_exits_zero() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let mut recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "term", "--topic", "term/*"]);
+    finish_load(publish(&domain, "term/", 40));
+
+    let status = recd.signal_and_wait(libc::SIGTERM, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "log:\n{}", recd.log());
+    let files: Vec<PathBuf> = std::fs::read_dir(root.path().join("data/term"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let info = recd_storage::summarize(&files[0]).unwrap();
+    assert!(info.closed_cleanly, "finalized with its summary");
+    assert_eq!(info.message_count, 120);
+    assert_all_recorded(&files, "term/", 40);
+    assert!(!recd.socket.exists(), "socket removed at exit");
+}
+
+#[test]
+fn after_sigkill_the_catalog_says_needs_reindex_and_rec_reindex_recovers_everything() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let mut recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "crash", "--topic", "crash/*"]);
+    finish_load(publish(&domain, "crash/", 30));
+    // Every message reached the file (the writer flushes as soon as it runs dry).
+    let written = wait_until(Duration::from_secs(10), || {
+        let status = recd.rec_json(&["status", "crash"]);
+        status[0]["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["written"].as_u64().unwrap())
+            .sum::<u64>()
+            == 90
+    });
+    assert!(written);
+    recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    drop(recd);
+
+    let recd = Recd::start(root.path(), &domain);
+    let session = listed(&recd, "crash");
+    assert_eq!(session["state"], "interrupted");
+    let files = session["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["state"], "needs-reindex");
+    let path = PathBuf::from(files[0]["path"].as_str().unwrap());
+    assert!(!recd_storage::summarize(&path).unwrap().closed_cleanly);
+
+    let reindexed = recd.rec(&["reindex", "crash"]);
+    assert!(
+        reindexed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reindexed.stderr)
+    );
+    assert_all_recorded(std::slice::from_ref(&path), "crash/", 30);
+    let info = recd_storage::summarize(&path).unwrap();
+    assert!(info.closed_cleanly);
+    assert!(info.chunk_count > 0, "reindexed into chunks");
+    assert_eq!(listed(&recd, "crash")["files"][0]["state"], "complete");
+}
+
+#[test]
+fn two_sessions_record_their_own_topics_at_once() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "front", "--topic", "front/*"]);
+    recd.rec_json(&["start", "--name", "all-small", "--topic", "*/small/*"]);
+    let ambiguous = recd.rec(&["stop"]);
+    assert_eq!(ambiguous.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&ambiguous.stderr).contains("--all"));
+    let front = publish(&domain, "front/", 20);
+    let rear = publish(&domain, "rear/", 20);
+    finish_load(front);
+    finish_load(rear);
+
+    let stopped = recd.rec_json(&["stop", "--all"]);
+    let by_name = |name: &str| {
+        stopped
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(files_of)
+            .unwrap()
+    };
+    let front_topics: Vec<String> = check_files(&by_name("front"))
+        .unwrap()
+        .into_keys()
+        .collect();
+    assert_eq!(
+        front_topics,
+        ["front/camera/0", "front/small/0", "front/small/1"]
+    );
+    let small = check_files(&by_name("all-small")).unwrap();
+    let small_topics: Vec<&String> = small.keys().collect();
+    assert_eq!(
+        small_topics,
+        [
+            "front/small/0",
+            "front/small/1",
+            "rear/small/0",
+            "rear/small/1"
+        ]
+    );
+    assert!(small.values().all(|c| c.messages == 20 && c.bad.is_empty()));
+}
+
+/// Sends raw bytes on the control socket and reads one reply line.
+fn raw_exchange(socket: &Path, bytes: &[u8]) -> Value {
+    let mut stream = UnixStream::connect(socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    // recd may answer and hang up before taking all of an oversized request.
+    let _ = stream.write_all(bytes);
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap()
+}
+
+#[test]
+fn bad_requests_and_silent_clients_get_errors_and_recd_keeps_serving() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start(root.path(), &domain);
+    // A client that connects and says nothing must not hold anyone up.
+    let _silent = UnixStream::connect(&recd.socket).unwrap();
+
+    for (request, expected) in [
+        (&b"this is not json\n"[..], "not a JSON request"),
+        (
+            br#"{"version":1,"request":"explode"}"#.as_slice(),
+            "unknown",
+        ),
+        (br#"{"request":"list"}"#.as_slice(), "version"),
+        (br#"{"version":7,"request":"list"}"#.as_slice(), "version 7"),
+    ] {
+        let mut line = request.to_vec();
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        let reply = raw_exchange(&recd.socket, &line);
+        assert_eq!(reply["response"], "error", "{reply}");
+        assert_eq!(reply["kind"], "bad_request");
+        assert!(
+            reply["message"].as_str().unwrap().contains(expected),
+            "{reply}"
+        );
+    }
+    let huge = vec![b'x'; 2 << 20];
+    let reply = raw_exchange(&recd.socket, &huge);
+    assert!(reply["message"].as_str().unwrap().contains("larger than"));
+
+    for name in ["../escape", "a/b", ".."] {
+        let output = recd.rec(&["start", "--name", name]);
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("data directory") && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+    }
+    assert!(!root.path().join("escape").exists());
+    let unknown = recd.rec(&["stop", "nosuch"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session named \"nosuch\""));
+
+    // Still serving.
+    recd.rec_json(&["start", "--name", "after"]);
+    let stopped = recd.rec_json(&["stop", "after"]);
+    assert_eq!(stopped[0]["name"], "after");
+}
+
+#[test]
+fn rec_without_a_daemon_says_so_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("recd.sock");
+    let output = recd_testkit::rec(&missing, &["status"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("recd is not running"), "{stderr}");
+    assert!(stderr.contains("--socket"), "{stderr}");
+
+    let not_a_socket = dir.path().join("plain-file");
+    std::fs::write(&not_a_socket, b"").unwrap();
+    let output = recd_testkit::rec(&not_a_socket, &["list"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(not_a_socket.to_str().unwrap()), "{stderr}");
+}

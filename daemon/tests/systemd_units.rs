@@ -1,0 +1,154 @@
+//! Checks the systemd integration files in `systemd/`: the unit passes
+//! `systemd-analyze verify`, and the example configuration is accepted by recd and only
+//! spells out the defaults.
+//!
+//! Needs `systemd-analyze` (package `systemd`; CI installs it), but neither network nor a
+//! running systemd.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const UNIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../systemd/recd.service");
+const EXAMPLE_CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../systemd/recd.toml");
+const RECD: &str = env!("CARGO_BIN_EXE_recd");
+
+/// What systemd says about a unit it does not fully accept: unknown keys or sections, values
+/// it cannot parse (which it ignores), commands it cannot run.
+const PROBLEM_MARKERS: &[&str] = &[
+    "unknown",
+    "failed to parse",
+    "invalid",
+    "ignoring",
+    "not executable",
+    "bad-setting",
+    "missing",
+    "error",
+];
+
+/// Writes `text` as `<dir>/recd.service` (the file name makes the unit's name).
+fn write_unit(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("recd.service");
+    std::fs::write(&path, text).expect("write the unit copy");
+    path
+}
+
+/// Runs `systemd-analyze verify` on `unit`.
+fn verify(unit: &Path) -> Output {
+    match Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(unit)
+        .env("SYSTEMD_LOG_COLOR", "0")
+        .env("SYSTEMD_PAGER", "")
+        .env("LC_ALL", "C")
+        .output()
+    {
+        Ok(output) => output,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => panic!(
+            "systemd-analyze is missing: install systemd (`apt-get install -y systemd`) to run \
+             this test; CI installs it"
+        ),
+        Err(error) => panic!("cannot run systemd-analyze: {error}"),
+    }
+}
+
+/// The problems `systemd-analyze verify` reported about our unit, or why it failed;
+/// empty when the unit is clean. Lines about other units or the environment are ignored.
+fn unit_problems(output: &Output) -> Vec<String> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut problems: Vec<String> = stderr
+        .lines()
+        .chain(stdout.lines())
+        .filter(|line| line.contains("recd.service"))
+        .filter(|line| {
+            let lower = line.to_lowercase();
+            PROBLEM_MARKERS.iter().any(|marker| lower.contains(marker))
+        })
+        .map(str::to_string)
+        .collect();
+    if !output.status.success() {
+        problems.push(format!(
+            "systemd-analyze verify exited with {}",
+            output.status
+        ));
+    }
+    problems
+}
+
+#[test]
+fn the_unit_passes_systemd_analyze_verify() {
+    let unit = std::fs::read_to_string(UNIT).expect("read systemd/recd.service");
+    assert!(
+        unit.contains("ExecStart=/usr/bin/recd "),
+        "the unit's ExecStart should run /usr/bin/recd:\n{unit}"
+    );
+    // verify checks that ExecStart's binary exists; point it at the one just built.
+    let unit = unit.replace("ExecStart=/usr/bin/recd ", &format!("ExecStart={RECD} "));
+
+    let good_dir = tempfile::tempdir().expect("temporary directory");
+    let good = write_unit(good_dir.path(), &unit);
+    let output = verify(&good);
+    let problems = unit_problems(&output);
+    assert!(
+        problems.is_empty(),
+        "systemd-analyze verify reports problems in systemd/recd.service:\n{}\n\
+         --- stderr ---\n{}\n--- stdout ---\n{}",
+        problems.join("\n"),
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout),
+    );
+
+    // The check must catch a broken unit: a bad value and an unknown key in [Service].
+    let broken_text = unit.replacen("[Install]", "WatchdogSec=banana\nTypo=1\n\n[Install]", 1);
+    assert_ne!(
+        broken_text, unit,
+        "the unit should have an [Install] section"
+    );
+    let broken_dir = tempfile::tempdir().expect("temporary directory");
+    let broken = write_unit(broken_dir.path(), &broken_text);
+    let output = verify(&broken);
+    let problems = unit_problems(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        problems.iter().any(|line| line.contains("banana")),
+        "the bad WatchdogSec value went unreported; problems: {problems:?}\n--- stderr ---\n{stderr}"
+    );
+    assert!(
+        problems.iter().any(|line| line.contains("Typo")),
+        "the unknown key went unreported; problems: {problems:?}\n--- stderr ---\n{stderr}"
+    );
+}
+
+/// `recd --config <config> --print-config`'s output, asserting that it succeeded.
+fn print_config(config: &Path) -> String {
+    let output = Command::new(RECD)
+        .arg("--config")
+        .arg(config)
+        .arg("--print-config")
+        .output()
+        .expect("run recd --print-config");
+    assert!(
+        output.status.success(),
+        "recd --config {} --print-config failed with {}:\n{}",
+        config.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("the printed configuration is UTF-8")
+}
+
+#[test]
+fn the_example_config_is_accepted_and_keeps_the_defaults() {
+    let example = print_config(Path::new(EXAMPLE_CONFIG));
+
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("write an empty configuration");
+    let defaults = print_config(&empty);
+
+    assert!(!defaults.trim().is_empty(), "recd printed no configuration");
+    assert_eq!(
+        example, defaults,
+        "systemd/recd.toml should show exactly the defaults"
+    );
+}
