@@ -59,6 +59,6 @@ mod tests {
     #[test]
     fn time_stamps_are_compact_utc() {
         let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
-        assert_eq!(timestamp(at), "20261118T080640Z");
+        assert_eq!(timestamp(at), "20261118T110640Z");
     }
 }

@@ -51,7 +51,8 @@ pub fn watchdog_period() -> Option<Duration> {
     sd_notify::watchdog_enabled().map(|timeout| timeout / 2)
 }
 
-/// Pings the watchdog and updates the one-line status `systemctl status` shows.
+/// Updates the one-line status `systemctl status` shows, and pings the watchdog when
+/// every session's threads are alive (systemd restarts a recd whose pings stop).
 pub fn heartbeat(load: &Load, watchdog: bool) {
     let status = format!(
         "{} session{} recording, {:.1} MB/s, {} dropped or lost",
@@ -61,7 +62,7 @@ pub fn heartbeat(load: &Load, watchdog: bool) {
         load.dropped
     );
     let mut states = vec![NotifyState::Status(&status)];
-    if watchdog {
+    if watchdog && load.healthy {
         states.push(NotifyState::Watchdog);
     }
     let _ = sd_notify::notify(&states);

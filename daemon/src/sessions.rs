@@ -70,6 +70,8 @@ pub struct Load {
     pub bytes_per_s: f64,
     /// Messages dropped or lost over all sessions so far.
     pub dropped: u64,
+    /// Every session's receive and writer threads are running.
+    pub healthy: bool,
 }
 
 /// The daemon's sessions.
@@ -292,9 +294,14 @@ impl Sessions {
         let mut running = self.running.lock().expect("sessions lock");
         let mut load = Load {
             sessions: running.len(),
+            healthy: true,
             ..Load::default()
         };
-        for session in running.values_mut() {
+        for (name, session) in running.iter_mut() {
+            if !session.recording.threads_alive() {
+                tracing::error!(session = %name, "a recording thread ended unexpectedly");
+                load.healthy = false;
+            }
             let status = session.recording.status();
             session.rates.update(&status);
             load.bytes_per_s += session.rates.bytes_per_s;

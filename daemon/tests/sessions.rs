@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use recd_benches::verify::check_files;
-use recd_testkit::{finish_load, wait_until, Domain, Recd};
+use recd_testkit::{finish_load, Domain, Recd};
 use serde_json::Value;
 
 fn files_of(stopped: &Value) -> Vec<PathBuf> {
@@ -140,17 +140,7 @@ fn after_sigkill_the_catalog_says_needs_reindex_and_rec_reindex_recovers_everyth
     recd.rec_json(&["start", "--name", "crash", "--topic", "crash/*"]);
     finish_load(publish(&domain, "crash/", 30));
     // Every message reached the file (the writer flushes as soon as it runs dry).
-    let written = wait_until(Duration::from_secs(10), || {
-        let status = recd.rec_json(&["status", "crash"]);
-        status[0]["topics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["written"].as_u64().unwrap())
-            .sum::<u64>()
-            == 90
-    });
-    assert!(written);
+    assert!(recd.wait_written("crash", 90));
     recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     drop(recd);
 

@@ -193,6 +193,12 @@ impl Recording {
         }
     }
 
+    /// Whether the receive and writer threads are still running (they end only at
+    /// [`Recording::stop`], or by a bug).
+    pub fn threads_alive(&self) -> bool {
+        !self.source.is_finished() && !self.writer.is_finished()
+    }
+
     /// Receives what is waiting, writes it, finishes every file and reports.
     pub fn stop(self) -> Result<RecordingSummary, StopError> {
         self.stop.store(true, Ordering::Release);

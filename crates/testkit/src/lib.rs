@@ -169,12 +169,22 @@ impl Recd {
     /// Starts recd under `root` (reusing what a previous recd left there) and waits until
     /// its socket answers.
     pub fn start(root: &Path, domain: &Domain) -> Self {
+        Self::start_with(root, domain, "", &[])
+    }
+
+    /// [`Recd::start`] with extra top-level configuration lines and environment variables.
+    pub fn start_with(
+        root: &Path,
+        domain: &Domain,
+        extra_config: &str,
+        environment: &[(&str, &str)],
+    ) -> Self {
         let socket = root.join("recd.sock");
         let config = root.join("recd.toml");
         std::fs::write(
             &config,
             format!(
-                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n",
+                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n{extra_config}\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n",
                 data = root.join("data"),
                 state = root.join("state"),
                 prefix = domain.prefix,
@@ -189,6 +199,7 @@ impl Recd {
         let child = Command::new(binary("recd"))
             .arg("--config")
             .arg(&config)
+            .envs(environment.iter().copied())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -227,6 +238,19 @@ impl Recd {
             self.log()
         );
         serde_json::from_slice(&output.stdout).expect("rec prints JSON")
+    }
+
+    /// Waits (at most 10 s) until `session` has written `messages` in all; false if not.
+    pub fn wait_written(&self, session: &str, messages: u64) -> bool {
+        wait_until(Duration::from_secs(10), || {
+            let status = self.rec_json(&["status", session]);
+            status[0]["topics"].as_array().map(|topics| {
+                topics
+                    .iter()
+                    .filter_map(|t| t["written"].as_u64())
+                    .sum::<u64>()
+            }) == Some(messages)
+        })
     }
 
     /// Sends `signal` and waits (bounded) for recd to exit; returns its exit status.
