@@ -14,8 +14,8 @@ use recd_control::{
     StartRequest, TopicEntry, TopicStats,
 };
 use recd_engine::{
-    Recording, RecordingConfig, RecordingStatus, RingConfig, SplitPolicy, TopicSelection,
-    TopicStatus,
+    Recording, RecordingConfig, RecordingStatus, RingConfig, SplitPolicy, TopicFilter,
+    TopicSelection, TopicStatus,
 };
 
 use crate::config::DaemonConfig;
@@ -136,6 +136,8 @@ impl Sessions {
         }
         let directory = self.config.data_dir.join(&name);
         let mut config = self.recording_config(request, &name, started_at);
+        TopicFilter::new(&config.topics)
+            .map_err(|e| reply(ErrorKind::InvalidArgument, e.to_string()))?;
         config.output_dir = directory.clone();
         let config_json = serde_json::to_string(&config).expect("config serializes");
         let id = self

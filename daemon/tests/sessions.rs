@@ -269,6 +269,9 @@ fn bad_requests_and_silent_clients_get_errors_and_recd_keeps_serving() {
         );
     }
     assert!(!root.path().join("escape").exists());
+    let bad_glob = recd.rec(&["start", "--name", "glob", "--topic", "camera/[0-"]);
+    assert_eq!(bad_glob.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad_glob.stderr).contains("camera/[0-"));
     let unknown = recd.rec(&["stop", "nosuch"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session named \"nosuch\""));
