@@ -277,10 +277,13 @@ fn status_text(sessions: &[SessionStatus]) -> String {
                 t.written.to_string(),
                 format!("{:.1}", t.messages_per_s),
                 format::bytes(t.bytes_written),
+                format::rate(t.bytes_per_s),
             ]
         });
         text += &table(
-            &["topic", "messages", "msg/s", "bytes", "dropped", "lost"],
+            &[
+                "topic", "messages", "msg/s", "bytes", "rate", "dropped", "lost",
+            ],
             &rows,
         );
         for (service, problem) in &session.problems {

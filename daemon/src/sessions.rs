@@ -30,34 +30,54 @@ struct Running {
     rates: Rates,
 }
 
+/// A session's counts at one moment: when, bytes in all, and per service the messages
+/// and bytes written.
+type Sample = (Instant, u64, HashMap<String, (u64, u64)>);
+
 /// Rates over the last sampling period.
 #[derive(Default)]
 struct Rates {
-    last: Option<(Instant, u64, HashMap<String, u64>)>,
+    last: Option<Sample>,
     bytes_per_s: f64,
-    messages_per_s: HashMap<String, f64>,
+    /// Per service: messages and bytes per second.
+    per_topic: HashMap<String, (f64, f64)>,
 }
 
 impl Rates {
     fn update(&mut self, status: &RecordingStatus) {
         let now = Instant::now();
-        let counts: HashMap<String, u64> = status
+        let counts: HashMap<String, (u64, u64)> = status
             .topics
             .iter()
-            .map(|t| (t.service.clone(), t.counts.written))
+            .map(|t| {
+                (
+                    t.service.clone(),
+                    (t.counts.written, t.counts.bytes_written),
+                )
+            })
             .collect();
         if let Some((then, bytes, previous)) = &self.last {
             let seconds = now.duration_since(*then).as_secs_f64().max(1e-3);
             self.bytes_per_s = status.bytes_written.saturating_sub(*bytes) as f64 / seconds;
-            self.messages_per_s = counts
+            self.per_topic = counts
                 .iter()
-                .map(|(service, &n)| {
-                    let before = previous.get(service).copied().unwrap_or(0);
-                    (service.clone(), n.saturating_sub(before) as f64 / seconds)
+                .map(|(service, &(messages, bytes))| {
+                    let (messages_before, bytes_before) =
+                        previous.get(service).copied().unwrap_or_default();
+                    let rate = |now: u64, before: u64| now.saturating_sub(before) as f64 / seconds;
+                    (
+                        service.clone(),
+                        (rate(messages, messages_before), rate(bytes, bytes_before)),
+                    )
                 })
                 .collect();
         }
         self.last = Some((now, status.bytes_written, counts));
+    }
+
+    /// Messages and bytes per second of one service lately.
+    fn of(&self, service: &str) -> (f64, f64) {
+        self.per_topic.get(service).copied().unwrap_or_default()
     }
 }
 
@@ -225,17 +245,7 @@ impl Sessions {
                     topics: status
                         .topics
                         .iter()
-                        .map(|t| {
-                            topic_stats(
-                                t,
-                                session
-                                    .rates
-                                    .messages_per_s
-                                    .get(&t.service)
-                                    .copied()
-                                    .unwrap_or(0.0),
-                            )
-                        })
+                        .map(|t| topic_stats(t, session.rates.of(&t.service)))
                         .collect(),
                     write_error: status.write_error.clone(),
                     problems: status.problems.into_iter().collect(),
@@ -346,7 +356,11 @@ impl Sessions {
                     name: name.clone(),
                     files,
                     duration_s: summary.duration.as_secs_f64(),
-                    topics: summary.topics.iter().map(|t| topic_stats(t, 0.0)).collect(),
+                    topics: summary
+                        .topics
+                        .iter()
+                        .map(|t| topic_stats(t, (0.0, 0.0)))
+                        .collect(),
                     write_error,
                 };
                 (state, stopped)
@@ -513,7 +527,7 @@ fn unknown_session(name: &str) -> ErrorReply {
     )
 }
 
-fn topic_stats(topic: &TopicStatus, messages_per_s: f64) -> TopicStats {
+fn topic_stats(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -> TopicStats {
     TopicStats {
         name: topic.name.clone(),
         service: topic.service.clone(),
@@ -523,6 +537,7 @@ fn topic_stats(topic: &TopicStatus, messages_per_s: f64) -> TopicStats {
         lost: topic.counts.lost,
         bytes_written: topic.counts.bytes_written,
         messages_per_s,
+        bytes_per_s,
     }
 }
 
@@ -558,4 +573,46 @@ fn listed(
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recd_engine::TopicCounts as Counts;
+
+    fn status(bytes: u64, written: u64) -> RecordingStatus {
+        RecordingStatus {
+            started_ns: 0,
+            elapsed: Duration::ZERO,
+            current_file: None,
+            files_finished: 0,
+            bytes_written: bytes,
+            topics: vec![TopicStatus {
+                name: "/imu".into(),
+                service: "imu".into(),
+                counts: Counts {
+                    written,
+                    bytes_written: written * 100,
+                    ..Counts::default()
+                },
+            }],
+            problems: BTreeMap::new(),
+            write_error: None,
+        }
+    }
+
+    #[test]
+    fn rates_are_the_growth_since_the_last_sample() {
+        let mut rates = Rates::default();
+        rates.update(&status(1000, 10));
+        assert_eq!(rates.of("imu"), (0.0, 0.0), "one sample gives no rate");
+        std::thread::sleep(Duration::from_millis(200));
+        rates.update(&status(21_000, 210));
+        let (messages, bytes) = rates.of("imu");
+        // 200 messages and 20 000 bytes in at least 0.2 s (more on a busy machine).
+        assert!((10.0..=1000.0).contains(&messages), "{messages}");
+        assert!((bytes - messages * 100.0).abs() < 1e-6, "{bytes}");
+        assert!((bytes - rates.bytes_per_s).abs() < 1e-6);
+        assert_eq!(rates.of("unknown"), (0.0, 0.0));
+    }
 }

@@ -212,6 +212,8 @@ pub struct TopicStats {
     pub bytes_written: u64,
     /// Messages per second lately (status only; 0 in a stop report).
     pub messages_per_s: f64,
+    /// Payload bytes per second lately (status only; 0 in a stop report).
+    pub bytes_per_s: f64,
 }
 
 /// One session as the catalog keeps it.
