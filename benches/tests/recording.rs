@@ -109,7 +109,35 @@ fn record_cameras_and_small_topics(direct_io: bool) -> usize {
         assert_eq!(status.counts.written, 60);
         assert_eq!(status.counts.dropped + status.counts.lost, 0);
     }
+    assert_channels_describe_the_services(&summary);
     padding_records(&summary)
+}
+
+/// Each channel names its service and keeps the iceoryx2 type details of payload and user
+/// header (keys of `recd_storage::iceoryx2`); the schema is named after the payload type.
+fn assert_channels_describe_the_services(summary: &RecordingSummary) {
+    use recd_storage::iceoryx2 as keys;
+    let bytes = std::fs::read(&summary.files[0].path).unwrap();
+    let file = mcap::Summary::read(&bytes).unwrap().expect("a summary");
+    assert_eq!(file.channels.len(), 5);
+    for channel in file.channels.values() {
+        let metadata = &channel.metadata;
+        assert_eq!(channel.message_encoding, keys::MESSAGE_ENCODING);
+        assert_eq!(metadata[keys::SERVICE_NAME], channel.topic);
+        assert_eq!(metadata[keys::PAYLOAD_TYPE_NAME], "u8");
+        assert_eq!(metadata[keys::PAYLOAD_SIZE], "1");
+        assert_eq!(metadata[keys::PAYLOAD_VARIANT], "Dynamic");
+        assert_eq!(
+            metadata[keys::USER_HEADER_TYPE_NAME],
+            keys::RMW_MESSAGE_INFO_HEADER
+        );
+        assert_eq!(metadata[keys::USER_HEADER_SIZE], "16");
+        assert_eq!(metadata[keys::USER_HEADER_ALIGNMENT], "8");
+        assert_eq!(metadata[keys::HISTORY_SIZE], "0");
+        let schema = channel.schema.as_ref().expect("a schema");
+        assert_eq!(schema.name, "u8");
+        assert_eq!(schema.encoding, keys::SCHEMA_ENCODING);
+    }
 }
 
 #[test]
