@@ -24,6 +24,7 @@ mod recording;
 mod schedule;
 mod select;
 mod service_dir;
+mod service_types;
 mod shm;
 mod topic;
 mod writer;
@@ -33,4 +34,5 @@ pub use recording::{
     Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };
 pub use select::{PatternError, TopicFilter};
-pub use topic::{channel_name, TopicCounts};
+pub use service_types::channel_name;
+pub use topic::{ChannelSpec, TopicCounts};

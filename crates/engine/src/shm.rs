@@ -13,7 +13,6 @@ use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
 use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
 use iceoryx2::service::port_factory::{event, publish_subscribe};
-use iceoryx2::service::static_config::message_type_details::{TypeDetail, TypeVariant};
 use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as PatternConfig;
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
@@ -21,7 +20,8 @@ use crate::handoff::{Item, Sender, Stamps};
 use crate::schedule::{PollBounds, PollSchedule};
 use crate::select::TopicFilter;
 use crate::service_dir::ServiceDirectory;
-use crate::topic::{channel_name, read_rmw_header, Topic, TopicCounters, TypeDetails};
+use crate::service_types::{channel_name, read_rmw_header, ServiceTypes};
+use crate::topic::{Topic, TopicCounters};
 use crate::writer::LoanedBytes;
 
 /// The service flavour the recorder opens: its samples may move to the writer thread.
@@ -102,7 +102,11 @@ pub(crate) struct ShmSource {
     state: Arc<SourceState>,
     stop: Arc<AtomicBool>,
     open: Vec<OpenTopic>,
-    known: HashMap<String, Arc<Topic>>,
+    /// Every topic recorded so far with the types it was recorded with: a service that
+    /// comes back with the same types continues its topic.
+    known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
+    /// The index the next new topic gets.
+    next_index: u32,
     pending_retire: Vec<u32>,
     /// When the next topic is due to be polled.
     next_poll: Instant,
@@ -131,6 +135,7 @@ impl ShmSource {
             stop,
             open: Vec::new(),
             known: HashMap::new(),
+            next_index: 0,
             pending_retire: Vec::new(),
         }
     }
@@ -344,23 +349,23 @@ impl ShmSource {
             .buffer_size(config.subscriber_max_buffer_size())
             .create()
             .map_err(|e| format!("cannot subscribe: {e:?}"))?;
-        let payload = type_details(&types.payload);
-        let user_header = type_details(&types.user_header);
+        let service_types = ServiceTypes::of(config);
+        let header_len = service_types.user_header.size;
+        let rmw_header = service_types.has_rmw_header();
         let topic = match self.known.get(name) {
-            Some(known) if known.payload == payload && known.user_header == user_header => {
-                known.clone()
-            }
+            Some((known, types)) if *types == service_types => known.clone(),
             _ => {
                 let topic = Arc::new(Topic {
-                    index: self.known.len() as u32,
+                    index: self.next_index,
                     name: channel_name(name),
                     service: name.to_string(),
-                    payload,
-                    user_header,
-                    history_size: config.history_size(),
+                    channel: service_types.channel(name),
+                    latched: service_types.history_size > 0,
                     counters: TopicCounters::default(),
                 });
-                self.known.insert(name.to_string(), topic.clone());
+                self.next_index += 1;
+                self.known
+                    .insert(name.to_string(), (topic.clone(), service_types));
                 self.state
                     .topics
                     .lock()
@@ -369,8 +374,6 @@ impl ShmSource {
                 topic
             }
         };
-        let header_len = topic.user_header.size;
-        let rmw_header = topic.has_rmw_header();
         Ok(OpenTopic {
             topic,
             service,
@@ -556,18 +559,6 @@ fn track_sequence(
             last.push((origin, sequence));
             0
         }
-    }
-}
-
-fn type_details(detail: &TypeDetail) -> TypeDetails {
-    TypeDetails {
-        type_name: detail.type_name().to_string(),
-        size: detail.size(),
-        alignment: detail.alignment(),
-        variant: match detail.variant() {
-            TypeVariant::FixedSize => "FixedSize".to_string(),
-            TypeVariant::Dynamic => "Dynamic".to_string(),
-        },
     }
 }
 

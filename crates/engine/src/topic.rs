@@ -3,19 +3,20 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use recd_storage::iceoryx2 as keys;
-
-/// Type details of a payload or user header, as iceoryx2 keeps them in the static config.
+/// How a topic is described in the file: its schema and channel records. Each source
+/// fills it in its own encoding (see [`recd_storage::iceoryx2`] for shared memory).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypeDetails {
-    /// The type's name.
-    pub type_name: String,
-    /// Size in bytes (of one element, for a slice payload).
-    pub size: usize,
-    /// Alignment in bytes.
-    pub alignment: usize,
-    /// `FixedSize` or `Dynamic`.
-    pub variant: String,
+pub struct ChannelSpec {
+    /// The channel's message encoding.
+    pub message_encoding: String,
+    /// The schema's name (the message type).
+    pub schema_name: String,
+    /// The schema's encoding.
+    pub schema_encoding: String,
+    /// The schema's data (a message definition), empty where none is known.
+    pub schema_data: Vec<u8>,
+    /// The channel's metadata.
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// What the writer needs to know of a topic; shared by both threads and the status.
@@ -25,71 +26,15 @@ pub struct Topic {
     pub index: u32,
     /// The name the channel gets in the file.
     pub name: String,
-    /// The iceoryx2 service it is recorded from.
+    /// Where it is recorded from (the iceoryx2 service).
     pub service: String,
-    /// The payload's type details; its type name names the schema.
-    pub payload: TypeDetails,
-    /// The user header's type details.
-    pub user_header: TypeDetails,
-    /// Non-zero when the service keeps a history for late subscribers (a latched topic).
-    pub history_size: usize,
+    /// Its schema and channel records.
+    pub channel: ChannelSpec,
+    /// Whether the last message is repeated at the start of every new file (the source
+    /// keeps a history for late subscribers).
+    pub latched: bool,
     /// Live counts.
     pub counters: TopicCounters,
-}
-
-impl Topic {
-    /// Channel metadata describing the service and its types (keys in
-    /// [`recd_storage::iceoryx2`]).
-    pub fn channel_metadata(&self) -> BTreeMap<String, String> {
-        let entries = [
-            (keys::SERVICE_NAME, self.service.clone()),
-            (keys::PAYLOAD_TYPE_NAME, self.payload.type_name.clone()),
-            (keys::PAYLOAD_SIZE, self.payload.size.to_string()),
-            (keys::PAYLOAD_ALIGNMENT, self.payload.alignment.to_string()),
-            (keys::PAYLOAD_VARIANT, self.payload.variant.clone()),
-            (
-                keys::USER_HEADER_TYPE_NAME,
-                self.user_header.type_name.clone(),
-            ),
-            (keys::USER_HEADER_SIZE, self.user_header.size.to_string()),
-            (
-                keys::USER_HEADER_ALIGNMENT,
-                self.user_header.alignment.to_string(),
-            ),
-            (keys::USER_HEADER_VARIANT, self.user_header.variant.clone()),
-            (keys::HISTORY_SIZE, self.history_size.to_string()),
-        ];
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-    }
-
-    /// Whether the last message is repeated at the start of every new file.
-    pub fn is_latched(&self) -> bool {
-        self.history_size > 0
-    }
-
-    /// Whether the user header is rmw_iceoryx2's, carrying a source time stamp and a
-    /// sequence number.
-    pub fn has_rmw_header(&self) -> bool {
-        self.user_header.type_name == keys::RMW_MESSAGE_INFO_HEADER && self.user_header.size == 16
-    }
-}
-
-/// The name a service's channel gets: rmw_iceoryx2 topics by their ROS name.
-pub fn channel_name(service: &str) -> String {
-    match service.strip_prefix(keys::RMW_TOPIC_PREFIX) {
-        Some(ros) => format!("/{}", ros.trim_start_matches('/')),
-        None => service.to_string(),
-    }
-}
-
-/// Reads rmw_iceoryx2's user header: (source time stamp in ns, sequence number).
-pub fn read_rmw_header(header: &[u8]) -> Option<(i64, u64)> {
-    let stamp = i64::from_ne_bytes(header.get(0..8)?.try_into().ok()?);
-    let sequence = u64::from_ne_bytes(header.get(8..16)?.try_into().ok()?);
-    Some((stamp, sequence))
 }
 
 /// Per-topic counts, updated without locks while recording.
@@ -159,26 +104,5 @@ impl TopicCounters {
             written: self.write.written.load(Ordering::Relaxed),
             bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ros_topics_get_their_ros_names() {
-        assert_eq!(channel_name("ros2://topics/chatter"), "/chatter");
-        assert_eq!(channel_name("ros2://topics/a/b"), "/a/b");
-        assert_eq!(channel_name("camera/front"), "camera/front");
-    }
-
-    #[test]
-    fn rmw_header_is_read_in_native_order() {
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(&(-5i64).to_ne_bytes());
-        bytes.extend_from_slice(&42u64.to_ne_bytes());
-        assert_eq!(read_rmw_header(&bytes), Some((-5, 42)));
-        assert_eq!(read_rmw_header(&bytes[..10]), None);
     }
 }

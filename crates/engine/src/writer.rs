@@ -185,7 +185,7 @@ impl<S: LoanedBytes> Writer<S> {
             .as_mut()
             .expect("announced before its messages");
         let result = rx.with_copied(len, |parts| {
-            if slot.topic.is_latched() {
+            if slot.topic.latched {
                 keep_latched(slot, stamps, parts);
             }
             write_to(file, slot, stamps, parts)
@@ -200,7 +200,7 @@ impl<S: LoanedBytes> Writer<S> {
         let slot = self.topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
-        if slot.topic.is_latched() {
+        if slot.topic.latched {
             keep_latched(slot, stamps, &parts);
         }
         let result = write_to(&mut self.file, slot, stamps, &parts);
@@ -433,11 +433,16 @@ fn write_to(
 }
 
 fn add_channel(file: &mut StreamWriter, topic: &Topic) -> Result<ChannelId, WriteError> {
-    let schema = file.add_schema(&topic.payload.type_name, keys::SCHEMA_ENCODING, &[])?;
+    let channel = &topic.channel;
+    let schema = file.add_schema(
+        &channel.schema_name,
+        &channel.schema_encoding,
+        &channel.schema_data,
+    )?;
     file.add_channel(
         Some(schema),
         &topic.name,
-        keys::MESSAGE_ENCODING,
-        &topic.channel_metadata(),
+        &channel.message_encoding,
+        &channel.metadata,
     )
 }
