@@ -232,7 +232,7 @@ fn drops_from_a_full_ring_are_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.ring.items = 4;
-    config.writer_delay = Some(Duration::from_millis(2));
+    config.writer_delay = Some(Duration::from_millis(20));
     let recording = Recording::start(config).unwrap();
     let load = domain.load(&[
         "--name-prefix",
@@ -254,7 +254,8 @@ fn drops_from_a_full_ring_are_counted_exactly() {
     let checks = check_recording(&summary);
     let mut total_dropped = 0;
     for topic in &sent.topics {
-        let check = &checks[&topic.service];
+        // A topic whose every message was dropped has none in the file.
+        let check = checks.get(&topic.service).cloned().unwrap_or_default();
         let counts = summary
             .topics
             .iter()
@@ -271,6 +272,11 @@ fn drops_from_a_full_ring_are_counted_exactly() {
             topic.service
         );
         assert!(check.in_order() && check.bad.is_empty());
+        assert!(
+            check.messages > 0,
+            "{}: drops fall on every topic in turn, not always on the same one",
+            topic.service
+        );
         total_dropped += counts.dropped;
     }
     assert!(

@@ -110,6 +110,8 @@ pub(crate) struct ShmSource {
     pending_retire: Vec<u32>,
     /// When the next topic is due to be polled.
     next_poll: Instant,
+    /// Which topic the last pass started with.
+    first_polled: usize,
     /// Tells whether a discovery round needs a full `Service::list`.
     service_dir: ServiceDirectory,
     /// Every event service seen by the last full listing.
@@ -126,6 +128,7 @@ impl ShmSource {
     ) -> Self {
         Self {
             next_poll: Instant::now(),
+            first_polled: 0,
             service_dir: ServiceDirectory::new(node.config()),
             event_services: BTreeSet::new(),
             node,
@@ -244,7 +247,12 @@ impl ShmSource {
         let now = Instant::now();
         let mut handed_over = false;
         let mut next_poll = now + self.settings.poll_bounds.longest;
-        for topic in &mut self.open {
+        // Start each pass at the next topic, so that when the handoff fills up the drops
+        // fall on every topic in turn rather than always on the last ones.
+        self.first_polled = self.first_polled.wrapping_add(1);
+        let count = self.open.len().max(1);
+        let (later, earlier) = self.open.split_at_mut(self.first_polled % count);
+        for topic in earlier.iter_mut().chain(later) {
             if !topic.announced {
                 continue;
             }
