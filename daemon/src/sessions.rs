@@ -27,6 +27,8 @@ struct Running {
     directory: PathBuf,
     recording: Recording,
     known_files: Vec<PathBuf>,
+    /// Files a split closed that the catalog has as complete.
+    completed_files: Vec<PathBuf>,
     rates: Rates,
 }
 
@@ -186,6 +188,7 @@ impl Sessions {
             directory: directory.clone(),
             recording,
             known_files: Vec::new(),
+            completed_files: Vec::new(),
             rates: Rates::default(),
         };
         let status = session.recording.status();
@@ -432,8 +435,28 @@ impl Sessions {
         catalog.finish_session(id, state, now_ns(), &topics)
     }
 
-    /// Puts a file the session started into the catalog as recording.
+    /// Keeps the catalog's files of a session current: a file it started is recording,
+    /// a file a split closed is complete.
     fn note_files(&self, session: &mut Running, status: &RecordingStatus) {
+        let catalog = self.catalog();
+        for closed in &status.closed_files {
+            if session.completed_files.contains(&closed.path) {
+                continue;
+            }
+            let file = File {
+                session: session.id,
+                path: closed.path.clone(),
+                bytes: closed.bytes,
+                messages: closed.messages,
+                state: FileState::Complete,
+            };
+            match catalog.upsert_file(&file) {
+                Ok(()) => session.completed_files.push(closed.path.clone()),
+                Err(error) => {
+                    tracing::error!("cannot mark {} complete: {error}", closed.path.display())
+                }
+            }
+        }
         let Some(current) = &status.current_file else {
             return;
         };
@@ -448,7 +471,7 @@ impl Sessions {
             messages: 0,
             state: FileState::Recording,
         };
-        if let Err(error) = self.catalog().upsert_file(&file) {
+        if let Err(error) = catalog.upsert_file(&file) {
             tracing::error!("cannot add {} to the catalog: {error}", current.display());
         }
     }
@@ -585,7 +608,7 @@ mod tests {
             started_ns: 0,
             elapsed: Duration::ZERO,
             current_file: None,
-            files_finished: 0,
+            closed_files: Vec::new(),
             bytes_written: bytes,
             topics: vec![TopicStatus {
                 name: "/imu".into(),

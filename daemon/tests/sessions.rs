@@ -301,3 +301,43 @@ fn rec_without_a_daemon_says_so_in_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(not_a_socket.to_str().unwrap()), "{stderr}");
 }
+
+#[test]
+fn files_closed_by_a_split_are_complete_and_only_the_open_one_needs_reindex_after_a_crash() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let mut recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "split",
+        "--topic",
+        "split/*",
+        "--max-file-size",
+        "1MiB",
+    ]);
+    finish_load(publish(&domain, "split/", 30)); // 30 × 200 kB frames: several files
+    assert!(recd.wait_written("split", 90));
+    let catalogued = recd_testkit::wait_until(Duration::from_secs(10), || {
+        let files = listed(&recd, "split")["files"].clone();
+        let files = files.as_array().unwrap();
+        files.len() >= 3
+            && files.iter().filter(|f| f["state"] == "complete").count() == files.len() - 1
+    });
+    assert!(catalogued, "{}", listed(&recd, "split"));
+    recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    drop(recd);
+
+    let recd = Recd::start(root.path(), &domain);
+    let files = listed(&recd, "split")["files"].clone();
+    let files = files.as_array().unwrap();
+    let (last, closed) = files.split_last().unwrap();
+    assert_eq!(last["state"], "needs-reindex");
+    for file in closed {
+        assert_eq!(file["state"], "complete", "{file}");
+        let path = PathBuf::from(file["path"].as_str().unwrap());
+        let info = recd_storage::summarize(&path).unwrap();
+        assert!(info.closed_cleanly);
+        assert_eq!(info.message_count, file["messages"].as_u64().unwrap());
+    }
+}

@@ -36,3 +36,4 @@ pub use recording::{
 pub use select::{PatternError, TopicFilter};
 pub use service_types::channel_name;
 pub use topic::{ChannelSpec, TopicCounts};
+pub use writer::ClosedFile;

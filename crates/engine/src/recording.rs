@@ -16,7 +16,7 @@ use crate::schedule::PollBounds;
 use crate::select::{PatternError, TopicFilter};
 use crate::shm::{now_ns, Flavor, ShmSettings, ShmSource, SourceState};
 use crate::topic::TopicCounts;
-use crate::writer::{FilePlan, Writer, WriterProgress, WriterReport};
+use crate::writer::{ClosedFile, FilePlan, Writer, WriterProgress, WriterReport};
 
 /// Why a recording could not start.
 #[derive(Debug, thiserror::Error)]
@@ -79,8 +79,8 @@ pub struct RecordingStatus {
     pub elapsed: Duration,
     /// The file being written.
     pub current_file: Option<PathBuf>,
-    /// Files already finished (split off).
-    pub files_finished: u64,
+    /// Files split off and closed so far (the current one is not among them).
+    pub closed_files: Vec<ClosedFile>,
     /// Bytes written to all files.
     pub bytes_written: u64,
     /// Per topic, in the order found.
@@ -185,7 +185,12 @@ impl Recording {
                 .lock()
                 .expect("progress lock")
                 .clone(),
-            files_finished: self.progress.files_finished.load(Ordering::Relaxed),
+            closed_files: self
+                .progress
+                .closed_files
+                .lock()
+                .expect("progress lock")
+                .clone(),
             bytes_written: self.progress.bytes_written.load(Ordering::Relaxed),
             topics: topic_statuses(&self.state),
             problems: self.state.problems.lock().expect("problems lock").clone(),

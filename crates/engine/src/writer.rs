@@ -29,8 +29,20 @@ pub(crate) trait LoanedBytes: Send + 'static {
 pub(crate) struct WriterProgress {
     pub current_file: Mutex<Option<PathBuf>>,
     pub bytes_written: AtomicU64,
-    pub files_finished: AtomicU64,
+    /// Files split off and closed (summary written, synced), in order.
+    pub closed_files: Mutex<Vec<ClosedFile>>,
     pub error: Mutex<Option<String>>,
+}
+
+/// A file a split finished: complete, with its summary, on disk.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClosedFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Messages in it.
+    pub messages: u64,
 }
 
 /// What the writer thread leaves behind.
@@ -304,11 +316,21 @@ impl<S: LoanedBytes> Writer<S> {
         self.bytes_before_file += old.bytes_written();
         let mut old = old;
         let counts = self.recorder_metadata();
+        let progress = self.progress.clone();
         self.closing.push(std::thread::spawn(move || {
             old.add_metadata(keys::RECORDER_METADATA, &counts)?;
-            old.close()
+            let summary = old.close()?;
+            progress
+                .closed_files
+                .lock()
+                .expect("progress lock")
+                .push(ClosedFile {
+                    path: summary.path.clone(),
+                    bytes: summary.bytes,
+                    messages: summary.message_count,
+                });
+            Ok(summary)
         }));
-        self.progress.files_finished.fetch_add(1, Ordering::Relaxed);
         self.file_index += 1;
         let path = self.plan.path(self.file_index);
         match StreamWriter::create(&path, self.plan.options.clone()) {
