@@ -4,12 +4,33 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use recd_catalog::{Catalog, CatalogError, File, FileState};
+use recd_catalog::{Catalog, CatalogError, File, FileState, Session, SessionState};
 use recd_storage::{reindex, ReindexOptions};
 
-/// Marks what a crashed run left open; returns the files that need reindexing.
+/// Marks what a crashed run left open, including files it created but had not yet put
+/// in the catalog; returns the files that need reindexing.
 pub fn mark_interrupted(catalog: &mut Catalog) -> Result<Vec<File>, CatalogError> {
-    let files = catalog.recover_after_crash()?;
+    let interrupted: Vec<Session> = catalog
+        .sessions()?
+        .into_iter()
+        .filter(|s| s.state == SessionState::Recording)
+        .collect();
+    let mut files = catalog.recover_after_crash()?;
+    for session in &interrupted {
+        for path in session_files_on_disk(session) {
+            if catalog.file(&path)?.is_none() {
+                let file = File {
+                    session: session.id,
+                    bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
+                    path,
+                    messages: 0,
+                    state: FileState::NeedsReindex,
+                };
+                catalog.upsert_file(&file)?;
+                files.push(file);
+            }
+        }
+    }
     for file in &files {
         tracing::warn!(
             file = %file.path.display(),
@@ -17,6 +38,28 @@ pub fn mark_interrupted(catalog: &mut Catalog) -> Result<Vec<File>, CatalogError
         );
     }
     Ok(files)
+}
+
+/// The files a session wrote, by its directory and file prefix (`<prefix>_NNNN.mcap`).
+fn session_files_on_disk(session: &Session) -> Vec<PathBuf> {
+    let Ok(config) = serde_json::from_str::<recd_engine::RecordingConfig>(&session.config) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}_", config.file_prefix);
+    let Ok(entries) = std::fs::read_dir(&session.directory) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".mcap"))
+        })
+        .collect();
+    paths.sort();
+    paths
 }
 
 /// Reindexes each file in place, one after the other, on a thread of its own, and marks

@@ -30,6 +30,17 @@ fn listed(recd: &Recd, name: &str) -> Value {
         .unwrap_or_else(|| panic!("session {name} not in {list}"))
 }
 
+/// The .mcap files in a session's directory, sorted.
+fn listed_file_paths(root: &Path, session: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join("data").join(session))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .collect();
+    paths.sort();
+    paths
+}
+
 /// Publishes `count` messages on 2 small topics and one 200 kB camera under `prefix`.
 fn publish(domain: &Domain, prefix: &str, count: u32) -> std::process::Child {
     domain.load(&[
@@ -303,7 +314,7 @@ fn rec_without_a_daemon_says_so_in_one_line() {
 }
 
 #[test]
-fn files_closed_by_a_split_are_complete_and_only_the_open_one_needs_reindex_after_a_crash() {
+fn after_a_crash_split_off_files_are_complete_and_open_or_uncatalogued_ones_need_reindex() {
     let domain = Domain::new();
     let root = tempfile::tempdir().unwrap();
     let mut recd = Recd::start(root.path(), &domain);
@@ -327,12 +338,31 @@ fn files_closed_by_a_split_are_complete_and_only_the_open_one_needs_reindex_afte
     assert!(catalogued, "{}", listed(&recd, "split"));
     recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     drop(recd);
+    // A file recd had created but not yet put in the catalog when it died.
+    let open_file = PathBuf::from(
+        listed_file_paths(root.path(), "split")
+            .last()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace(".mcap", ""),
+    );
+    let stem = open_file.to_str().unwrap();
+    let (base, number) = stem.rsplit_once('_').unwrap();
+    let unlisted = PathBuf::from(format!(
+        "{base}_{:04}.mcap",
+        number.parse::<u32>().unwrap() + 1
+    ));
+    std::fs::copy(format!("{stem}.mcap"), &unlisted).unwrap();
 
     let recd = Recd::start(root.path(), &domain);
     let files = listed(&recd, "split")["files"].clone();
     let files = files.as_array().unwrap();
     let (last, closed) = files.split_last().unwrap();
+    assert_eq!(last["path"], unlisted.to_str().unwrap(), "found on disk");
     assert_eq!(last["state"], "needs-reindex");
+    let (open, closed) = closed.split_last().unwrap();
+    assert_eq!(open["state"], "needs-reindex");
     for file in closed {
         assert_eq!(file["state"], "complete", "{file}");
         let path = PathBuf::from(file["path"].as_str().unwrap());
