@@ -103,23 +103,16 @@ pub fn reindex_in_background(state_dir: PathBuf, files: Vec<File>) {
     }
 }
 
-/// Reindexes `path` into a file beside it and renames that into place once complete.
+/// Reindexes `path` in place (the storage crate writes beside it and renames the result
+/// into place only once complete).
 fn reindex_in_place(path: &Path) -> Result<(u64, u64), String> {
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".reindex-partial");
-    let partial = PathBuf::from(partial);
     let report = reindex(
         path,
-        &partial,
+        path,
         &ReindexOptions::default(),
         &mut |_, _| {},
         &AtomicBool::new(false),
     )
-    .map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        e.to_string()
-    })?;
-    std::fs::rename(&partial, path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-    Ok((bytes, report.messages))
+    .map_err(|e| e.to_string())?;
+    Ok((report.output_bytes, report.messages))
 }

@@ -337,7 +337,9 @@ impl Sessions {
             known_files,
             ..
         } = session;
-        let (state, stopped) = match recording.stop() {
+        // Files are complete after a clean stop; after a panicked thread they may lack
+        // their summary.
+        let (state, file_state, stopped) = match recording.stop() {
             Ok(summary) => {
                 let files: Vec<FileEntry> = summary
                     .files
@@ -366,7 +368,7 @@ impl Sessions {
                         .collect(),
                     write_error,
                 };
-                (state, stopped)
+                (state, FileState::Complete, stopped)
             }
             Err(error) => {
                 let stopped = SessionStopped {
@@ -384,10 +386,10 @@ impl Sessions {
                     topics: Vec::new(),
                     write_error: Some(error.to_string()),
                 };
-                (SessionState::Failed, stopped)
+                (SessionState::Failed, FileState::NeedsReindex, stopped)
             }
         };
-        if let Err(error) = self.record_stop(id, state, &stopped) {
+        if let Err(error) = self.record_stop(id, state, file_state, &stopped) {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {error}");
         }
         tracing::info!(
@@ -403,6 +405,7 @@ impl Sessions {
         &self,
         id: SessionId,
         state: SessionState,
+        file_state: FileState,
         stopped: &SessionStopped,
     ) -> Result<(), CatalogError> {
         let mut catalog = self.catalog();
@@ -412,11 +415,7 @@ impl Sessions {
                 path: file.path.clone(),
                 bytes: file.bytes,
                 messages: file.messages,
-                state: if file.state == file_state_text(FileState::Complete) {
-                    FileState::Complete
-                } else {
-                    FileState::NeedsReindex
-                },
+                state: file_state,
             })?;
         }
         let topics: Vec<TopicCounts> = stopped
