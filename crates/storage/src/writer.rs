@@ -375,12 +375,10 @@ impl StreamWriter {
         if sink.position() == sink.in_file() && self.pending.is_empty() {
             return Ok(());
         }
-        let unaligned = self.bytes_written() as usize % direct::BLOCK;
-        if unaligned != 0 {
-            let mut padding = direct::BLOCK - unaligned;
-            if padding < direct::MIN_PADDING {
-                padding += direct::BLOCK;
-            }
+        let end = self.bytes_written();
+        if end as usize % direct::BLOCK != 0 {
+            // Pad so that the next byte lands on a block boundary.
+            let padding = direct::padding_for(end, 0, 0);
             direct::append_padding(&mut self.pending, padding);
         }
         self.flush_with(&[])?;
