@@ -1,0 +1,18 @@
+//! The ROS 2 conventions recd needs to record DDS topics the way rosbag2 does, as plain
+//! functions over plain data (no DDS library, no ROS installation required):
+//!
+//! - [`names`]: DDS topic and type names to ROS 2 names (`rt/chatter` → `/chatter`,
+//!   `std_msgs::msg::dds_::String_` → `std_msgs/msg/String`), and which topics are ROS's
+//!   own bookkeeping.
+//! - [`type_hash`]: the ROS 2 type hash (`RIHS01_…`) a writer announces in its USER_DATA QoS.
+//! - [`msgdef`]: the `ros2msg` schema text rosbag2 stores for a type, built from the `.msg`
+//!   files of an ament install tree.
+//! - [`qos`]: the `offered_qos_profiles` channel metadata (YAML) rosbag2 writes.
+//!
+//! Each format follows the rosbag2/rmw source it is named after in the module docs, so that
+//! `ros2 bag`, Foxglove and `rosbags` read recd's files as they read rosbag2's.
+
+pub mod msgdef;
+pub mod names;
+pub mod qos;
+pub mod type_hash;
