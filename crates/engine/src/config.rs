@@ -47,6 +47,8 @@ pub struct RecordingConfig {
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
+    /// Record DDS / ROS 2 topics too (RTPS over UDP); `None` records shared memory only.
+    pub dds: Option<DdsConfig>,
     /// Extra entries for the `recorder` Metadata record of every file (a session's name
     /// and id, say).
     pub metadata: std::collections::BTreeMap<String, String>,
@@ -82,6 +84,7 @@ impl Default for RecordingConfig {
             min_poll_interval: Duration::from_millis(2),
             max_poll_interval: Duration::from_millis(50),
             iceoryx2_prefix: None,
+            dds: None,
             metadata: Default::default(),
             writer_delay: None,
         }
@@ -128,6 +131,48 @@ impl Default for RingConfig {
             items: 16 * 1024,
             copy_bytes: 16 * 1024 * 1024,
             loaned_bytes: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// The DDS source: which domain, which networks, how deep to buffer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct DdsConfig {
+    /// The DDS domain id (ROS_DOMAIN_ID), 0 to 232.
+    pub domain: u16,
+    /// Addresses of the network interfaces to use; empty means every interface.
+    pub interfaces: Vec<std::net::IpAddr>,
+    /// Directories searched for ROS 2 `.msg` files (`<dir>/<pkg>/msg/<Type>.msg` or
+    /// `<dir>/share/<pkg>/msg/<Type>.msg`), before the `AMENT_PREFIX_PATH` of the
+    /// recorder's environment.
+    pub message_dirs: Vec<PathBuf>,
+    /// Samples each reader may hold until the receive thread takes them: deep enough for
+    /// bursts, bounded because a reader keeps this many samples in memory.
+    pub history_depth: i32,
+    /// The UDP sockets' receive buffer, so that fragmented multi-MB samples and bursts
+    /// survive (the kernel caps it at `net.core.rmem_max`, doubled).
+    pub receive_buffer_bytes: usize,
+}
+
+impl DdsConfig {
+    /// Records `domain` on every interface with the defaults.
+    pub fn new(domain: u16) -> Self {
+        Self {
+            domain,
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for DdsConfig {
+    fn default() -> Self {
+        Self {
+            domain: 0,
+            interfaces: Vec::new(),
+            message_dirs: Vec::new(),
+            history_depth: 64,
+            receive_buffer_bytes: 16 * 1024 * 1024,
         }
     }
 }

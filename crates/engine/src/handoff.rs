@@ -150,6 +150,18 @@ impl<S> Sender<S> {
             .map_err(|rtrb::PushError::Full(item)| item)
     }
 
+    /// Queues the stop mark, waiting for the writer to make room if need be (it always
+    /// does: it keeps writing until it sees the mark).
+    pub fn push_stop(&mut self) {
+        let mut stop = Item::Stop;
+        while let Err(item) = self.push_control(stop) {
+            stop = item;
+            self.wake();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.wake();
+    }
+
     /// Wakes the writer thread if it waits for items.
     pub fn wake(&self) {
         if let Some(thread) = &self.writer {

@@ -1,35 +1,44 @@
-//! The recorder engine of recd: the path from a publisher's shared-memory sample to bytes
-//! in an MCAP file.
+//! The recorder engine of recd: the path from a publisher's sample to bytes in an MCAP
+//! file.
 //!
 //! [`Recording::start`] finds the iceoryx2 services selected by glob patterns (and keeps
 //! looking, so topics that appear later are recorded from their first sample), opens
-//! them whatever their payload type, and runs two threads:
+//! them whatever their payload type, and runs these threads:
 //!
-//! - the **receive thread** takes every sample, copies small ones once into a byte ring
-//!   and passes large ones on as the shared-memory sample itself, through bounded
-//!   lock-free rings; when a ring is full it drops the newest message and counts it, so a
-//!   publisher is never held up by the recorder;
-//! - the **writer thread** streams them into unchunked MCAP with the storage crate,
-//!   releases each sample as soon as its bytes reached the kernel, splits files by size
-//!   or duration (finishing the old file on a thread of its own), and repeats the last
-//!   message of latched topics at the start of every file.
+//! - the **shared-memory receive thread** takes every sample, copies small ones once into
+//!   a byte ring and passes large ones on as the shared-memory sample itself, through
+//!   bounded lock-free rings; when a ring is full it drops the newest message and counts
+//!   it, so a publisher is never held up by the recorder;
+//! - with [`RecordingConfig::dds`], the **DDS receive thread** joins a DDS domain with one
+//!   rustdds participant, creates a reader for each selected topic as its writers are
+//!   discovered and hands the serialized CDR of each sample over the same way, through
+//!   rings of its own (see the `dds` module: ROS 2 names, QoS, message definitions);
+//! - the **writer thread** streams from every source's rings into unchunked MCAP with the
+//!   storage crate, releases each sample as soon as its bytes reached the kernel, splits
+//!   files by size or duration (finishing the old file on a thread of its own), and
+//!   repeats the last message of latched topics at the start of every file.
 //!
 //! [`Recording::status`] shows live per-topic counts; [`Recording::stop`] drains,
 //! finishes the files with a `recorder` Metadata record of the counts, and reports. The
-//! file encoding is documented in [`recd_storage::iceoryx2`].
+//! file encoding of shared-memory topics is documented in [`recd_storage::iceoryx2`];
+//! DDS topics follow the MCAP `ros2` profile.
 
 mod config;
+mod dds;
 mod handoff;
+mod held;
 mod recording;
 mod schedule;
 mod select;
 mod service_dir;
 mod service_types;
 mod shm;
+mod state;
 mod topic;
 mod writer;
 
-pub use config::{RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
+pub use config::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
+pub use dds::DdsError;
 pub use recording::{
     Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };

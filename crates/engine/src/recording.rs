@@ -11,10 +11,12 @@ use iceoryx2::prelude::*;
 use recd_storage::{FileSummary, WriteError};
 
 use crate::config::RecordingConfig;
+use crate::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
 use crate::handoff::handoff;
 use crate::schedule::PollBounds;
 use crate::select::{PatternError, TopicFilter};
-use crate::shm::{now_ns, Flavor, ShmSettings, ShmSource, SourceState};
+use crate::shm::{now_ns, Flavor, ShmSettings, ShmSource};
+use crate::state::SourceState;
 use crate::topic::TopicCounts;
 use crate::writer::{ClosedFile, FilePlan, Writer, WriterProgress, WriterReport};
 
@@ -41,6 +43,9 @@ pub enum StartError {
     /// iceoryx2 refused to create the recorder's node.
     #[error("cannot create the iceoryx2 node: {0}")]
     Node(String),
+    /// The DDS source could not join its domain.
+    #[error(transparent)]
+    Dds(#[from] DdsError),
     /// A thread could not be started.
     #[error("cannot start the {what} thread: {source}")]
     Thread {
@@ -64,7 +69,7 @@ pub enum StopError {
 pub struct TopicStatus {
     /// Channel name in the file.
     pub name: String,
-    /// The iceoryx2 service.
+    /// Where it is recorded from: the iceoryx2 service, or `dds:` and the DDS topic.
     pub service: String,
     /// Counts so far.
     pub counts: TopicCounts,
@@ -104,10 +109,11 @@ pub struct RecordingSummary {
     pub write_error: Option<WriteError>,
 }
 
-/// A running recording of iceoryx2 services.
+/// A running recording of iceoryx2 services and, if configured, DDS topics.
 pub struct Recording {
     stop: Arc<AtomicBool>,
     source: JoinHandle<()>,
+    dds: Option<(JoinHandle<()>, DdsStopper)>,
     writer: JoinHandle<WriterReport>,
     state: Arc<SourceState>,
     progress: Arc<WriterProgress>,
@@ -124,21 +130,38 @@ impl Recording {
             source,
         })?;
         let node = create_node(&config)?;
-        let started_ns = now_ns();
-        let progress = Arc::new(WriterProgress::default());
-        let (mut tx, rx) = handoff(&config.ring);
-        let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
-        let writer = Writer::create(rx, plan, progress.clone())?;
-        let writer = std::thread::Builder::new()
-            .name("recd-writer".into())
-            .spawn(move || writer.run())
-            .map_err(|source| StartError::Thread {
-                what: "writer",
-                source,
-            })?;
-        tx.set_consumer_thread(writer.thread().clone());
         let stop = Arc::new(AtomicBool::new(false));
         let state = Arc::new(SourceState::default());
+        let (mut shm_tx, shm_rx) = handoff(&config.ring);
+        let mut receivers = vec![shm_rx];
+        // The DDS source joins its domain before any file exists, so that a domain it
+        // cannot join leaves nothing behind.
+        let dds = match &config.dds {
+            Some(dds_config) => {
+                let (dds_tx, dds_rx) = handoff(&config.ring);
+                receivers.push(dds_rx);
+                let settings = DdsSettings {
+                    config: dds_config.clone(),
+                    filter: filter.clone(),
+                    explicit_selection: !config.topics.include.is_empty(),
+                    zero_copy_threshold: config.zero_copy_threshold,
+                    discovery_interval: config.discovery_interval,
+                };
+                Some(DdsSource::open(
+                    settings,
+                    dds_tx,
+                    state.clone(),
+                    stop.clone(),
+                )?)
+            }
+            None => None,
+        };
+        let started_ns = now_ns();
+        let progress = Arc::new(WriterProgress::default());
+        let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
+        let writer = Writer::create(receivers, plan, progress.clone())?;
+        let writer = spawn("recd-writer", "writer", move || writer.run())?;
+        shm_tx.set_consumer_thread(writer.thread().clone());
         let settings = ShmSettings {
             filter,
             zero_copy_threshold: config.zero_copy_threshold,
@@ -148,24 +171,24 @@ impl Recording {
             },
             discovery_interval: config.discovery_interval,
         };
-        let source = ShmSource::new(node, settings, tx, state.clone(), stop.clone());
-        let source = std::thread::Builder::new()
-            .name("recd-shm-receive".into())
-            .spawn(move || source.run());
-        let source = match source {
-            Ok(source) => source,
-            Err(source) => {
-                // The writer waits for a stop mark that will never come; it is detached
-                // and ends with the process.
-                return Err(StartError::Thread {
-                    what: "receive",
-                    source,
-                });
+        // Should a receive thread not start, the writer waits for a stop mark that will
+        // never come; it is detached and ends with the process.
+        let dds = match dds {
+            Some((mut source, stopper)) => {
+                source.set_consumer_thread(writer.thread().clone());
+                Some((
+                    spawn("recd-dds-receive", "DDS receive", move || source.run())?,
+                    stopper,
+                ))
             }
+            None => None,
         };
+        let source = ShmSource::new(node, settings, shm_tx, state.clone(), stop.clone());
+        let source = spawn("recd-shm-receive", "receive", move || source.run())?;
         Ok(Self {
             stop,
             source,
+            dds,
             writer,
             state,
             progress,
@@ -201,12 +224,23 @@ impl Recording {
     /// Whether the receive and writer threads are still running (they end only at
     /// [`Recording::stop`], or by a bug).
     pub fn threads_alive(&self) -> bool {
-        !self.source.is_finished() && !self.writer.is_finished()
+        !self.source.is_finished()
+            && !self.writer.is_finished()
+            && self
+                .dds
+                .as_ref()
+                .is_none_or(|(thread, _)| !thread.is_finished())
     }
 
     /// Receives what is waiting, writes it, finishes every file and reports.
     pub fn stop(self) -> Result<RecordingSummary, StopError> {
         self.stop.store(true, Ordering::Release);
+        if let Some((thread, stopper)) = self.dds {
+            stopper.wake();
+            thread
+                .join()
+                .map_err(|_| StopError::Panicked("DDS receive"))?;
+        }
         self.source
             .join()
             .map_err(|_| StopError::Panicked("receive"))?;
@@ -235,6 +269,17 @@ fn topic_statuses(state: &SourceState) -> Vec<TopicStatus> {
             counts: topic.counters.snapshot(),
         })
         .collect()
+}
+
+fn spawn<T: Send + 'static>(
+    name: &str,
+    what: &'static str,
+    run: impl FnOnce() -> T + Send + 'static,
+) -> Result<JoinHandle<T>, StartError> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(run)
+        .map_err(|source| StartError::Thread { what, source })
 }
 
 fn create_node(config: &RecordingConfig) -> Result<Node<Flavor>, StartError> {

@@ -1,9 +1,9 @@
 //! The shared-memory source: finds iceoryx2 services, subscribes to them and hands every
 //! sample to the writer thread without blocking.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use iceoryx2::identifiers::UniquePublisherId;
@@ -17,12 +17,13 @@ use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as Pat
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
 use crate::handoff::{Item, Sender, Stamps};
+use crate::held::{Held, LoanedBytes};
 use crate::schedule::{PollBounds, PollSchedule};
 use crate::select::TopicFilter;
 use crate::service_dir::ServiceDirectory;
 use crate::service_types::{channel_name, read_rmw_header, ServiceTypes};
+use crate::state::SourceState;
 use crate::topic::{Topic, TopicCounters};
-use crate::writer::LoanedBytes;
 
 /// The service flavour the recorder opens: its samples may move to the writer thread.
 pub(crate) type Flavor = ipc_threadsafe::Service;
@@ -67,15 +68,6 @@ pub(crate) struct ShmSettings {
     pub discovery_interval: Duration,
 }
 
-/// What the source shares with the recording's status.
-#[derive(Default)]
-pub(crate) struct SourceState {
-    /// Every topic recorded so far, in the order found.
-    pub topics: Mutex<Vec<Arc<Topic>>>,
-    /// Services that match the selection but could not be opened, with the reason.
-    pub problems: Mutex<BTreeMap<String, String>>,
-}
-
 struct OpenTopic {
     topic: Arc<Topic>,
     service: RawService,
@@ -98,15 +90,13 @@ struct EventPort {
 pub(crate) struct ShmSource {
     node: Node<Flavor>,
     settings: ShmSettings,
-    tx: Sender<ShmSample>,
+    tx: Sender<Held>,
     state: Arc<SourceState>,
     stop: Arc<AtomicBool>,
     open: Vec<OpenTopic>,
     /// Every topic recorded so far with the types it was recorded with: a service that
     /// comes back with the same types continues its topic.
     known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
-    /// The index the next new topic gets.
-    next_index: u32,
     pending_retire: Vec<u32>,
     /// When the next topic is due to be polled.
     next_poll: Instant,
@@ -122,7 +112,7 @@ impl ShmSource {
     pub fn new(
         node: Node<Flavor>,
         settings: ShmSettings,
-        tx: Sender<ShmSample>,
+        tx: Sender<Held>,
         state: Arc<SourceState>,
         stop: Arc<AtomicBool>,
     ) -> Self {
@@ -138,7 +128,6 @@ impl ShmSource {
             stop,
             open: Vec::new(),
             known: HashMap::new(),
-            next_index: 0,
             pending_retire: Vec::new(),
         }
     }
@@ -155,13 +144,7 @@ impl ShmSource {
             }
         }
         self.receive_all(true);
-        let mut stop = Item::Stop;
-        while let Err(item) = self.tx.push_control(stop) {
-            stop = item;
-            self.tx.wake();
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        self.tx.wake();
+        self.tx.push_stop();
     }
 
     /// Waits and receives until a discovery round changes which event services to listen
@@ -319,11 +302,7 @@ impl ShmSource {
             {
                 match self.open_topic(&name, &config) {
                     Ok(topic) => {
-                        self.state
-                            .problems
-                            .lock()
-                            .expect("problems lock")
-                            .remove(&name);
+                        self.state.clear_problem(&name);
                         self.open.push(topic);
                     }
                     Err(reason) => {
@@ -363,22 +342,16 @@ impl ShmSource {
         let topic = match self.known.get(name) {
             Some((known, types)) if *types == service_types => known.clone(),
             _ => {
-                let topic = Arc::new(Topic {
-                    index: self.next_index,
+                let topic = self.state.add_topic(|index| Topic {
+                    index,
                     name: channel_name(name),
                     service: name.to_string(),
                     channel: service_types.channel(name),
                     latched: service_types.history_size > 0,
                     counters: TopicCounters::default(),
                 });
-                self.next_index += 1;
                 self.known
                     .insert(name.to_string(), (topic.clone(), service_types));
-                self.state
-                    .topics
-                    .lock()
-                    .expect("topics lock")
-                    .push(topic.clone());
                 topic
             }
         };
@@ -469,11 +442,7 @@ impl ShmSource {
     }
 
     fn note_problem(&self, service: &str, reason: String) {
-        self.state
-            .problems
-            .lock()
-            .expect("problems lock")
-            .insert(service.to_string(), reason);
+        self.state.note_problem(service, reason);
     }
 }
 
@@ -488,7 +457,7 @@ struct Received {
 /// Receives every waiting sample of one topic.
 fn receive_topic(
     topic: &mut OpenTopic,
-    tx: &mut Sender<ShmSample>,
+    tx: &mut Sender<Held>,
     zero_copy_threshold: usize,
 ) -> Received {
     let counters = &topic.topic.counters;
@@ -533,7 +502,7 @@ fn receive_topic(
         }
         let len = topic.header_len + shm.payload().len();
         let pushed = if len >= zero_copy_threshold {
-            tx.push_loaned(index, stamps, len, shm).is_ok()
+            tx.push_loaned(index, stamps, len, Held::Shm(shm)).is_ok()
         } else {
             tx.push_copied(index, stamps, &[shm.user_header(), shm.payload()])
         };

@@ -14,15 +14,8 @@ use recd_storage::{
 
 use crate::config::{RecordingConfig, SplitPolicy};
 use crate::handoff::{Item, Receiver, Stamps};
+use crate::held::LoanedBytes;
 use crate::topic::{Topic, TopicCounts};
-
-/// A message held in shared memory until it is written.
-pub(crate) trait LoanedBytes: Send + 'static {
-    /// The user header's bytes.
-    fn user_header(&self) -> &[u8];
-    /// The payload's bytes.
-    fn payload(&self) -> &[u8];
-}
 
 /// What the writer shows of itself while it runs.
 #[derive(Debug, Default)]
@@ -71,6 +64,13 @@ impl FilePlan {
                 data_crc: config.crc,
                 zero_copy_threshold: config.zero_copy_threshold,
                 direct_io: config.direct_io,
+                // rosbag2's readers (rosbags among them) require the profile; DDS topics
+                // follow it, shared-memory channels keep their own encoding beside them.
+                profile: if config.dds.is_some() {
+                    "ros2".to_string()
+                } else {
+                    String::new()
+                },
                 durability: Durability {
                     sync_period: config.sync_period,
                     ..Durability::default()
@@ -102,7 +102,8 @@ struct TopicSlot {
 
 /// The writer thread's state.
 pub(crate) struct Writer<S> {
-    rx: Receiver<S>,
+    /// One handoff per source thread; each ends with its own [`Item::Stop`].
+    rxs: Vec<Receiver<S>>,
     plan: FilePlan,
     progress: Arc<WriterProgress>,
     topics: Vec<Option<TopicSlot>>,
@@ -119,10 +120,13 @@ pub(crate) struct Writer<S> {
 /// work: each such flush pads the file to a whole block.
 const DIRECT_FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 
+/// Items taken from one handoff before looking at the next.
+const BATCH_PER_RING: usize = 256;
+
 impl<S: LoanedBytes> Writer<S> {
     /// Creates the first file, so that a recording that cannot write fails at its start.
     pub fn create(
-        rx: Receiver<S>,
+        rxs: Vec<Receiver<S>>,
         plan: FilePlan,
         progress: Arc<WriterProgress>,
     ) -> Result<Self, WriteError> {
@@ -130,7 +134,7 @@ impl<S: LoanedBytes> Writer<S> {
         let file = StreamWriter::create(&path, plan.options.clone())?;
         *progress.current_file.lock().expect("progress lock") = Some(path);
         Ok(Self {
-            rx,
+            rxs,
             plan,
             progress,
             topics: Vec::new(),
@@ -144,29 +148,48 @@ impl<S: LoanedBytes> Writer<S> {
         })
     }
 
-    /// Writes until the handoff delivers [`Item::Stop`], then finishes the last file.
+    /// Writes until every handoff delivered [`Item::Stop`], then finishes the last file.
     pub fn run(mut self) -> WriterReport {
-        loop {
-            let Some(item) = self.rx.pop() else {
+        let mut running = vec![true; self.rxs.len()];
+        while running.iter().any(|&r| r) {
+            let mut worked = false;
+            for (ring, open) in running.iter_mut().enumerate() {
+                // A bounded batch per ring, so that one busy source cannot starve another.
+                for _ in 0..BATCH_PER_RING {
+                    if !*open {
+                        break;
+                    }
+                    let Some(item) = self.rxs[ring].pop() else {
+                        break;
+                    };
+                    worked = true;
+                    *open = self.handle(ring, item);
+                }
+            }
+            if !worked {
                 self.flush();
                 self.split_if_due(0);
                 std::thread::park_timeout(self.idle_wait());
-                continue;
-            };
-            match item {
-                Item::Announce(topic) => self.announce(topic),
-                Item::Copied { topic, stamps, len } => self.write_copied(topic, stamps, len),
-                Item::Loaned {
-                    topic,
-                    stamps,
-                    len,
-                    sample,
-                } => self.write_loaned(topic, stamps, len, sample),
-                Item::Retire(topic) => self.retire(topic),
-                Item::Stop => break,
             }
         }
         self.finish()
+    }
+
+    /// Acts on one item of ring `ring`; false once the ring delivered its stop mark.
+    fn handle(&mut self, ring: usize, item: Item<S>) -> bool {
+        match item {
+            Item::Announce(topic) => self.announce(topic),
+            Item::Copied { topic, stamps, len } => self.write_copied(ring, topic, stamps, len),
+            Item::Loaned {
+                topic,
+                stamps,
+                len,
+                sample,
+            } => self.write_loaned(ring, topic, stamps, len, sample),
+            Item::Retire(topic) => self.retire(topic),
+            Item::Stop => return false,
+        }
+        true
     }
 
     fn announce(&mut self, topic: Arc<Topic>) {
@@ -188,15 +211,15 @@ impl<S: LoanedBytes> Writer<S> {
         }
     }
 
-    fn write_copied(&mut self, topic: u32, stamps: Stamps, len: usize) {
+    fn write_copied(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize) {
         self.delay();
         let Self {
-            rx, file, topics, ..
+            rxs, file, topics, ..
         } = self;
         let slot = topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
-        let result = rx.with_copied(len, |parts| {
+        let result = rxs[ring].with_copied(len, |parts| {
             if slot.topic.latched {
                 keep_latched(slot, stamps, parts);
             }
@@ -206,7 +229,7 @@ impl<S: LoanedBytes> Writer<S> {
         self.split_if_due(len);
     }
 
-    fn write_loaned(&mut self, topic: u32, stamps: Stamps, len: usize, sample: S) {
+    fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, sample: S) {
         self.delay();
         let parts = [sample.user_header(), sample.payload()];
         let slot = self.topics[topic as usize]
@@ -219,7 +242,7 @@ impl<S: LoanedBytes> Writer<S> {
         // The bytes reached the kernel (or the write failed): the publisher gets its
         // shared memory back now.
         drop(sample);
-        self.rx.release_loaned(len);
+        self.rxs[ring].release_loaned(len);
         self.account(topic, len, result);
         self.split_if_due(len);
     }

@@ -72,6 +72,9 @@ pub struct ChannelInfo {
     pub schema_name: Option<String>,
     /// The schema's encoding, if the channel has one.
     pub schema_encoding: Option<String>,
+    /// Bytes of the schema's data (its message definition), if the channel has a schema:
+    /// 0 means the definition is missing.
+    pub schema_bytes: Option<usize>,
     /// Messages on the channel.
     pub message_count: u64,
 }
@@ -377,6 +380,7 @@ fn fill_from_summary(
             message_encoding: channel.message_encoding.clone(),
             schema_name: channel.schema.as_ref().map(|s| s.name.clone()),
             schema_encoding: channel.schema.as_ref().map(|s| s.encoding.clone()),
+            schema_bytes: channel.schema.as_ref().map(|s| s.data.len()),
             message_count: stats
                 .channel_message_counts
                 .get(&channel.id)
@@ -422,7 +426,8 @@ impl CompressionTally {
 /// Counts what a scan sees.
 #[derive(Default)]
 struct Tally {
-    schemas: BTreeMap<u16, (String, String)>,
+    /// Name, encoding and data length by schema id.
+    schemas: BTreeMap<u16, (String, String, usize)>,
     channels: BTreeMap<u16, ChannelInfo>,
     messages: u64,
     time_range: Option<(u64, u64)>,
@@ -451,9 +456,9 @@ impl RecordSink for Tally {
 
     fn record(&mut self, record: Record<'_>) -> Result<(), Self::Error> {
         match record {
-            Record::Schema { header, .. } => {
+            Record::Schema { header, data } => {
                 self.schemas
-                    .insert(header.id, (header.name, header.encoding));
+                    .insert(header.id, (header.name, header.encoding, data.len()));
             }
             Record::Channel(channel) => {
                 let schema = self.schemas.get(&channel.schema_id);
@@ -463,6 +468,7 @@ impl RecordSink for Tally {
                     message_encoding: channel.message_encoding,
                     schema_name: schema.map(|s| s.0.clone()),
                     schema_encoding: schema.map(|s| s.1.clone()),
+                    schema_bytes: schema.map(|s| s.2),
                     message_count: 0,
                 });
             }

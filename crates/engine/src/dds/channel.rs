@@ -1,0 +1,169 @@
+//! How a DDS topic appears in the file: ROS 2 names and the `ros2` MCAP profile.
+
+use std::collections::{BTreeMap, HashMap};
+
+use recd_ros2::msgdef::MessageDefinitions;
+use recd_ros2::{names, qos as ros_qos, type_hash};
+use rustdds::QosPolicies;
+
+use crate::topic::ChannelSpec;
+
+/// A DDS topic's names in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Naming {
+    /// The channel's topic: the ROS name (`/chatter` for `rt/chatter`) or the DDS name.
+    pub channel: String,
+    /// The schema's name: the ROS type (`std_msgs/msg/String`) or the DDS type name.
+    pub schema: String,
+    /// Whether the type follows ROS 2 conventions (its definition may be found).
+    pub ros_type: bool,
+}
+
+impl Naming {
+    /// Names a DDS topic of type `dds_type`.
+    pub fn of(dds_topic: &str, dds_type: &str) -> Self {
+        let ros_type = names::ros_type_name(dds_type);
+        Self {
+            channel: names::ros_topic_name(dds_topic).unwrap_or_else(|| dds_topic.to_string()),
+            ros_type: ros_type.is_some(),
+            schema: ros_type.unwrap_or_else(|| dds_type.to_string()),
+        }
+    }
+}
+
+/// One writer as discovery described it.
+pub(crate) struct Offer<'a> {
+    pub qos: &'a QosPolicies,
+    pub user_data: &'a [u8],
+}
+
+/// Finds message definitions, each type once.
+pub(crate) struct Definitions {
+    source: MessageDefinitions,
+    found: HashMap<String, Result<String, String>>,
+}
+
+impl Definitions {
+    pub fn new(source: MessageDefinitions) -> Self {
+        Self {
+            source,
+            found: HashMap::new(),
+        }
+    }
+
+    /// The concatenated definition of a ROS type, or why there is none.
+    fn definition(&mut self, ros_type: &str) -> Result<String, String> {
+        self.found
+            .entry(ros_type.to_string())
+            .or_insert_with(|| {
+                self.source
+                    .definition(ros_type)
+                    .map_err(|error| error.to_string())
+            })
+            .clone()
+    }
+}
+
+/// The schema and channel records of a topic written by `offers`, and, when the message
+/// definition is missing, why.
+pub(crate) fn channel_spec(
+    naming: &Naming,
+    offers: &[Offer<'_>],
+    definitions: &mut Definitions,
+) -> (ChannelSpec, Option<String>) {
+    let mut metadata = BTreeMap::new();
+    let profiles: Vec<ros_qos::QosProfile> = offers
+        .iter()
+        .map(|offer| super::qos::ros_profile(offer.qos))
+        .collect();
+    metadata.insert(
+        "offered_qos_profiles".to_string(),
+        ros_qos::offered_qos_profiles_yaml(&profiles),
+    );
+    if let Some(hash) = offers
+        .iter()
+        .find_map(|offer| type_hash::from_user_data(offer.user_data))
+    {
+        metadata.insert("topic_type_hash".to_string(), hash);
+    }
+    let (schema_encoding, definition) = if naming.ros_type {
+        ("ros2msg", definitions.definition(&naming.schema))
+    } else {
+        (
+            "omgidl",
+            Err(format!(
+                "{} is not a ROS 2 type; no definition is recorded",
+                naming.schema
+            )),
+        )
+    };
+    let (schema_data, missing) = match definition {
+        Ok(text) => (text.into_bytes(), None),
+        Err(reason) => (Vec::new(), Some(reason)),
+    };
+    let spec = ChannelSpec {
+        message_encoding: "cdr".to_string(),
+        schema_name: naming.schema.clone(),
+        schema_encoding: schema_encoding.to_string(),
+        schema_data,
+        metadata,
+    };
+    (spec, missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ros_topics_get_ros_names() {
+        assert_eq!(
+            Naming::of("rt/chatter", "std_msgs::msg::dds_::String_"),
+            Naming {
+                channel: "/chatter".into(),
+                schema: "std_msgs/msg/String".into(),
+                ros_type: true,
+            }
+        );
+        assert_eq!(
+            Naming::of("Square", "ShapeType"),
+            Naming {
+                channel: "Square".into(),
+                schema: "ShapeType".into(),
+                ros_type: false,
+            }
+        );
+    }
+
+    #[test]
+    fn the_channel_follows_the_ros2_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = dir.path().join("std_msgs/msg");
+        std::fs::create_dir_all(&msg).unwrap();
+        std::fs::write(msg.join("String.msg"), "string data\n").unwrap();
+        let mut definitions =
+            Definitions::new(MessageDefinitions::new(vec![dir.path().to_path_buf()]));
+        let qos = QosPolicies::qos_none();
+        let hash = format!("typehash=RIHS01_{};", "ab".repeat(32));
+        let offers = [Offer {
+            qos: &qos,
+            user_data: hash.as_bytes(),
+        }];
+        let naming = Naming::of("rt/chatter", "std_msgs::msg::dds_::String_");
+        let (spec, missing) = channel_spec(&naming, &offers, &mut definitions);
+        assert_eq!(missing, None);
+        assert_eq!(spec.message_encoding, "cdr");
+        assert_eq!(spec.schema_encoding, "ros2msg");
+        assert_eq!(spec.schema_data, b"string data\n");
+        assert_eq!(
+            spec.metadata["topic_type_hash"],
+            format!("RIHS01_{}", "ab".repeat(32))
+        );
+        assert!(spec.metadata["offered_qos_profiles"].contains("reliable"));
+
+        let unknown = Naming::of("rt/odd", "odd_msgs::msg::dds_::Odd_");
+        let (spec, missing) = channel_spec(&unknown, &offers, &mut definitions);
+        assert!(spec.schema_data.is_empty());
+        assert!(missing.unwrap().contains("odd_msgs"));
+    }
+}
