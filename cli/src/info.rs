@@ -33,6 +33,15 @@ pub fn run(args: &InfoArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A channel whose schema should carry a message definition but has none (a DDS topic
+/// recorded without finding its `.msg` files).
+fn lacks_definition(channel: &recd_storage::ChannelInfo) -> bool {
+    matches!(
+        channel.schema_encoding.as_deref(),
+        Some("ros2msg" | "ros2idl" | "omgidl")
+    ) && channel.schema_bytes == Some(0)
+}
+
 /// The text form of `rec info`.
 pub fn render(info: &FileInfo) -> String {
     let mut out = String::new();
@@ -90,6 +99,19 @@ pub fn render(info: &FileInfo) -> String {
             out,
             "  ({:>3}) {:<topic_width$}  {:>9} msgs ({hz:>9.2} Hz)  {schema}  {}",
             c.id, c.topic, c.message_count, c.message_encoding
+        );
+    }
+    let undefined: Vec<&str> = info
+        .channels
+        .iter()
+        .filter(|c| lacks_definition(c))
+        .map(|c| c.topic.as_str())
+        .collect();
+    if !undefined.is_empty() {
+        let _ = writeln!(
+            out,
+            "topics without message definitions (readers must know their types): {}",
+            undefined.join(", ")
         );
     }
     let _ = writeln!(out, "attachments: {}", info.attachment_count);

@@ -20,13 +20,18 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 /// Start recording a session.
 ///
 /// With no --topic every topic is recorded. Files go to recd's data directory, in a
-/// directory named after the session.
+/// directory named after the session. Shared-memory (iceoryx2) topics are always
+/// recorded; with --dds-domain (or `dds_domain` in recd's configuration) DDS / ROS 2
+/// topics of that domain are recorded too, as ROS 2 MCAP (CDR as received).
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The session's name (letters, digits, '-', '_', '.'); recd picks one when left out.
     #[arg(long)]
     name: Option<String>,
-    /// Record topics (iceoryx2 service names) matching this glob; repeatable.
+    /// Record topics matching this glob; repeatable. Globs match iceoryx2 service names,
+    /// ROS 2 topic names (`/chatter` for DDS topic `rt/chatter`) and other DDS topic
+    /// names. ROS's internal topics (/parameter_events, ros_discovery_info) are recorded
+    /// only when a --topic selects them.
     #[arg(long = "topic", value_name = "GLOB")]
     topics: Vec<String>,
     /// Never record topics matching this glob; repeatable.
@@ -41,6 +46,9 @@ pub struct StartArgs {
     /// Keep a CRC-32 of each file's data section.
     #[arg(long)]
     crc: bool,
+    /// Record DDS / ROS 2 topics of this domain too (0 to 232, ROS_DOMAIN_ID).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=232))]
+    dds_domain: Option<u16>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -109,6 +117,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         max_file_size: args.max_file_size,
         max_duration_ms: args.max_duration.map(|d| d.as_millis() as u64),
         crc: args.crc,
+        dds_domain: args.dds_domain,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

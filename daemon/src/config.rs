@@ -68,6 +68,17 @@ pub struct SessionDefaults {
     pub ring_copy_bytes: ByteSize,
     /// Bytes of large messages in flight, held as shared-memory samples.
     pub ring_loaned_bytes: ByteSize,
+    /// Record DDS / ROS 2 topics of this domain in every session (`rec start
+    /// --dds-domain` sets it per session); none records shared memory only.
+    pub dds_domain: Option<u16>,
+    /// Addresses of the network interfaces DDS uses; empty means every interface.
+    pub dds_interfaces: Vec<std::net::IpAddr>,
+    /// Directories with ROS 2 `.msg` files, searched before `AMENT_PREFIX_PATH`.
+    pub dds_message_dirs: Vec<PathBuf>,
+    /// Samples each DDS reader may hold until the receive thread takes them.
+    pub dds_history_depth: i32,
+    /// UDP receive buffer of the DDS sockets (capped by net.core.rmem_max).
+    pub dds_receive_buffer: ByteSize,
 }
 
 impl Default for DaemonConfig {
@@ -87,6 +98,7 @@ impl Default for DaemonConfig {
 impl Default for SessionDefaults {
     fn default() -> Self {
         let engine = recd_engine::RecordingConfig::default();
+        let dds = recd_engine::DdsConfig::default();
         Self {
             max_file_size: None,
             max_duration: None,
@@ -101,6 +113,11 @@ impl Default for SessionDefaults {
             ring_items: engine.ring.items,
             ring_copy_bytes: ByteSize::b(engine.ring.copy_bytes as u64),
             ring_loaned_bytes: ByteSize::b(engine.ring.loaned_bytes as u64),
+            dds_domain: None,
+            dds_interfaces: dds.interfaces,
+            dds_message_dirs: dds.message_dirs,
+            dds_history_depth: dds.history_depth,
+            dds_receive_buffer: ByteSize::b(dds.receive_buffer_bytes as u64),
         }
     }
 }

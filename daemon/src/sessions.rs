@@ -14,7 +14,7 @@ use recd_control::{
     StartRequest, TopicEntry, TopicStats,
 };
 use recd_engine::{
-    Recording, RecordingConfig, RecordingStatus, RingConfig, SplitPolicy, TopicFilter,
+    DdsConfig, Recording, RecordingConfig, RecordingStatus, RingConfig, SplitPolicy, TopicFilter,
     TopicSelection, TopicStatus,
 };
 
@@ -533,6 +533,16 @@ impl Sessions {
             min_poll_interval: defaults.min_poll_interval,
             max_poll_interval: defaults.max_poll_interval,
             iceoryx2_prefix: defaults.iceoryx2_prefix.clone(),
+            dds: request
+                .dds_domain
+                .or(defaults.dds_domain)
+                .map(|domain| DdsConfig {
+                    domain,
+                    interfaces: defaults.dds_interfaces.clone(),
+                    message_dirs: defaults.dds_message_dirs.clone(),
+                    history_depth: defaults.dds_history_depth,
+                    receive_buffer_bytes: defaults.dds_receive_buffer.as_u64() as usize,
+                }),
             ..RecordingConfig::default()
         }
     }

@@ -76,6 +76,8 @@ pub struct StartRequest {
     pub max_duration_ms: Option<u64>,
     /// Keep a CRC-32 of each file's data section.
     pub crc: bool,
+    /// Record DDS / ROS 2 topics of this domain too (overrides recd's configuration).
+    pub dds_domain: Option<u16>,
 }
 
 /// recd's answer to one request.

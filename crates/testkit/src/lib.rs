@@ -1,11 +1,17 @@
 //! Helpers of recd's end-to-end tests: isolated iceoryx2 domains, the load generator
-//! process, bounded waits, and the workspace's built binaries.
+//! process, the Python DDS publisher and ROS 2 readers, bounded waits, and the
+//! workspace's built binaries.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+mod python;
+
+pub use python::{
+    dds_publish, dds_published, python, python_file, read_ros2, ros2_fixtures, Published,
+};
 use recd_benches::report::LoadReport;
 use recd_engine::{RecordingConfig, TopicSelection};
 
@@ -179,12 +185,23 @@ impl Recd {
         extra_config: &str,
         environment: &[(&str, &str)],
     ) -> Self {
+        Self::start_configured(root, domain, extra_config, "", environment)
+    }
+
+    /// [`Recd::start_with`] with extra lines for the `[recording]` table too.
+    pub fn start_configured(
+        root: &Path,
+        domain: &Domain,
+        extra_config: &str,
+        recording_config: &str,
+        environment: &[(&str, &str)],
+    ) -> Self {
         let socket = root.join("recd.sock");
         let config = root.join("recd.toml");
         std::fs::write(
             &config,
             format!(
-                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n{extra_config}\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n",
+                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n{extra_config}\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n{recording_config}\n",
                 data = root.join("data"),
                 state = root.join("state"),
                 prefix = domain.prefix,

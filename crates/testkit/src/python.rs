@@ -1,0 +1,120 @@
+//! The Python side of the interop tests: the interpreter `scripts/test` prepares, the
+//! Cyclone DDS publisher and the ROS 2 readers in `tests/python/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::wait_bounded;
+
+/// The workspace's root.
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Python interpreter with the packages of `tests/python/requirements.txt`:
+/// `$RECD_TEST_PYTHON`, else the workspace's `.venv` that `scripts/test` prepares.
+pub fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("RECD_TEST_PYTHON") {
+        return python.into();
+    }
+    let venv = workspace().join(".venv/bin/python");
+    assert!(
+        venv.exists(),
+        "no Python with the test packages: run scripts/test, which prepares .venv"
+    );
+    venv
+}
+
+/// A file of `tests/python/`.
+pub fn python_file(name: &str) -> PathBuf {
+    workspace().join("tests/python").join(name)
+}
+
+/// ROS 2 message definitions the DDS tests record with (`share/<pkg>/msg/*.msg`).
+pub fn ros2_fixtures() -> PathBuf {
+    workspace().join("tests/fixtures/ros2")
+}
+
+/// Starts `tests/python/dds_publish.py` with `args`, on loopback only (Cyclone's
+/// unicast loopback configuration: `lo` may lack the MULTICAST flag).
+pub fn dds_publish(args: &[&str]) -> Child {
+    let config = format!(
+        "file://{}",
+        python_file("cyclonedds-loopback.xml").display()
+    );
+    Command::new(python())
+        .arg(python_file("dds_publish.py"))
+        .args(args)
+        .env("CYCLONEDDS_URI", config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the DDS publisher starts")
+}
+
+/// What a DDS publisher published.
+pub struct Published {
+    /// One entry per sample: topic, i, bytes, sha256 of the CDR, data.
+    pub samples: Vec<Value>,
+    /// The final line: done, matched, sent.
+    pub done: Value,
+}
+
+/// Waits (at most `limit`) for a publisher of [`dds_publish`] and asserts it succeeded.
+pub fn dds_published(mut child: Child, limit: Duration) -> Published {
+    // Read while it runs: a full pipe would stall the publisher.
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
+    let status = wait_bounded(child, limit).status;
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    assert!(
+        status.success(),
+        "the DDS publisher failed ({status}): {stderr}"
+    );
+    let mut lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("the publisher prints JSON lines"))
+        .collect();
+    let done = lines.pop().expect("a final line");
+    assert_eq!(done["done"], true, "unexpected last line {done}; {stderr}");
+    Published {
+        samples: lines,
+        done,
+    }
+}
+
+fn read_in_background(
+    pipe: Option<impl std::io::Read + Send + 'static>,
+) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_string(&mut text);
+        }
+        text
+    })
+}
+
+/// Every message of an MCAP file as `tests/python/read_ros2.py` decodes it with
+/// `rosbags` and with `mcap-ros2-support` (field `reader` tells which).
+pub fn read_ros2(path: &Path) -> Vec<Value> {
+    let output = Command::new(python())
+        .arg(python_file("read_ros2.py"))
+        .arg(path)
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "read_ros2.py failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("read_ros2.py prints JSON lines"))
+        .collect()
+}

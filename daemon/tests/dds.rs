@@ -1,0 +1,315 @@
+//! The DDS / ROS 2 source as a user runs it: the real recd and rec, a Cyclone DDS
+//! publisher (Python `cyclonedds`, a DDS none of us wrote) over real UDP on loopback
+//! only, and the files read back by `rosbags`, `mcap-ros2-support` and the `mcap` crate.
+//!
+//! Each test uses a DDS domain of its own, so tests running at once do not see each
+//! other's topics.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use recd_testkit::{dds_publish, dds_published, read_ros2, ros2_fixtures, Domain, Published, Recd};
+use serde_json::Value;
+
+/// recd's `[recording]` lines for DDS on loopback, with the test message definitions.
+fn loopback_recording(with_definitions: bool) -> String {
+    let mut lines = "dds_interfaces = [\"127.0.0.1\"]\n".to_string();
+    if with_definitions {
+        lines += &format!("dds_message_dirs = [{:?}]\n", ros2_fixtures());
+    }
+    lines
+}
+
+fn files_of(stopped: &Value) -> Vec<PathBuf> {
+    stopped[0]["files"]
+        .as_array()
+        .or_else(|| stopped["files"].as_array())
+        .expect("stop lists files")
+        .iter()
+        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
+        .collect()
+}
+
+/// One message as the `mcap` crate reads it.
+struct Recorded {
+    topic: String,
+    schema_name: String,
+    schema_encoding: String,
+    schema_data: Vec<u8>,
+    message_encoding: String,
+    metadata: BTreeMap<String, String>,
+    data: Vec<u8>,
+}
+
+fn read_mcap(paths: &[PathBuf]) -> Vec<Recorded> {
+    let mut messages = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).unwrap();
+        for message in mcap::MessageStream::new(&bytes).unwrap() {
+            let message = message.unwrap();
+            let schema = message.channel.schema.clone().expect("a schema");
+            messages.push(Recorded {
+                topic: message.channel.topic.clone(),
+                schema_name: schema.name.clone(),
+                schema_encoding: schema.encoding.clone(),
+                schema_data: schema.data.to_vec(),
+                message_encoding: message.channel.message_encoding.clone(),
+                metadata: message.channel.metadata.clone(),
+                data: message.data.to_vec(),
+            });
+        }
+    }
+    messages
+}
+
+fn of_topic<'a>(messages: &'a [Recorded], topic: &str) -> Vec<&'a Recorded> {
+    messages.iter().filter(|m| m.topic == topic).collect()
+}
+
+/// What one Python reader decoded, in file order.
+fn decoded_by<'a>(decoded: &'a [Value], reader: &str, topic: &str) -> Vec<&'a Value> {
+    decoded
+        .iter()
+        .filter(|m| m["reader"] == reader && m["topic"] == topic)
+        .collect()
+}
+
+fn start_session(recd: &Recd, name: &str, domain: u16, topics: &[&str]) {
+    let domain = domain.to_string();
+    let mut args = vec!["start", "--name", name, "--dds-domain", &domain];
+    for topic in topics {
+        args.extend(["--topic", topic]);
+    }
+    recd.rec_json(&args);
+}
+
+fn stop_session(recd: &Recd, name: &str) -> Value {
+    recd.rec_json(&["stop", name])
+}
+
+fn publish(args: &[&str]) -> Published {
+    let published = dds_published(dds_publish(args), Duration::from_secs(90));
+    assert_eq!(published.done["matched"], true, "{}", published.done);
+    published
+}
+
+/// The topic's per-topic counts in `rec status`.
+fn status_topic(recd: &Recd, session: &str, topic: &str) -> Option<Value> {
+    let status = recd.rec_json(&["status", session]);
+    status[0]["topics"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == topic)
+        .cloned()
+}
+
+fn wait_topic_written(recd: &Recd, session: &str, topic: &str, count: u64) -> bool {
+    recd_testkit::wait_until(Duration::from_secs(20), || {
+        status_topic(recd, session, topic).is_some_and(|t| t["written"] == count)
+    })
+}
+
+#[test]
+fn ros2_strings_are_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    start_session(&recd, "chatter", 11, &["/chatter"]);
+
+    let published = publish(&[
+        "--domain",
+        "11",
+        "--topic",
+        "rt/chatter",
+        "--kind",
+        "string",
+        "--count",
+        "50",
+        "--rate",
+        "100",
+        "--type-hash",
+    ]);
+    assert_eq!(published.samples.len(), 50);
+    assert!(
+        wait_topic_written(&recd, "chatter", "/chatter", 50),
+        "not all 50 written: {:?}",
+        status_topic(&recd, "chatter", "/chatter")
+    );
+    let stopped = stop_session(&recd, "chatter");
+    let files = files_of(&stopped);
+
+    let recorded = read_mcap(&files);
+    let chatter = of_topic(&recorded, "/chatter");
+    assert_eq!(chatter.len(), 50);
+    let first = chatter[0];
+    assert_eq!(first.message_encoding, "cdr");
+    assert_eq!(first.schema_name, "std_msgs/msg/String");
+    assert_eq!(first.schema_encoding, "ros2msg");
+    let definition = std::fs::read(ros2_fixtures().join("share/std_msgs/msg/String.msg")).unwrap();
+    assert_eq!(first.schema_data, definition);
+    assert!(
+        first.metadata["topic_type_hash"].starts_with("RIHS01_"),
+        "{:?}",
+        first.metadata
+    );
+    let qos = &first.metadata["offered_qos_profiles"];
+    assert!(qos.contains("reliability: reliable"), "{qos}");
+    assert!(qos.contains("durability: volatile"), "{qos}");
+    assert!(chatter.iter().all(|m| m.data[..4] == [0, 1, 0, 0]));
+
+    let decoded = read_ros2(&files[0]);
+    for reader in ["rosbags", "mcap_ros2"] {
+        let messages = decoded_by(&decoded, reader, "/chatter");
+        assert_eq!(messages.len(), 50, "{reader} read {}", messages.len());
+        for (message, sample) in messages.iter().zip(&published.samples) {
+            assert_eq!(message["data"], sample["data"], "{reader}");
+            assert_eq!(message["cdr_sha256"], sample["sha256"], "{reader}");
+            assert_eq!(message["type"], "std_msgs/msg/String", "{reader}");
+        }
+    }
+}
+
+#[test]
+fn fragmented_multi_megabyte_samples_are_recorded_intact() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    start_session(&recd, "big", 12, &[]);
+
+    let published = publish(&[
+        "--domain", "12", "--topic", "rt/blob", "--kind", "blob", "--size", "2500000", "--count",
+        "20", "--rate", "10",
+    ]);
+    assert!(
+        wait_topic_written(&recd, "big", "/blob", 20),
+        "not all 20 written: {:?}",
+        status_topic(&recd, "big", "/blob")
+    );
+    let counts = status_topic(&recd, "big", "/blob").unwrap();
+    assert_eq!(counts["lost"], 0);
+    assert_eq!(counts["dropped"], 0);
+    let files = files_of(&stop_session(&recd, "big"));
+    let decoded = read_ros2(&files[0]);
+    for reader in ["rosbags", "mcap_ros2"] {
+        let messages = decoded_by(&decoded, reader, "/blob");
+        assert_eq!(messages.len(), 20, "{reader}");
+        for (message, sample) in messages.iter().zip(&published.samples) {
+            assert!(sample["bytes"].as_u64().unwrap() > 2_000_000);
+            assert_eq!(message["cdr_sha256"], sample["sha256"], "{reader}");
+            assert_eq!(message["data"]["sha256"], sample["data_sha256"], "{reader}");
+            assert_eq!(message["data"]["seq"], sample["i"], "{reader}");
+        }
+    }
+}
+
+#[test]
+fn xcdr2_writers_late_topics_and_leaving_writers_are_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    // No message definitions: the topic is recorded with an empty schema and `rec info`
+    // says so.
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(false), &[]);
+    start_session(&recd, "late", 13, &[]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(status_topic(&recd, "late", "/late").is_none());
+
+    // A topic that appears after the start, written with XCDR2; its writer then leaves.
+    let first = publish(&[
+        "--domain", "13", "--topic", "rt/late", "--kind", "string", "--count", "20", "--rate",
+        "50", "--xcdr2",
+    ]);
+    assert!(wait_topic_written(&recd, "late", "/late", 20));
+    // Another writer comes to the same topic after the first left.
+    let second = publish(&[
+        "--domain", "13", "--topic", "rt/late", "--kind", "string", "--count", "10", "--rate", "50",
+    ]);
+    assert!(wait_topic_written(&recd, "late", "/late", 30));
+    let status = recd.rec_json(&["status", "late"]);
+    let problems = status[0]["problems"].to_string();
+    assert!(problems.contains("message definition"), "{status}");
+
+    let files = files_of(&stop_session(&recd, "late"));
+    let recorded = read_mcap(&files);
+    let late = of_topic(&recorded, "/late");
+    assert_eq!(late.len(), 30);
+    let expected: Vec<&Value> = first.samples.iter().chain(&second.samples).collect();
+    for (message, sample) in late.iter().zip(&expected) {
+        assert_eq!(message.data.len() as u64, sample["bytes"].as_u64().unwrap());
+    }
+    assert!(
+        late[..20].iter().all(|m| m.data[..2] == [0, 7]),
+        "XCDR2 header"
+    );
+    assert!(
+        late[20..].iter().all(|m| m.data[..2] == [0, 1]),
+        "XCDR1 header"
+    );
+    assert!(late[0].schema_data.is_empty());
+
+    let info = recd.rec(&["info", files[0].to_str().unwrap()]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("without message definitions") && info.contains("/late"),
+        "{info}"
+    );
+}
+
+#[test]
+fn one_session_records_shared_memory_and_dds_together() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    let prefix = format!("mixed{}/", std::process::id());
+    start_session(&recd, "mixed", 14, &[&format!("{prefix}*"), "/chatter"]);
+
+    let load = shm.load(&[
+        "--name-prefix",
+        &prefix,
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "100",
+        "--count",
+        "40",
+        "--duration",
+        "30s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let published = publish(&[
+        "--domain",
+        "14",
+        "--topic",
+        "rt/chatter",
+        "--kind",
+        "string",
+        "--count",
+        "40",
+        "--rate",
+        "100",
+    ]);
+    let report = recd_testkit::finish_load(load);
+    assert_eq!(report.topics.iter().map(|t| t.sent).sum::<u64>(), 40);
+    assert!(recd.wait_written("mixed", 80));
+    let files = files_of(&stop_session(&recd, "mixed"));
+    let recorded = read_mcap(&files);
+    assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
+    let shm_topic = format!("{prefix}small/0");
+    assert_eq!(of_topic(&recorded, &shm_topic).len(), 40, "{shm_topic}");
+    assert_eq!(published.samples.len(), 40);
+}
+
+#[test]
+fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(false), &[]);
+    let output = recd.rec(&["start", "--name", "bad", "--dds-domain", "300"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("300"), "{stderr}");
+    assert!(!Path::new(&root.path().join("data/bad")).exists());
+}
