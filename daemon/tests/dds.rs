@@ -313,3 +313,58 @@ fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
     assert!(stderr.contains("300"), "{stderr}");
     assert!(!Path::new(&root.path().join("data/bad")).exists());
 }
+
+#[test]
+fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counted() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    start_session(&recd, "mixedqos", 15, &["/chatter"]);
+
+    // A reliable writer first: the reader is made reliable.
+    let reliable = dds_publish(&[
+        "--domain",
+        "15",
+        "--topic",
+        "rt/chatter",
+        "--kind",
+        "string",
+        "--count",
+        "40",
+        "--rate",
+        "20",
+    ]);
+    assert!(recd_testkit::wait_until(Duration::from_secs(20), || {
+        status_topic(&recd, "mixedqos", "/chatter").is_some_and(|t| t["written"].as_u64() > Some(5))
+    }));
+    // A best-effort writer does not match a reliable reader: recd makes the reader anew.
+    let best_effort = publish(&[
+        "--domain",
+        "15",
+        "--topic",
+        "rt/chatter",
+        "--kind",
+        "string",
+        "--count",
+        "10",
+        "--rate",
+        "20",
+        "--best-effort",
+    ]);
+    let reliable = dds_published(reliable, Duration::from_secs(90));
+    assert_eq!(reliable.samples.len() + best_effort.samples.len(), 50);
+    // Every sample is either written or counted as lost (the reliable writer's samples
+    // sent while the new reader was not matched yet).
+    assert!(recd_testkit::wait_until(Duration::from_secs(20), || {
+        status_topic(&recd, "mixedqos", "/chatter")
+            .is_some_and(|t| t["written"].as_u64().unwrap() + t["lost"].as_u64().unwrap() >= 50)
+    }));
+    let counts = status_topic(&recd, "mixedqos", "/chatter").unwrap();
+    let files = files_of(&stop_session(&recd, "mixedqos"));
+    let recorded = read_mcap(&files);
+    let chatter = of_topic(&recorded, "/chatter");
+    assert_eq!(chatter.len() as u64, counts["written"].as_u64().unwrap());
+    assert!(chatter.len() >= 10 + 5, "{counts}");
+    let qos = &chatter[0].metadata["offered_qos_profiles"];
+    assert!(qos.contains("reliability: reliable"), "{qos}");
+}

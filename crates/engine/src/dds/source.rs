@@ -371,6 +371,11 @@ impl DdsSource {
             choice,
         ) {
             Ok(reader) => {
+                // What the old reader holds is recorded first; what its writers send
+                // until the new reader matches them shows up as a sequence gap (lost).
+                if self.drain(slot) {
+                    self.tx.wake();
+                }
                 let topic = &mut self.topics[slot];
                 let _ = self.poll.registry().deregister(topic.reader.source());
                 topic.reader = reader;
