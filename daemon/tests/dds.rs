@@ -368,3 +368,125 @@ fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counte
     let qos = &chatter[0].metadata["offered_qos_profiles"];
     assert!(qos.contains("reliability: reliable"), "{qos}");
 }
+
+#[test]
+fn plain_keyed_dds_topics_keep_their_dds_names_and_internal_ros_topics_are_skipped() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    start_session(&recd, "plain", 16, &[]);
+
+    // A keyed writer is only matched by a keyed reader.
+    let keyed = publish(&[
+        "--domain", "16", "--kind", "keyed", "--count", "30", "--rate", "100",
+    ]);
+    assert_eq!(keyed.samples.len(), 30);
+    // ROS's parameter events are not recorded unless selected: no reader ever matches.
+    let internal = dds_published_unmatched(&[
+        "--domain",
+        "16",
+        "--topic",
+        "rt/parameter_events",
+        "--kind",
+        "string",
+        "--count",
+        "1",
+        "--wait-match",
+        "3",
+    ]);
+    assert!(internal.contains("no reader matched"), "{internal}");
+    assert!(wait_topic_written(&recd, "plain", "Keyed", 30));
+
+    let status = recd.rec_json(&["status", "plain"]);
+    let names: Vec<&str> = status[0]["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Keyed"], "{status}");
+    let files = files_of(&stop_session(&recd, "plain"));
+    let recorded = read_mcap(&files);
+    let keyed_messages = of_topic(&recorded, "Keyed");
+    assert_eq!(keyed_messages.len(), 30);
+    assert_eq!(keyed_messages[0].schema_name, "recd_test::Keyed");
+    assert_eq!(keyed_messages[0].schema_encoding, "omgidl");
+    for (message, sample) in keyed_messages.iter().zip(&keyed.samples) {
+        assert_eq!(message.data.len() as u64, sample["bytes"].as_u64().unwrap());
+        let text = String::from_utf8_lossy(&message.data);
+        assert!(text.contains(sample["data"].as_str().unwrap()), "{text}");
+    }
+}
+
+/// Runs a publisher that must find no reader; returns its diagnostics.
+fn dds_published_unmatched(args: &[&str]) -> String {
+    let output = recd_testkit::wait_bounded(dds_publish(args), Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(3), "expected no reader to match");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn transient_local_history_from_before_the_start_is_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    // The writer publishes before any recorder exists and stays for late joiners.
+    let early = dds_publish(&[
+        "--domain",
+        "17",
+        "--topic",
+        "rt/map",
+        "--kind",
+        "string",
+        "--count",
+        "5",
+        "--rate",
+        "0",
+        "--transient-local",
+        "--wait-match",
+        "0",
+        "--linger",
+        "8",
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    start_session(&recd, "latched", 17, &["/map"]);
+    assert!(
+        wait_topic_written(&recd, "latched", "/map", 5),
+        "{:?}",
+        status_topic(&recd, "latched", "/map")
+    );
+    let early = dds_published(early, Duration::from_secs(60));
+    let files = files_of(&stop_session(&recd, "latched"));
+    let recorded = read_mcap(&files);
+    let map = of_topic(&recorded, "/map");
+    assert_eq!(map.len(), 5);
+    let qos = &map[0].metadata["offered_qos_profiles"];
+    assert!(qos.contains("durability: transient_local"), "{qos}");
+    let decoded = read_ros2(&files[0]);
+    let texts: Vec<&Value> = decoded_by(&decoded, "rosbags", "/map")
+        .iter()
+        .map(|m| &m["data"])
+        .collect();
+    let sent: Vec<&Value> = early.samples.iter().map(|s| &s["data"]).collect();
+    assert_eq!(texts, sent);
+}
+
+#[test]
+fn a_burst_of_small_samples_is_recorded_without_loss() {
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    start_session(&recd, "burst", 18, &[]);
+    // As fast as the publisher can write: the reader's history and the socket buffer
+    // absorb it.
+    let burst = publish(&[
+        "--domain", "18", "--topic", "rt/burst", "--kind", "string", "--count", "3000", "--rate",
+        "0",
+    ]);
+    assert_eq!(burst.samples.len(), 3000);
+    let settled = wait_topic_written(&recd, "burst", "/burst", 3000);
+    let counts = status_topic(&recd, "burst", "/burst").unwrap();
+    assert!(settled, "{counts}");
+    assert_eq!(counts["lost"], 0, "{counts}");
+    assert_eq!(counts["dropped"], 0, "{counts}");
+}

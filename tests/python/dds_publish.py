@@ -20,6 +20,8 @@ Kinds:
   string  type std_msgs::msg::dds_::String_   {data: string}, data = "hello <i>"
   blob    type recd_test::msg::dds_::Blob_     {seq: int32, data: sequence<uint8>}, seq = i,
           data[j] = (7*j + i) & 0xff for j in 0..--size
+  keyed   type recd_test::Keyed (plain DDS, topic "Keyed") {id: int32 @key, data: string},
+          id = i % 3, data = "keyed <i>"
 
 Discovery: this host's loopback has no MULTICAST flag, so run it with
 CYCLONEDDS_URI=file://<this dir>/cyclonedds-loopback.xml (loopback only, unicast peer 127.0.0.1).
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from cyclonedds.core import DDSException, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.annotations import final
+from cyclonedds.idl.annotations import final, key
 from cyclonedds.idl.types import int32, sequence, uint8
 from cyclonedds.pub import DataWriter, Publisher
 from cyclonedds.topic import Topic
@@ -48,6 +50,15 @@ from cyclonedds.util import duration
 @dataclass
 @final
 class String(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+    data: str
+
+
+@dataclass
+@final
+class Keyed(IdlStruct, typename="recd_test::Keyed"):
+    """A plain (non-ROS) DDS type with a key: its writer is a WITH_KEY endpoint."""
+    id: int32
+    key("id")
     data: str
 
 
@@ -65,7 +76,7 @@ TYPE_HASHES = {
     "string": "df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18",
     "blob": hashlib.sha256(b"int32 seq\nuint8[] data").hexdigest(),
 }
-DEFAULT_TOPICS = {"string": "rt/chatter", "blob": "rt/blob"}
+DEFAULT_TOPICS = {"string": "rt/chatter", "blob": "rt/blob", "keyed": "Keyed"}
 
 # data[j] = (7*j + i) & 0xff, built with bytes.translate so multi-megabyte blobs stay cheap.
 _base_cache = {}
@@ -98,7 +109,9 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--domain", type=int, required=True, help="DDS domain id")
     ap.add_argument("--topic", help="DDS topic name (default rt/chatter for string, rt/blob for blob)")
-    ap.add_argument("--kind", choices=["string", "blob"], default="string")
+    ap.add_argument("--kind", choices=["string", "blob", "keyed"], default="string",
+                    help="keyed: plain DDS type recd_test::Keyed {int32 id (key), string data}, "
+                         "id = i %% 3, data = 'keyed <i>'")
     ap.add_argument("--size", type=int, default=1024, help="blob: bytes in data (default 1024)")
     ap.add_argument("--count", type=int, default=10, help="samples to publish (default 10)")
     ap.add_argument("--rate", type=float, default=10.0, help="samples per second (default 10; <=0: no pause)")
@@ -163,7 +176,7 @@ def main(argv=None) -> int:
     if args.start_delay > 0:
         time.sleep(args.start_delay)
 
-    T = String if args.kind == "string" else Blob
+    T = {"string": String, "blob": Blob, "keyed": Keyed}[args.kind]
     dp = DomainParticipant(args.domain)
     topic = Topic(dp, args.topic, T)
     writer = DataWriter(Publisher(dp), topic, qos=build_qos(args))
@@ -195,6 +208,8 @@ def main(argv=None) -> int:
     for i in range(args.count):
         if args.kind == "string":
             sample = String(data=f"hello {i}")
+        elif args.kind == "keyed":
+            sample = Keyed(id=i % 3, data=f"keyed {i}")
         else:
             sample = Blob(seq=i, data=blob_payload(args.size, i))
         wire = wire_bytes(sample, use_v2)
@@ -206,7 +221,7 @@ def main(argv=None) -> int:
             return 4
         sent += 1
         line = {"topic": args.topic, "i": i, "bytes": len(wire), "sha256": hashlib.sha256(wire).hexdigest()}
-        if args.kind == "string":
+        if args.kind in ("string", "keyed"):
             line["data"] = sample.data
         else:
             line.update(seq=i, data_len=len(sample.data), data_sha256=hashlib.sha256(sample.data).hexdigest())
