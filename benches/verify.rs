@@ -6,7 +6,10 @@ use std::path::Path;
 
 use recd_storage::iceoryx2 as keys;
 
-use crate::proof;
+use crate::{blob, proof};
+
+/// The message encoding of DDS / ROS 2 channels.
+const CDR: &str = "cdr";
 
 /// What one topic's messages look like across the files of a recording.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,7 +31,9 @@ impl TopicCheck {
     }
 }
 
-/// Reads every file and checks every message, per channel topic.
+/// Reads every file and checks every message, per channel topic. Messages of `cdr`
+/// channels are `recd_load/msg/Blob`s (see [`blob`]) whose data holds the proof; others
+/// are iceoryx2 samples (user header, then the payload with its proof).
 pub fn check_files(paths: &[impl AsRef<Path>]) -> Result<BTreeMap<String, TopicCheck>, String> {
     let mut topics: BTreeMap<String, TopicCheck> = BTreeMap::new();
     for path in paths {
@@ -46,6 +51,15 @@ pub fn check_files(paths: &[impl AsRef<Path>]) -> Result<BTreeMap<String, TopicC
                 .unwrap_or(0);
             let entry = topics.entry(message.channel.topic.clone()).or_default();
             entry.messages += 1;
+            if message.channel.message_encoding == CDR {
+                // A DDS sample of `recd-load dds`: the proven payload is the Blob's data.
+                entry.user_headers.push(Vec::new());
+                match check_blob(&message.data) {
+                    Ok(sequence) => entry.sequences.push(sequence),
+                    Err(error) => entry.bad.push(error),
+                }
+                continue;
+            }
             let (header, payload) = message.data.split_at(header_len.min(message.data.len()));
             entry.user_headers.push(header.to_vec());
             match proof::check(payload) {
@@ -55,4 +69,71 @@ pub fn check_files(paths: &[impl AsRef<Path>]) -> Result<BTreeMap<String, TopicC
         }
     }
     Ok(topics)
+}
+
+/// Checks the proof inside a `Blob` and that the message's own sequence field agrees.
+fn check_blob(message: &[u8]) -> Result<u64, String> {
+    let blob = blob::parse(message).map_err(|e| e.to_string())?;
+    let sequence = proof::check(blob.data).map_err(|e| e.to_string())?;
+    if sequence as u32 != blob.sequence {
+        return Err(format!(
+            "Blob sequence {} disagrees with its payload's {sequence}",
+            blob.sequence
+        ));
+    }
+    Ok(sequence)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A Blob of `len` bytes carrying the proven payload of `sequence`.
+    fn blob_message(len: usize, sequence: u64) -> Vec<u8> {
+        let mut message = blob::empty_message(len);
+        let data = blob::data_mut(&mut message);
+        data.fill(3);
+        let crc = proof::body_checksum(&data[proof::PROOF_LEN..]);
+        proof::stamp(data, sequence, crc);
+        blob::stamp(&mut message, sequence, 1);
+        message
+    }
+
+    #[test]
+    fn cdr_channels_are_checked_inside_their_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dds.mcap");
+        let mut writer = mcap::Writer::new(std::fs::File::create(&path).unwrap()).unwrap();
+        let schema = writer
+            .add_schema(
+                blob::ROS_TYPE_NAME,
+                "ros2msg",
+                blob::MESSAGE_DEFINITION.as_bytes(),
+            )
+            .unwrap();
+        let channel = writer
+            .add_channel(schema, "/t", CDR, &BTreeMap::new())
+            .unwrap();
+        let mut messages: Vec<Vec<u8>> = (0..3).map(|s| blob_message(100, s)).collect();
+        messages[2][50] ^= 1;
+        for (sequence, data) in messages.iter().enumerate() {
+            let header = mcap::records::MessageHeader {
+                channel_id: channel,
+                sequence: sequence as u32,
+                log_time: 1,
+                publish_time: 1,
+            };
+            writer.write_to_known_channel(&header, data).unwrap();
+        }
+        writer.finish().unwrap();
+        drop(writer);
+
+        let checks = check_files(&[&path]).unwrap();
+        let check = &checks["/t"];
+        assert_eq!(check.messages, 3);
+        assert_eq!(check.sequences, vec![0, 1]);
+        assert_eq!(check.bad, vec!["payload 2 fails its checksum".to_string()]);
+    }
 }

@@ -1,7 +1,8 @@
 //! `recd-e2e`: the end-to-end benchmark. Runs the load generator and the recorder as
 //! separate processes, verifies every recorded byte, and compares the recorder with a
 //! plain sequential write of the same bytes (the disk's limit) and, when given, with
-//! `iox2 service record` (the peer), all on the same disk in the same run.
+//! `iox2 service record` (the peer), all on the same disk in the same run. The load goes
+//! over iceoryx2 shared memory, or over DDS / RTPS on loopback (scenario `dds`).
 
 mod measure;
 mod table;
@@ -12,9 +13,12 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
+use recd_benches::blob;
 use recd_benches::report::LoadReport;
 use recd_benches::verify::check_files;
-use recd_engine::{Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus};
+use recd_engine::{
+    DdsConfig, Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus,
+};
 
 use measure::{spawn, wait_measured};
 
@@ -41,6 +45,12 @@ enum Cmd {
         crc: bool,
         #[arg(long)]
         direct: bool,
+        /// Record DDS topics of this domain too (on loopback).
+        #[arg(long)]
+        dds_domain: Option<u16>,
+        /// Where the DDS recorder finds message definitions.
+        #[arg(long)]
+        msg_dir: Option<PathBuf>,
     },
     /// (internal) Write this many bytes sequentially and fdatasync, as a reference.
     #[command(hide = true)]
@@ -58,7 +68,9 @@ enum Cmd {
 struct RunArgs {
     /// cameras8 (Apex study: 8 FullHD cameras at 30 fps for 13 s), cameras4, small100
     /// (100 topics × 1 kHz × 100 B), idle100 (100 topics, one message each per 10 s: the
-    /// cost of an idle recorder), or cameras<N>.
+    /// cost of an idle recorder), cameras<N>, or dds (over DDS / RTPS on loopback: 2
+    /// topics × 1 MB × 30 Hz and 10 topics × 100 B × 1 kHz, ROS 2 `rt/` topics), and its
+    /// halves dds-large and dds-small.
     #[arg(long, default_value = "cameras4")]
     scenario: String,
     /// How long to publish (default 13 s, as in the Apex study).
@@ -76,6 +88,9 @@ struct RunArgs {
     /// Record with direct I/O (O_DIRECT): large payloads go from shared memory to the disk.
     #[arg(long)]
     direct: bool,
+    /// The DDS domain of the `dds` scenario (publisher and recorder, loopback only).
+    #[arg(long, default_value_t = 42)]
+    dds_domain: u16,
 }
 
 fn main() -> ExitCode {
@@ -87,7 +102,9 @@ fn main() -> ExitCode {
             include,
             crc,
             direct,
-        } => record(dir, include, crc, direct),
+            dds_domain,
+            msg_dir,
+        } => record(dir, include, crc, direct, dds_domain.map(|d| (d, msg_dir))),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
     };
     match result {
@@ -105,13 +122,48 @@ pub struct Scenario {
     frame_size: usize,
     /// Service names the load generator will create (after the name prefix).
     pub services: Vec<String>,
+    /// Over DDS / RTPS (in this domain) rather than iceoryx2.
+    dds_domain: Option<u16>,
 }
 
-fn scenario(name: &str, duration: Duration) -> Result<Scenario, String> {
+fn scenario(name: &str, duration: Duration, dds_domain: u16) -> Result<Scenario, String> {
     let seconds = format!("{}ms", duration.as_millis());
     let mut args: Vec<String> = vec!["--duration".into(), seconds];
-    let frame_size = 1920 * 1080 * 3;
+    let mut frame_size = 1920 * 1080 * 3;
     let services;
+    if let Some(variant) = name.strip_prefix("dds") {
+        // 1 MB topics at 30 Hz (one publisher process each, as for cameras over
+        // iceoryx2) and 100 B topics at 1 kHz (one process for all); sizes are of the whole
+        // CDR message, as recorded.
+        let (large, small) = match variant {
+            "" => (2, 10),
+            "-large" => (2, 0),
+            "-small" => (0, 10),
+            _ => {
+                return Err(format!(
+                    "unknown scenario {name:?} (dds, dds-large or dds-small)"
+                ))
+            }
+        };
+        frame_size = 1_000_000;
+        services = (0..large)
+            .map(|i| format!("camera_{i}"))
+            .chain((0..small).map(|i| format!("small_{i}")))
+            .collect();
+        args.extend(["dds", "--domain", &dds_domain.to_string()].map(String::from));
+        args.extend(
+            ["--interface", "127.0.0.1", "--cameras", &large.to_string()].map(String::from),
+        );
+        args.extend(["--frame-size", "1000000", "--fps", "30"].map(String::from));
+        args.extend(["--small-topics", &small.to_string()].map(String::from));
+        args.extend(["--small-size", "100", "--small-rate", "1000"].map(String::from));
+        return Ok(Scenario {
+            load_args: args,
+            frame_size,
+            services,
+            dds_domain: Some(dds_domain),
+        });
+    }
     if name == "small100" || name == "idle100" {
         let rate = if name == "small100" { "1000" } else { "0.1" };
         services = (0..100).map(|i| format!("small/{i}")).collect();
@@ -141,46 +193,71 @@ fn scenario(name: &str, duration: Duration) -> Result<Scenario, String> {
         ]);
     } else {
         return Err(format!(
-            "unknown scenario {name:?} (cameras<N>, small100 or idle100)"
+            "unknown scenario {name:?} (cameras<N>, small100, idle100, dds, dds-large or dds-small)"
         ));
     }
     Ok(Scenario {
         load_args: args,
         frame_size,
         services,
+        dds_domain: None,
     })
 }
 
 fn run(args: &RunArgs) -> Result<(), String> {
-    let scenario = scenario(&args.scenario, args.duration)?;
+    let scenario = scenario(&args.scenario, args.duration, args.dds_domain)?;
+    let dds = scenario.dds_domain.is_some();
+    if dds && args.iox2.is_some() {
+        return Err("`iox2 service record` records iceoryx2 only; no peer for dds".into());
+    }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let load_exe = exe.with_file_name("recd-load");
     let run_dir = args.dir.join(format!("run-{}", std::process::id()));
     std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
     // The default iceoryx2 domain, so that `iox2` sees the services too; names unique
-    // to this run keep other services out.
-    let name_prefix = format!("recd-bench-{}/", std::process::id());
+    // to this run keep other services out. Over DDS the names are ROS 2 names
+    // (`/recd_bench_<pid>/camera_0`, DDS topic `rt/recd_bench_<pid>/camera_0`).
+    let (name_prefix, include) = if dds {
+        let prefix = format!("recd_bench_{}/", std::process::id());
+        let include = format!("*{prefix}*");
+        (prefix, include)
+    } else {
+        let prefix = format!("recd-bench-{}/", std::process::id());
+        let include = format!("{prefix}*");
+        (prefix, include)
+    };
 
-    // The recorder, then the load, as separate processes.
-    let recorder = spawn(
-        Command::new(&exe)
-            .args(["record", "--include", &format!("{name_prefix}*"), "--dir"])
-            .arg(run_dir.join("recd"))
-            .args(args.crc.then_some("--crc"))
-            .args(args.direct.then_some("--direct"))
-            .stdout(Stdio::piped()),
-    )?;
+    // The recorder, then the load, as separate processes. Over DDS the load waits until
+    // the recorder matched each of its writers before it publishes.
+    let mut record_command = Command::new(&exe);
+    record_command
+        .args(["record", "--include", &include, "--dir"])
+        .arg(run_dir.join("recd"))
+        .args(args.crc.then_some("--crc"))
+        .args(args.direct.then_some("--direct"))
+        .stdout(Stdio::piped());
+    if let Some(domain) = scenario.dds_domain {
+        let msg_dir = run_dir.join("msg");
+        blob::write_message_definition(&msg_dir)
+            .map_err(|e| format!("{}: {e}", msg_dir.display()))?;
+        record_command
+            .args(["--dds-domain", &domain.to_string(), "--msg-dir"])
+            .arg(&msg_dir);
+    }
+    let recorder = spawn(&mut record_command)?;
     std::thread::sleep(Duration::from_millis(300));
-    let load = spawn(
-        Command::new(&load_exe)
-            .args(["--json", "--name-prefix", &name_prefix])
-            .args(&scenario.load_args)
-            .args([
-                "--wait-subscribers",
-                if args.iox2.is_some() { "2" } else { "1" },
-            ])
-            .stdout(Stdio::piped()),
-    )?;
+    let mut load_command = Command::new(&load_exe);
+    load_command
+        .args(["--json", "--name-prefix", &name_prefix])
+        .args(&scenario.load_args)
+        .stdout(Stdio::piped());
+    if !dds {
+        load_command.args([
+            "--wait-subscribers",
+            if args.iox2.is_some() { "2" } else { "1" },
+        ]);
+    }
+    let load = spawn(&mut load_command)?;
     let iox2 = match &args.iox2 {
         Some(path) => {
             // iox2 reads the service types at start: let the load create them first.
@@ -194,10 +271,29 @@ fn run(args: &RunArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let (load_out, load_usage) = wait_measured(load)?;
-    let report: LoadReport =
+    let (load_out, load_usage) = match wait_measured(load) {
+        Ok(done) => done,
+        Err(error) => {
+            // Over DDS, say, when no reader matched: stop the recorder rather than leave it.
+            measure::interrupt(&recorder);
+            let _ = wait_measured(recorder);
+            if let Some(peer) = iox2 {
+                let _ = measure::stop_iox2_peer(peer);
+            }
+            return Err(format!("load generator: {error}"));
+        }
+    };
+    let mut report: LoadReport =
         serde_json::from_slice(&load_out).map_err(|e| format!("load report: {e}"))?;
-    std::thread::sleep(Duration::from_millis(300));
+    if dds {
+        // The file and the recorder's counts name DDS topics by their ROS names.
+        for topic in &mut report.topics {
+            topic.service = blob::ros_topic(&topic.service);
+        }
+    }
+    // The load waited for acknowledgements over DDS: the samples are in the recorder's
+    // readers; give its receive thread and writer time to drain them.
+    std::thread::sleep(Duration::from_millis(if dds { 1000 } else { 300 }));
     measure::interrupt(&recorder);
     let (recorder_out, recorder_usage) = wait_measured(recorder)?;
     let recorded: serde_json::Value =
@@ -228,11 +324,12 @@ fn run(args: &RunArgs) -> Result<(), String> {
     let checks = check_files(&files)?;
     let recorded_bytes: u64 = recorded["bytes"].as_u64().unwrap_or(0);
     let recording_seconds = recorded["seconds"].as_f64().unwrap_or(0.0);
+    // By service (iceoryx2) and by channel name (which is how DDS topics are looked up).
     let recorder_counts: BTreeMap<String, TopicCounts> =
         serde_json::from_value::<Vec<TopicStatus>>(recorded["topics"].clone())
             .map_err(|e| format!("recorder counts: {e}"))?
             .into_iter()
-            .map(|topic| (topic.service, topic.counts))
+            .flat_map(|topic| [(topic.name, topic.counts), (topic.service, topic.counts)])
             .collect();
     for file in &files {
         let _ = std::fs::remove_file(file);
@@ -262,11 +359,24 @@ fn run(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn record(dir: PathBuf, include: String, crc: bool, direct: bool) -> Result<(), String> {
+/// Records until SIGINT; with `dds` = (domain, message directory), DDS topics of that
+/// domain too, on loopback only.
+fn record(
+    dir: PathBuf,
+    include: String,
+    crc: bool,
+    direct: bool,
+    dds: Option<(u16, Option<PathBuf>)>,
+) -> Result<(), String> {
     let mut config = RecordingConfig::new(dir);
     config.file_prefix = "bench".into();
     config.crc = crc;
     config.direct_io = direct;
+    config.dds = dds.map(|(domain, msg_dir)| DdsConfig {
+        interfaces: vec![std::net::IpAddr::from([127, 0, 0, 1])],
+        message_dirs: msg_dir.into_iter().collect(),
+        ..DdsConfig::new(domain)
+    });
     config.topics = TopicSelection {
         include: vec![include],
         exclude: vec![],

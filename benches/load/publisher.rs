@@ -54,16 +54,16 @@ pub fn run(load: &Load, worker: &Worker) -> Result<Vec<TopicSent>, String> {
         .map_err(|e| format!("cannot create a node: {e:?}"))?;
     let (names, size, rate) = match worker {
         Worker::Camera { index } => (
-            vec![format!("{}camera/{index}", load.name_prefix)],
-            load.frame_size,
-            load.fps,
+            vec![format!("{}camera/{index}", load.workload.name_prefix)],
+            load.workload.frame_size,
+            load.workload.fps,
         ),
         Worker::Small => (
-            (0..load.small_topics)
-                .map(|i| format!("{}small/{i}", load.name_prefix))
+            (0..load.workload.small_topics)
+                .map(|i| format!("{}small/{i}", load.workload.name_prefix))
                 .collect(),
-            load.small_size,
-            load.small_rate,
+            load.workload.small_size,
+            load.workload.small_rate,
         ),
     };
     let size = size.max(proof::PROOF_LEN);
@@ -79,7 +79,9 @@ pub fn run(load: &Load, worker: &Worker) -> Result<Vec<TopicSent>, String> {
     let started = Instant::now();
     let mut next = started;
     let mut sequence = 0u64;
-    while started.elapsed() < load.duration && load.count.is_none_or(|count| sequence < count) {
+    while started.elapsed() < load.workload.duration
+        && load.workload.count.is_none_or(|count| sequence < count)
+    {
         for topic in &mut topics {
             topic.publish(sequence);
         }
@@ -91,7 +93,7 @@ pub fn run(load: &Load, worker: &Worker) -> Result<Vec<TopicSent>, String> {
         }
     }
     // Let subscribers take the last samples before the services go away with this node.
-    std::thread::sleep(load.linger);
+    std::thread::sleep(load.workload.linger);
     Ok(topics
         .iter()
         .map(|t| TopicSent {
