@@ -472,10 +472,13 @@ fn transient_local_history_from_before_the_start_is_recorded() {
 }
 
 #[test]
-fn a_burst_of_small_samples_is_recorded_without_loss() {
+fn a_burst_of_small_samples_is_recorded_without_loss_with_a_deep_history() {
     let root = tempfile::tempdir().unwrap();
     let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    // A history as deep as the burst: however late the receive thread runs (the tests
+    // share two cores), a reliable writer's samples wait in it.
+    let recording = loopback_recording(true) + "dds_history_depth = 4096\n";
+    let recd = Recd::start_configured(root.path(), &shm, "", &recording, &[]);
     start_session(&recd, "burst", 18, &[]);
     // As fast as the publisher can write: the reader's history and the socket buffer
     // absorb it.

@@ -66,6 +66,11 @@ const WAKE: Token = Token(usize::MAX - 1);
 /// How often every reader is drained even without a readiness event (a safety net: the
 /// readers' events are edge-triggered).
 const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
+/// After a pass that took samples, how long the thread lets the next ones gather before
+/// it looks again: a busy topic's samples are then taken in batches instead of one
+/// wake-up each (the readers' history holds them meanwhile). Only while no reader's
+/// history filled beyond a quarter in the pass, so that a burst is taken at once.
+const GATHER_TIME: Duration = Duration::from_millis(1);
 
 /// A reader of raw samples; keyed writers are only matched by keyed readers.
 enum Reader {
@@ -235,24 +240,28 @@ impl DdsSource {
             }
             self.status_events();
             self.announce_pending();
-            let mut handed_over = false;
+            let mut pass = Pass::default();
             if stopping || now >= next_sweep {
                 next_sweep = now + SWEEP_INTERVAL;
                 for slot in 0..self.topics.len() {
-                    handed_over |= self.drain(slot);
+                    pass.add(self.drain(slot));
                 }
             } else {
                 for event in events.iter() {
                     if event.token().0 < self.topics.len() {
-                        handed_over |= self.drain(event.token().0);
+                        pass.add(self.drain(event.token().0));
                     }
                 }
             }
-            if handed_over {
+            if pass.handed_over {
                 self.tx.wake();
             }
             if stopping {
                 break;
+            }
+            let depth = self.settings.config.history_depth.max(1) as u64;
+            if pass.taken > 0 && pass.most_from_one_reader * 4 < depth {
+                std::thread::sleep(GATHER_TIME);
             }
             let wait = next_sweep
                 .min(next_discovery)
@@ -373,7 +382,7 @@ impl DdsSource {
             Ok(reader) => {
                 // What the old reader holds is recorded first; what its writers send
                 // until the new reader matches them shows up as a sequence gap (lost).
-                if self.drain(slot) {
+                if self.drain(slot).handed_over {
                     self.tx.wake();
                 }
                 let topic = &mut self.topics[slot];
@@ -518,16 +527,16 @@ impl DdsSource {
             .retain(|&index| self.tx.push_control(Item::Retire(index)).is_err());
     }
 
-    /// Takes every sample waiting in a topic's reader; true if any was handed over.
-    fn drain(&mut self, slot: usize) -> bool {
+    /// Takes every sample waiting in a topic's reader.
+    fn drain(&mut self, slot: usize) -> Drained {
         let threshold = self.settings.zero_copy_threshold;
         let topic = &mut self.topics[slot];
         if !topic.announced {
-            return false;
+            return Drained::default();
         }
         let counters = &topic.topic.counters;
         let index = topic.topic.index;
-        let mut handed_over = false;
+        let mut drained = Drained::default();
         loop {
             let (raw, info) = match topic.reader.take() {
                 Ok(Some((Some(raw), info))) => (raw, info),
@@ -543,6 +552,7 @@ impl DdsSource {
                 }
             };
             counters.add_received();
+            drained.taken += 1;
             let log_time = now_ns();
             let stamps = Stamps {
                 log_time,
@@ -564,12 +574,35 @@ impl DdsSource {
                 self.tx.push_copied(index, stamps, &[&raw.cdr])
             };
             if pushed {
-                handed_over = true;
+                drained.handed_over = true;
             } else {
                 counters.add_dropped();
             }
         }
-        handed_over
+        drained
+    }
+}
+
+/// What draining one reader did.
+#[derive(Default)]
+struct Drained {
+    taken: u64,
+    handed_over: bool,
+}
+
+/// What one pass over the readers did.
+#[derive(Default)]
+struct Pass {
+    taken: u64,
+    most_from_one_reader: u64,
+    handed_over: bool,
+}
+
+impl Pass {
+    fn add(&mut self, drained: Drained) {
+        self.taken += drained.taken;
+        self.most_from_one_reader = self.most_from_one_reader.max(drained.taken);
+        self.handed_over |= drained.handed_over;
     }
 }
 
