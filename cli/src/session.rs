@@ -296,7 +296,7 @@ fn status_text(sessions: &[SessionStatus]) -> String {
             &rows,
         );
         for (service, problem) in &session.problems {
-            text += &format!("  cannot record {service}: {problem}\n");
+            text += &format!("  problem: {service}: {problem}\n");
         }
         if let Some(error) = &session.write_error {
             text += &format!("  write error: {error}\n");
