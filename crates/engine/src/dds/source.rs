@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use rustdds::mio1::{Events, Interest, Poll, Token, Waker};
 use rustdds::{
     no_key, with_key, DomainParticipant, DomainParticipantBuilder, DomainParticipantStatusEvent,
-    DomainParticipantStatusListener, QosPolicies, QosPolicyBuilder, SampleInfo, StatusEvented,
-    Subscriber, Timestamp, TopicKind, GUID,
+    DomainParticipantStatusListener, QosPolicies, QosPolicyBuilder, RTPSEntity, SampleInfo,
+    StatusEvented, Subscriber, Timestamp, TopicKind, GUID,
 };
 
 use recd_ros2::msgdef::MessageDefinitions;
@@ -100,6 +100,13 @@ impl Reader {
                     })
                 })
                 .map_err(|e| e.to_string()),
+        }
+    }
+
+    fn guid(&self) -> GUID {
+        match self {
+            Reader::NoKey(reader) => reader.guid(),
+            Reader::Keyed(reader) => reader.guid(),
         }
     }
 
@@ -291,18 +298,23 @@ impl DdsSource {
                 }
                 DomainParticipantStatusEvent::WriterLost { guid, .. } => self.writer_lost(guid),
                 DomainParticipantStatusEvent::RemoteWriterQosIncompatible {
+                    local_reader,
                     remote_writer,
                     offered_qos,
                     requested_qos,
-                    ..
                 } => {
                     if let Some(Some(slot)) = self.writers.get(&remote_writer) {
                         let topic = &self.topics[*slot];
+                        // A reader made anew for this writer reports on its predecessor.
+                        if topic.reader.guid() != local_reader {
+                            continue;
+                        }
                         self.state.note_problem(
                             &topic.topic.service,
                             format!(
-                                "a writer's QoS does not match the reader's: offered {:?}, requested {:?}",
-                                offered_qos, requested_qos
+                                "a writer's QoS does not match the reader's: offered {}, requested {}",
+                                describe_qos(&offered_qos),
+                                describe_qos(&requested_qos)
                             ),
                         );
                     }
@@ -604,6 +616,16 @@ impl Pass {
         self.most_from_one_reader = self.most_from_one_reader.max(drained.taken);
         self.handed_over |= drained.handed_over;
     }
+}
+
+/// The policies that decide matching, briefly.
+fn describe_qos(qos: &QosPolicies) -> String {
+    format!(
+        "reliability {:?}, durability {:?}, data representation {:?}",
+        qos.reliability(),
+        qos.durability(),
+        qos.data_representation().map(|r| r.value)
+    )
 }
 
 /// Whether a writer's topic is keyed: the entity kind, the GUID's last byte, says so
