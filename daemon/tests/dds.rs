@@ -6,7 +6,9 @@
 //! other's topics.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use recd_testkit::{dds_publish, dds_published, read_ros2, ros2_fixtures, Domain, Published, Recd};
@@ -307,11 +309,27 @@ fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
     let root = tempfile::tempdir().unwrap();
     let shm = Domain::new();
     let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(false), &[]);
+    // rec refuses it itself...
     let output = recd.rec(&["start", "--name", "bad", "--dds-domain", "300"]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("300"), "{stderr}");
-    assert!(!Path::new(&root.path().join("data/bad")).exists());
+    // ...and recd too, when another client asks.
+    let mut stream = UnixStream::connect(&recd.socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"{\"version\":1,\"request\":\"start\",\"name\":\"bad\",\"dds_domain\":300}\n")
+        .unwrap();
+    let mut reply = String::new();
+    BufReader::new(stream).read_line(&mut reply).unwrap();
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["response"], "error", "{reply}");
+    assert!(reply.to_string().contains("DDS domain 300"), "{reply}");
+    assert!(!root.path().join("data/bad").exists());
+    // recd still serves.
+    assert!(recd.rec(&["list"]).status.success());
 }
 
 #[test]

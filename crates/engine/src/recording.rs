@@ -125,17 +125,12 @@ impl Recording {
     /// Creates the first file and starts the receive and writer threads.
     pub fn start(config: RecordingConfig) -> Result<Self, StartError> {
         let filter = TopicFilter::new(&config.topics)?;
-        std::fs::create_dir_all(&config.output_dir).map_err(|source| StartError::OutputDir {
-            path: config.output_dir.clone(),
-            source,
-        })?;
-        let node = create_node(&config)?;
         let stop = Arc::new(AtomicBool::new(false));
         let state = Arc::new(SourceState::default());
         let (mut shm_tx, shm_rx) = handoff(&config.ring);
         let mut receivers = vec![shm_rx];
-        // The DDS source joins its domain before any file exists, so that a domain it
-        // cannot join leaves nothing behind.
+        // The DDS source joins its domain before anything is created on disk, so that a
+        // domain it cannot join leaves nothing behind.
         let dds = match &config.dds {
             Some(dds_config) => {
                 let (dds_tx, dds_rx) = handoff(&config.ring);
@@ -147,15 +142,15 @@ impl Recording {
                     zero_copy_threshold: config.zero_copy_threshold,
                     discovery_interval: config.discovery_interval,
                 };
-                Some(DdsSource::open(
-                    settings,
-                    dds_tx,
-                    state.clone(),
-                    stop.clone(),
-                )?)
+                Some(DdsSource::open(settings, dds_tx, state.clone(), stop.clone())?)
             }
             None => None,
         };
+        std::fs::create_dir_all(&config.output_dir).map_err(|source| StartError::OutputDir {
+            path: config.output_dir.clone(),
+            source,
+        })?;
+        let node = create_node(&config)?;
         let started_ns = now_ns();
         let progress = Arc::new(WriterProgress::default());
         let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
