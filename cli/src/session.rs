@@ -49,6 +49,10 @@ pub struct StartArgs {
     /// Record DDS / ROS 2 topics of this domain too (0 to 232, ROS_DOMAIN_ID).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=232))]
     dds_domain: Option<u16>,
+    /// Record DDS topics only, no iceoryx2 shared memory: the files then hold nothing but
+    /// ROS 2 channels, as ROS 2 readers such as rosbags require.
+    #[arg(long)]
+    no_iceoryx2: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -118,6 +122,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         max_duration_ms: args.max_duration.map(|d| d.as_millis() as u64),
         crc: args.crc,
         dds_domain: args.dds_domain,
+        no_iceoryx2: args.no_iceoryx2,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

@@ -68,6 +68,9 @@ pub struct SessionDefaults {
     pub ring_copy_bytes: ByteSize,
     /// Bytes of large messages in flight, held as shared-memory samples.
     pub ring_loaned_bytes: ByteSize,
+    /// Record iceoryx2 shared-memory services (`rec start --no-iceoryx2` turns it off
+    /// for a DDS-only session).
+    pub iceoryx2: bool,
     /// Record DDS / ROS 2 topics of this domain in every session (`rec start
     /// --dds-domain` sets it per session); none records shared memory only.
     pub dds_domain: Option<u16>,
@@ -113,6 +116,7 @@ impl Default for SessionDefaults {
             ring_items: engine.ring.items,
             ring_copy_bytes: ByteSize::b(engine.ring.copy_bytes as u64),
             ring_loaned_bytes: ByteSize::b(engine.ring.loaned_bytes as u64),
+            iceoryx2: true,
             dds_domain: None,
             dds_interfaces: dds.interfaces,
             dds_message_dirs: dds.message_dirs,

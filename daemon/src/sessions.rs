@@ -533,6 +533,7 @@ impl Sessions {
             min_poll_interval: defaults.min_poll_interval,
             max_poll_interval: defaults.max_poll_interval,
             iceoryx2_prefix: defaults.iceoryx2_prefix.clone(),
+            iceoryx2: defaults.iceoryx2 && !request.no_iceoryx2,
             dds: request
                 .dds_domain
                 .or(defaults.dds_domain)

@@ -263,7 +263,21 @@ fn one_session_records_shared_memory_and_dds_together() {
     let shm = Domain::new();
     let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
     let prefix = format!("mixed{}/", std::process::id());
-    start_session(&recd, "mixed", 14, &[&format!("{prefix}*"), "/chatter"]);
+    let selection = [format!("{prefix}*"), "/chatter".to_string()];
+    start_session(&recd, "mixed", 14, &[&selection[0], &selection[1]]);
+    // The same selection without iceoryx2: a file of ROS 2 channels only.
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "ddsonly",
+        "--dds-domain",
+        "14",
+        "--no-iceoryx2",
+        "--topic",
+        &selection[0],
+        "--topic",
+        &selection[1],
+    ]);
 
     let load = shm.load(&[
         "--name-prefix",
@@ -302,6 +316,13 @@ fn one_session_records_shared_memory_and_dds_together() {
     let shm_topic = format!("{prefix}small/0");
     assert_eq!(of_topic(&recorded, &shm_topic).len(), 40, "{shm_topic}");
     assert_eq!(published.samples.len(), 40);
+
+    let files = files_of(&stop_session(&recd, "ddsonly"));
+    let recorded = read_mcap(&files);
+    assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
+    assert_eq!(recorded.len(), 40, "nothing but the DDS topic");
+    let decoded = read_ros2(&files[0]);
+    assert_eq!(decoded_by(&decoded, "rosbags", "/chatter").len(), 40);
 }
 
 #[test]
@@ -328,6 +349,11 @@ fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
     assert_eq!(reply["response"], "error", "{reply}");
     assert!(reply.to_string().contains("DDS domain 300"), "{reply}");
     assert!(!root.path().join("data/bad").exists());
+    // A session with no source at all is refused too.
+    let output = recd.rec(&["start", "--name", "none", "--no-iceoryx2"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nothing to record"), "{stderr}");
     // recd still serves.
     assert!(recd.rec(&["list"]).status.success());
 }

@@ -78,6 +78,8 @@ pub struct StartRequest {
     pub crc: bool,
     /// Record DDS / ROS 2 topics of this domain too (overrides recd's configuration).
     pub dds_domain: Option<u16>,
+    /// Leave iceoryx2 shared memory out (a DDS-only session).
+    pub no_iceoryx2: bool,
 }
 
 /// recd's answer to one request.

@@ -47,6 +47,10 @@ pub struct RecordingConfig {
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
+    /// Record iceoryx2 shared-memory services. Off, a recording of DDS topics alone
+    /// writes files that hold only ROS 2 channels, which ROS 2 readers (rosbags, say)
+    /// require.
+    pub iceoryx2: bool,
     /// Record DDS / ROS 2 topics too (RTPS over UDP); `None` records shared memory only.
     pub dds: Option<DdsConfig>,
     /// Extra entries for the `recorder` Metadata record of every file (a session's name
@@ -84,6 +88,7 @@ impl Default for RecordingConfig {
             min_poll_interval: Duration::from_millis(2),
             max_poll_interval: Duration::from_millis(50),
             iceoryx2_prefix: None,
+            iceoryx2: true,
             dds: None,
             metadata: Default::default(),
             writer_delay: None,

@@ -43,6 +43,9 @@ pub enum StartError {
     /// iceoryx2 refused to create the recorder's node.
     #[error("cannot create the iceoryx2 node: {0}")]
     Node(String),
+    /// Neither source is enabled.
+    #[error("nothing to record: iceoryx2 is switched off and no DDS domain is given")]
+    NoSource,
     /// The DDS source could not join its domain.
     #[error(transparent)]
     Dds(#[from] DdsError),
@@ -112,7 +115,7 @@ pub struct RecordingSummary {
 /// A running recording of iceoryx2 services and, if configured, DDS topics.
 pub struct Recording {
     stop: Arc<AtomicBool>,
-    source: JoinHandle<()>,
+    shm: Option<JoinHandle<()>>,
     dds: Option<(JoinHandle<()>, DdsStopper)>,
     writer: JoinHandle<WriterReport>,
     state: Arc<SourceState>,
@@ -125,10 +128,12 @@ impl Recording {
     /// Creates the first file and starts the receive and writer threads.
     pub fn start(config: RecordingConfig) -> Result<Self, StartError> {
         let filter = TopicFilter::new(&config.topics)?;
+        if !config.iceoryx2 && config.dds.is_none() {
+            return Err(StartError::NoSource);
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let state = Arc::new(SourceState::default());
-        let (mut shm_tx, shm_rx) = handoff(&config.ring);
-        let mut receivers = vec![shm_rx];
+        let mut receivers = Vec::new();
         // The DDS source joins its domain before anything is created on disk, so that a
         // domain it cannot join leaves nothing behind.
         let dds = match &config.dds {
@@ -142,7 +147,12 @@ impl Recording {
                     zero_copy_threshold: config.zero_copy_threshold,
                     discovery_interval: config.discovery_interval,
                 };
-                Some(DdsSource::open(settings, dds_tx, state.clone(), stop.clone())?)
+                Some(DdsSource::open(
+                    settings,
+                    dds_tx,
+                    state.clone(),
+                    stop.clone(),
+                )?)
             }
             None => None,
         };
@@ -150,22 +160,34 @@ impl Recording {
             path: config.output_dir.clone(),
             source,
         })?;
-        let node = create_node(&config)?;
+        let shm = if config.iceoryx2 {
+            let node = create_node(&config)?;
+            let (shm_tx, shm_rx) = handoff(&config.ring);
+            receivers.push(shm_rx);
+            let settings = ShmSettings {
+                filter,
+                zero_copy_threshold: config.zero_copy_threshold,
+                poll_bounds: PollBounds {
+                    shortest: config.min_poll_interval,
+                    longest: config.max_poll_interval,
+                },
+                discovery_interval: config.discovery_interval,
+            };
+            Some(ShmSource::new(
+                node,
+                settings,
+                shm_tx,
+                state.clone(),
+                stop.clone(),
+            ))
+        } else {
+            None
+        };
         let started_ns = now_ns();
         let progress = Arc::new(WriterProgress::default());
         let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
         let writer = Writer::create(receivers, plan, progress.clone())?;
         let writer = spawn("recd-writer", "writer", move || writer.run())?;
-        shm_tx.set_consumer_thread(writer.thread().clone());
-        let settings = ShmSettings {
-            filter,
-            zero_copy_threshold: config.zero_copy_threshold,
-            poll_bounds: PollBounds {
-                shortest: config.min_poll_interval,
-                longest: config.max_poll_interval,
-            },
-            discovery_interval: config.discovery_interval,
-        };
         // Should a receive thread not start, the writer waits for a stop mark that will
         // never come; it is detached and ends with the process.
         let dds = match dds {
@@ -178,11 +200,16 @@ impl Recording {
             }
             None => None,
         };
-        let source = ShmSource::new(node, settings, shm_tx, state.clone(), stop.clone());
-        let source = spawn("recd-shm-receive", "receive", move || source.run())?;
+        let shm = match shm {
+            Some(mut source) => {
+                source.set_consumer_thread(writer.thread().clone());
+                Some(spawn("recd-shm-receive", "receive", move || source.run())?)
+            }
+            None => None,
+        };
         Ok(Self {
             stop,
-            source,
+            shm,
             dds,
             writer,
             state,
@@ -219,8 +246,8 @@ impl Recording {
     /// Whether the receive and writer threads are still running (they end only at
     /// [`Recording::stop`], or by a bug).
     pub fn threads_alive(&self) -> bool {
-        !self.source.is_finished()
-            && !self.writer.is_finished()
+        !self.writer.is_finished()
+            && self.shm.as_ref().is_none_or(|thread| !thread.is_finished())
             && self
                 .dds
                 .as_ref()
@@ -236,9 +263,9 @@ impl Recording {
                 .join()
                 .map_err(|_| StopError::Panicked("DDS receive"))?;
         }
-        self.source
-            .join()
-            .map_err(|_| StopError::Panicked("receive"))?;
+        if let Some(thread) = self.shm {
+            thread.join().map_err(|_| StopError::Panicked("receive"))?;
+        }
         let report = self
             .writer
             .join()

@@ -132,6 +132,11 @@ impl ShmSource {
         }
     }
 
+    /// Names the thread to wake after handing something over.
+    pub fn set_consumer_thread(&mut self, thread: std::thread::Thread) {
+        self.tx.set_consumer_thread(thread);
+    }
+
     /// Receives until asked to stop, then hands over the last samples and the stop mark.
     pub fn run(mut self) {
         let mut listeners: Vec<EventPort> = Vec::new();
