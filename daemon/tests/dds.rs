@@ -14,6 +14,23 @@ use std::time::Duration;
 use recd_testkit::{dds_publish, dds_published, read_ros2, ros2_fixtures, Domain, Published, Recd};
 use serde_json::Value;
 
+/// recd on a root directory and iceoryx2 domain of its own, removed when dropped.
+struct DdsRecd {
+    recd: Recd,
+    root: tempfile::TempDir,
+    shm: Domain,
+}
+
+impl DdsRecd {
+    /// Starts recd with `recording` lines in its `[recording]` table.
+    fn start(recording: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let shm = Domain::new();
+        let recd = Recd::start_configured(root.path(), &shm, "", recording, &[]);
+        Self { recd, root, shm }
+    }
+}
+
 /// recd's `[recording]` lines for DDS on loopback, with the test message definitions.
 fn loopback_recording(with_definitions: bool) -> String {
     let mut lines = "dds_interfaces = [\"127.0.0.1\"]\n".to_string();
@@ -114,10 +131,9 @@ fn wait_topic_written(recd: &Recd, session: &str, topic: &str, count: u64) -> bo
 
 #[test]
 fn ros2_strings_are_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
-    start_session(&recd, "chatter", 11, &["/chatter"]);
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    start_session(recd, "chatter", 11, &["/chatter"]);
 
     let published = publish(&[
         "--domain",
@@ -134,11 +150,11 @@ fn ros2_strings_are_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2()
     ]);
     assert_eq!(published.samples.len(), 50);
     assert!(
-        wait_topic_written(&recd, "chatter", "/chatter", 50),
+        wait_topic_written(recd, "chatter", "/chatter", 50),
         "not all 50 written: {:?}",
-        status_topic(&recd, "chatter", "/chatter")
+        status_topic(recd, "chatter", "/chatter")
     );
-    let stopped = stop_session(&recd, "chatter");
+    let stopped = stop_session(recd, "chatter");
     let files = files_of(&stopped);
 
     let recorded = read_mcap(&files);
@@ -174,24 +190,23 @@ fn ros2_strings_are_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2()
 
 #[test]
 fn fragmented_multi_megabyte_samples_are_recorded_intact() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
-    start_session(&recd, "big", 12, &[]);
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    start_session(recd, "big", 12, &[]);
 
     let published = publish(&[
         "--domain", "12", "--topic", "rt/blob", "--kind", "blob", "--size", "2500000", "--count",
         "20", "--rate", "10",
     ]);
     assert!(
-        wait_topic_written(&recd, "big", "/blob", 20),
+        wait_topic_written(recd, "big", "/blob", 20),
         "not all 20 written: {:?}",
-        status_topic(&recd, "big", "/blob")
+        status_topic(recd, "big", "/blob")
     );
-    let counts = status_topic(&recd, "big", "/blob").unwrap();
+    let counts = status_topic(recd, "big", "/blob").unwrap();
     assert_eq!(counts["lost"], 0);
     assert_eq!(counts["dropped"], 0);
-    let files = files_of(&stop_session(&recd, "big"));
+    let files = files_of(&stop_session(recd, "big"));
     let decoded = read_ros2(&files[0]);
     for reader in ["rosbags", "mcap_ros2"] {
         let messages = decoded_by(&decoded, reader, "/blob");
@@ -207,31 +222,30 @@ fn fragmented_multi_megabyte_samples_are_recorded_intact() {
 
 #[test]
 fn xcdr2_writers_late_topics_and_leaving_writers_are_recorded() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
     // No message definitions: the topic is recorded with an empty schema and `rec info`
     // says so.
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(false), &[]);
-    start_session(&recd, "late", 13, &[]);
+    let setup = DdsRecd::start(&loopback_recording(false));
+    let recd = &setup.recd;
+    start_session(recd, "late", 13, &[]);
     std::thread::sleep(Duration::from_millis(500));
-    assert!(status_topic(&recd, "late", "/late").is_none());
+    assert!(status_topic(recd, "late", "/late").is_none());
 
     // A topic that appears after the start, written with XCDR2; its writer then leaves.
     let first = publish(&[
         "--domain", "13", "--topic", "rt/late", "--kind", "string", "--count", "20", "--rate",
         "50", "--xcdr2",
     ]);
-    assert!(wait_topic_written(&recd, "late", "/late", 20));
+    assert!(wait_topic_written(recd, "late", "/late", 20));
     // Another writer comes to the same topic after the first left.
     let second = publish(&[
         "--domain", "13", "--topic", "rt/late", "--kind", "string", "--count", "10", "--rate", "50",
     ]);
-    assert!(wait_topic_written(&recd, "late", "/late", 30));
+    assert!(wait_topic_written(recd, "late", "/late", 30));
     let status = recd.rec_json(&["status", "late"]);
     let problems = status[0]["problems"].to_string();
     assert!(problems.contains("message definition"), "{status}");
 
-    let files = files_of(&stop_session(&recd, "late"));
+    let files = files_of(&stop_session(recd, "late"));
     let recorded = read_mcap(&files);
     let late = of_topic(&recorded, "/late");
     assert_eq!(late.len(), 30);
@@ -259,12 +273,11 @@ fn xcdr2_writers_late_topics_and_leaving_writers_are_recorded() {
 
 #[test]
 fn one_session_records_shared_memory_and_dds_together() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
     let prefix = format!("mixed{}/", std::process::id());
     let selection = [format!("{prefix}*"), "/chatter".to_string()];
-    start_session(&recd, "mixed", 14, &[&selection[0], &selection[1]]);
+    start_session(recd, "mixed", 14, &[&selection[0], &selection[1]]);
     // The same selection without iceoryx2: a file of ROS 2 channels only.
     recd.rec_json(&[
         "start",
@@ -279,7 +292,7 @@ fn one_session_records_shared_memory_and_dds_together() {
         &selection[1],
     ]);
 
-    let load = shm.load(&[
+    let load = setup.shm.load(&[
         "--name-prefix",
         &prefix,
         "--cameras",
@@ -310,14 +323,14 @@ fn one_session_records_shared_memory_and_dds_together() {
     let report = recd_testkit::finish_load(load);
     assert_eq!(report.topics.iter().map(|t| t.sent).sum::<u64>(), 40);
     assert!(recd.wait_written("mixed", 80));
-    let files = files_of(&stop_session(&recd, "mixed"));
+    let files = files_of(&stop_session(recd, "mixed"));
     let recorded = read_mcap(&files);
     assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
     let shm_topic = format!("{prefix}small/0");
     assert_eq!(of_topic(&recorded, &shm_topic).len(), 40, "{shm_topic}");
     assert_eq!(published.samples.len(), 40);
 
-    let files = files_of(&stop_session(&recd, "ddsonly"));
+    let files = files_of(&stop_session(recd, "ddsonly"));
     let recorded = read_mcap(&files);
     assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
     assert_eq!(recorded.len(), 40, "nothing but the DDS topic");
@@ -327,9 +340,8 @@ fn one_session_records_shared_memory_and_dds_together() {
 
 #[test]
 fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(false), &[]);
+    let setup = DdsRecd::start(&loopback_recording(false));
+    let recd = &setup.recd;
     // rec refuses it itself...
     let output = recd.rec(&["start", "--name", "bad", "--dds-domain", "300"]);
     assert!(!output.status.success());
@@ -348,7 +360,7 @@ fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
     let reply: Value = serde_json::from_str(&reply).unwrap();
     assert_eq!(reply["response"], "error", "{reply}");
     assert!(reply.to_string().contains("DDS domain 300"), "{reply}");
-    assert!(!root.path().join("data/bad").exists());
+    assert!(!setup.root.path().join("data/bad").exists());
     // A session with no source at all is refused too.
     let output = recd.rec(&["start", "--name", "none", "--no-iceoryx2"]);
     assert!(!output.status.success());
@@ -360,10 +372,9 @@ fn an_out_of_range_domain_is_refused_before_anything_is_recorded() {
 
 #[test]
 fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counted() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
-    start_session(&recd, "mixedqos", 15, &["/chatter"]);
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    start_session(recd, "mixedqos", 15, &["/chatter"]);
 
     // A reliable writer first: the reader is made reliable.
     let reliable = dds_publish(&[
@@ -379,7 +390,7 @@ fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counte
         "20",
     ]);
     assert!(recd_testkit::wait_until(Duration::from_secs(20), || {
-        status_topic(&recd, "mixedqos", "/chatter").is_some_and(|t| t["written"].as_u64() > Some(5))
+        status_topic(recd, "mixedqos", "/chatter").is_some_and(|t| t["written"].as_u64() > Some(5))
     }));
     // A best-effort writer does not match a reliable reader: recd makes the reader anew.
     let best_effort = publish(&[
@@ -400,17 +411,17 @@ fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counte
     // Every sample is either written or counted as lost (the reliable writer's samples
     // sent while the new reader was not matched yet).
     assert!(recd_testkit::wait_until(Duration::from_secs(20), || {
-        status_topic(&recd, "mixedqos", "/chatter")
+        status_topic(recd, "mixedqos", "/chatter")
             .is_some_and(|t| t["written"].as_u64().unwrap() + t["lost"].as_u64().unwrap() >= 50)
     }));
-    let counts = status_topic(&recd, "mixedqos", "/chatter").unwrap();
+    let counts = status_topic(recd, "mixedqos", "/chatter").unwrap();
     // The replaced reader's complaint about the newcomer is not the topic's problem.
     let status = recd.rec_json(&["status", "mixedqos"]);
     assert!(
         !status[0]["problems"].to_string().contains("does not match"),
         "{status}"
     );
-    let files = files_of(&stop_session(&recd, "mixedqos"));
+    let files = files_of(&stop_session(recd, "mixedqos"));
     let recorded = read_mcap(&files);
     let chatter = of_topic(&recorded, "/chatter");
     assert_eq!(chatter.len() as u64, counts["written"].as_u64().unwrap());
@@ -421,10 +432,9 @@ fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counte
 
 #[test]
 fn plain_keyed_dds_topics_keep_their_dds_names_and_internal_ros_topics_are_skipped() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
-    start_session(&recd, "plain", 16, &[]);
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    start_session(recd, "plain", 16, &[]);
 
     // A keyed writer is only matched by a keyed reader.
     let keyed = publish(&[
@@ -445,7 +455,7 @@ fn plain_keyed_dds_topics_keep_their_dds_names_and_internal_ros_topics_are_skipp
         "3",
     ]);
     assert!(internal.contains("no reader matched"), "{internal}");
-    assert!(wait_topic_written(&recd, "plain", "Keyed", 30));
+    assert!(wait_topic_written(recd, "plain", "Keyed", 30));
 
     let status = recd.rec_json(&["status", "plain"]);
     let names: Vec<&str> = status[0]["topics"]
@@ -455,7 +465,7 @@ fn plain_keyed_dds_topics_keep_their_dds_names_and_internal_ros_topics_are_skipp
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Keyed"], "{status}");
-    let files = files_of(&stop_session(&recd, "plain"));
+    let files = files_of(&stop_session(recd, "plain"));
     let recorded = read_mcap(&files);
     let keyed_messages = of_topic(&recorded, "Keyed");
     assert_eq!(keyed_messages.len(), 30);
@@ -477,9 +487,8 @@ fn dds_published_unmatched(args: &[&str]) -> String {
 
 #[test]
 fn transient_local_history_from_before_the_start_is_recorded() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
-    let recd = Recd::start_configured(root.path(), &shm, "", &loopback_recording(true), &[]);
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
     // The writer publishes before any recorder exists and stays for late joiners.
     let early = dds_publish(&[
         "--domain",
@@ -499,14 +508,14 @@ fn transient_local_history_from_before_the_start_is_recorded() {
         "8",
     ]);
     std::thread::sleep(Duration::from_millis(1500));
-    start_session(&recd, "latched", 17, &["/map"]);
+    start_session(recd, "latched", 17, &["/map"]);
     assert!(
-        wait_topic_written(&recd, "latched", "/map", 5),
+        wait_topic_written(recd, "latched", "/map", 5),
         "{:?}",
-        status_topic(&recd, "latched", "/map")
+        status_topic(recd, "latched", "/map")
     );
     let early = dds_published(early, Duration::from_secs(60));
-    let files = files_of(&stop_session(&recd, "latched"));
+    let files = files_of(&stop_session(recd, "latched"));
     let recorded = read_mcap(&files);
     let map = of_topic(&recorded, "/map");
     assert_eq!(map.len(), 5);
@@ -523,13 +532,12 @@ fn transient_local_history_from_before_the_start_is_recorded() {
 
 #[test]
 fn a_burst_of_small_samples_is_recorded_without_loss_with_a_deep_history() {
-    let root = tempfile::tempdir().unwrap();
-    let shm = Domain::new();
     // A history as deep as the burst: however late the receive thread runs (the tests
     // share two cores), a reliable writer's samples wait in it.
     let recording = loopback_recording(true) + "dds_history_depth = 4096\n";
-    let recd = Recd::start_configured(root.path(), &shm, "", &recording, &[]);
-    start_session(&recd, "burst", 18, &[]);
+    let setup = DdsRecd::start(&recording);
+    let recd = &setup.recd;
+    start_session(recd, "burst", 18, &[]);
     // As fast as the publisher can write: the reader's history and the socket buffer
     // absorb it.
     let burst = publish(&[
@@ -537,8 +545,8 @@ fn a_burst_of_small_samples_is_recorded_without_loss_with_a_deep_history() {
         "0",
     ]);
     assert_eq!(burst.samples.len(), 3000);
-    let settled = wait_topic_written(&recd, "burst", "/burst", 3000);
-    let counts = status_topic(&recd, "burst", "/burst").unwrap();
+    let settled = wait_topic_written(recd, "burst", "/burst", 3000);
+    let counts = status_topic(recd, "burst", "/burst").unwrap();
     assert!(settled, "{counts}");
     assert_eq!(counts["lost"], 0, "{counts}");
     assert_eq!(counts["dropped"], 0, "{counts}");
