@@ -20,9 +20,9 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 /// Start recording a session.
 ///
 /// With no --topic every topic is recorded. Files go to recd's data directory, in a
-/// directory named after the session. Shared-memory (iceoryx2) topics are always
-/// recorded; with --dds-domain (or `dds_domain` in recd's configuration) DDS / ROS 2
-/// topics of that domain are recorded too, as ROS 2 MCAP (CDR as received).
+/// directory named after the session. Shared-memory (iceoryx2) topics are recorded
+/// unless --no-iceoryx2; with --dds-domain (or `dds_domain` in recd's configuration)
+/// DDS / ROS 2 topics of that domain are recorded too, as ROS 2 MCAP (CDR as received).
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The session's name (letters, digits, '-', '_', '.'); recd picks one when left out.
