@@ -129,12 +129,9 @@ pub fn dds_topic(name: &str) -> String {
     format!("rt/{}", name.trim_start_matches('/'))
 }
 
-/// The ROS 2 topic of a DDS topic (`/x` for `rt/x`); other names are kept.
-pub fn ros_topic(dds_topic: &str) -> String {
-    match dds_topic.strip_prefix("rt/") {
-        Some(name) => format!("/{name}"),
-        None => dds_topic.to_string(),
-    }
+/// The name the recorder gives a DDS topic (`/x` for `rt/x`, other names kept).
+pub fn recorded_topic(dds_topic: &str) -> String {
+    recd_ros2::names::ros_topic_name(dds_topic).unwrap_or_else(|| dds_topic.to_string())
 }
 
 #[cfg(test)]
@@ -161,7 +158,7 @@ mod tests {
     #[test]
     fn ros_and_dds_names() {
         assert_eq!(dds_topic("/a/b_0"), "rt/a/b_0");
-        assert_eq!(ros_topic("rt/a/b_0"), "/a/b_0");
-        assert_eq!(ros_topic("Square"), "Square");
+        assert_eq!(recorded_topic("rt/a/b_0"), "/a/b_0");
+        assert_eq!(recorded_topic("Square"), "Square");
     }
 }

@@ -288,7 +288,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
     if dds {
         // The file and the recorder's counts name DDS topics by their ROS names.
         for topic in &mut report.topics {
-            topic.service = blob::ros_topic(&topic.service);
+            topic.service = blob::recorded_topic(&topic.service);
         }
     }
     // The load waited for acknowledgements over DDS: the samples are in the recorder's

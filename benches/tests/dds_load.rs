@@ -164,7 +164,7 @@ fn dds_load_waits_for_its_reader_and_publishes_proven_blobs_on_schedule() {
         let sent = report
             .topics
             .iter()
-            .find(|t| blob::ros_topic(&t.service) == *name)
+            .find(|t| blob::recorded_topic(&t.service) == *name)
             .unwrap_or_else(|| panic!("{name} is in the report {report:?}"));
         assert_eq!(
             (sent.sent, sent.errors, sent.payload_len),
