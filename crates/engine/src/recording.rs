@@ -143,7 +143,6 @@ impl Recording {
                 let settings = DdsSettings {
                     config: dds_config.clone(),
                     filter: filter.clone(),
-                    explicit_selection: !config.topics.include.is_empty(),
                     zero_copy_threshold: config.zero_copy_threshold,
                     discovery_interval: config.discovery_interval,
                 };

@@ -35,6 +35,11 @@ impl TopicFilter {
         })
     }
 
+    /// Whether include patterns were given (without, everything is included).
+    pub fn has_include_patterns(&self) -> bool {
+        self.include.is_some()
+    }
+
     /// Whether a service of this name is recorded.
     pub fn matches(&self, name: &str) -> bool {
         self.include.as_ref().is_none_or(|set| set.is_match(name)) && !self.exclude.is_match(name)

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustdds::discovery::DiscoveredWriterData;
 use rustdds::mio1::{Events, Interest, Poll, Token, Waker};
 use rustdds::{
     no_key, with_key, DomainParticipant, DomainParticipantBuilder, DomainParticipantStatusEvent,
@@ -31,9 +32,6 @@ use crate::topic::{Topic, TopicCounters};
 pub(crate) struct DdsSettings {
     pub config: DdsConfig,
     pub filter: TopicFilter,
-    /// Whether include patterns were given: ROS's internal topics are recorded only when
-    /// one selects them.
-    pub explicit_selection: bool,
     pub zero_copy_threshold: usize,
     pub discovery_interval: Duration,
 }
@@ -285,16 +283,23 @@ impl DdsSource {
     }
 
     fn status_events(&mut self) {
+        // One snapshot of the discovered writers serves every new topic of the batch.
+        let mut discovered: Option<Vec<DiscoveredWriterData>> = None;
         while let Some(event) = self.status.try_recv_status() {
             match event {
                 DomainParticipantStatusEvent::WriterDetected { writer } => {
-                    self.writer_seen(WriterSeen {
-                        guid: writer.guid,
-                        topic: writer.topic_name,
-                        type_name: writer.type_name,
-                        qos: writer.qos,
-                        user_data: writer.user_data,
-                    });
+                    let discovered =
+                        discovered.get_or_insert_with(|| self.participant.discovered_writers());
+                    self.writer_seen(
+                        WriterSeen {
+                            guid: writer.guid,
+                            topic: writer.topic_name,
+                            type_name: writer.type_name,
+                            qos: writer.qos,
+                            user_data: writer.user_data,
+                        },
+                        discovered,
+                    );
                 }
                 DomainParticipantStatusEvent::WriterLost { guid, .. } => self.writer_lost(guid),
                 DomainParticipantStatusEvent::RemoteWriterQosIncompatible {
@@ -325,23 +330,28 @@ impl DdsSource {
     }
 
     fn discover_snapshot(&mut self) {
-        for writer in self.participant.discovered_writers() {
+        let discovered = self.participant.discovered_writers();
+        for writer in &discovered {
             let publication = &writer.publication_topic_data;
             if self.writers.contains_key(&publication.key) {
                 continue;
             }
-            self.writer_seen(WriterSeen {
-                guid: publication.key,
-                topic: publication.topic_name.clone(),
-                type_name: publication.type_name.clone(),
-                qos: publication.qos(),
-                user_data: writer.user_data.clone(),
-            });
+            self.writer_seen(
+                WriterSeen {
+                    guid: publication.key,
+                    topic: publication.topic_name.clone(),
+                    type_name: publication.type_name.clone(),
+                    qos: publication.qos(),
+                    user_data: writer.user_data.clone(),
+                },
+                &discovered,
+            );
         }
     }
 
-    /// Starts recording the writer's topic, or adds the writer to its topic.
-    fn writer_seen(&mut self, writer: WriterSeen) {
+    /// Starts recording the writer's topic, or adds the writer to its topic; `discovered`
+    /// is what discovery knows of all writers.
+    fn writer_seen(&mut self, writer: WriterSeen, discovered: &[DiscoveredWriterData]) {
         if self.writers.contains_key(&writer.guid) {
             return;
         }
@@ -358,7 +368,7 @@ impl DdsSource {
                 self.add_writer(slot, &writer);
                 Some(slot)
             }
-            None => self.add_topic(&writer),
+            None => self.add_topic(&writer, discovered),
         };
         self.writers.insert(writer.guid, slot);
     }
@@ -368,7 +378,8 @@ impl DdsSource {
             return false;
         }
         let name = Naming::of(dds_topic, dds_type).channel;
-        if names::is_internal(dds_topic) && !self.settings.explicit_selection {
+        // ROS's internal topics are recorded only when an include pattern selects them.
+        if names::is_internal(dds_topic) && !self.settings.filter.has_include_patterns() {
             return false;
         }
         self.settings.filter.matches(&name)
@@ -406,21 +417,23 @@ impl DdsSource {
         }
     }
 
-    fn add_topic(&mut self, writer: &WriterSeen) -> Option<usize> {
+    fn add_topic(
+        &mut self,
+        writer: &WriterSeen,
+        discovered: &[DiscoveredWriterData],
+    ) -> Option<usize> {
         let service = format!("dds:{}", writer.topic);
         let naming = Naming::of(&writer.topic, &writer.type_name);
         // Every writer of the topic known now describes the channel (rosbag2 does so too).
-        let others: Vec<(QosPolicies, Vec<u8>)> = self
-            .participant
-            .discovered_writers()
-            .into_iter()
+        let others: Vec<(QosPolicies, &[u8])> = discovered
+            .iter()
             .filter(|w| {
                 let p = &w.publication_topic_data;
                 p.topic_name == writer.topic
                     && p.type_name == writer.type_name
                     && p.key != writer.guid
             })
-            .map(|w| (w.publication_topic_data.qos(), w.user_data.clone()))
+            .map(|w| (w.publication_topic_data.qos(), w.user_data.as_slice()))
             .collect();
         let mut offers = vec![Offer {
             qos: &writer.qos,
@@ -433,13 +446,9 @@ impl DdsSource {
         );
         let choice = ReaderChoice::for_offers(offers.iter().map(|o| o.qos));
         let slot = self.topics.len();
-        let reader = match self.create_reader(
-            slot,
-            &writer.topic,
-            &writer.type_name,
-            topic_keyed(writer),
-            choice,
-        ) {
+        let keyed = topic_keyed(writer);
+        let reader = match self.create_reader(slot, &writer.topic, &writer.type_name, keyed, choice)
+        {
             Ok(reader) => reader,
             Err(reason) => {
                 self.state.note_problem(&service, reason);
