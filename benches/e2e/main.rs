@@ -13,12 +13,12 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use recd_benches::blob;
-use recd_benches::report::LoadReport;
-use recd_benches::verify::check_files;
 use recd_engine::{
     DdsConfig, Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus,
 };
+use recd_workload::blob;
+use recd_workload::report::LoadReport;
+use recd_workload::verify::check_files;
 
 use measure::{spawn, wait_measured};
 

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use recd_benches::report::LoadReport;
-use recd_benches::verify::TopicCheck;
 use recd_engine::TopicCounts;
+use recd_workload::report::LoadReport;
+use recd_workload::verify::TopicCheck;
 
 use crate::measure::Usage;
 

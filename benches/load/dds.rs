@@ -1,5 +1,5 @@
 //! `recd-load dds`: one publisher process over DDS / RTPS (rustdds), publishing ROS 2
-//! topics of type `recd_load/msg/Blob` (see `recd_benches::blob`).
+//! topics of type `recd_load/msg/Blob` (see `recd_workload::blob`).
 //!
 //! Each topic has a RELIABLE, VOLATILE, KEEP_LAST no-key DataWriter whose serializer
 //! adapter hands rustdds the message bytes as they are ([`PassThrough`]): every message is
@@ -13,8 +13,8 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use recd_benches::report::TopicSent;
-use recd_benches::{blob, proof};
+use recd_workload::report::TopicSent;
+use recd_workload::{blob, proof};
 use rustdds::bytes::Bytes;
 use rustdds::no_key::{DataWriter, SerializerAdapter};
 use rustdds::policy::{Durability, History, Reliability, ResourceLimits};

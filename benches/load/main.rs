@@ -3,9 +3,9 @@
 //! end-to-end benchmark and tests.
 //!
 //! Every payload starts with its topic's sequence number and a checksum of the rest (see
-//! `recd_benches::proof`), and every iceoryx2 sample carries rmw_iceoryx2's user header
+//! `recd_workload::proof`), and every iceoryx2 sample carries rmw_iceoryx2's user header
 //! (source time stamp, sequence number), every DDS sample is a `recd_load/msg/Blob` (see
-//! `recd_benches::blob`), so a recording can be proven complete byte for byte.
+//! `recd_workload::blob`), so a recording can be proven complete byte for byte.
 //! The parent process starts one publisher process per camera and one for all small
 //! topics, waits for them, and prints what each topic sent.
 
@@ -16,7 +16,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use recd_benches::report::{LoadReport, TopicSent};
+use recd_workload::report::{LoadReport, TopicSent};
 
 /// Publishes camera frames and small messages over iceoryx2 (or DDS) from several
 /// processes.

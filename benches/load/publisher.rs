@@ -5,9 +5,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::prelude::*;
-use recd_benches::proof;
-use recd_benches::report::TopicSent;
 use recd_storage::iceoryx2::RMW_MESSAGE_INFO_HEADER;
+use recd_workload::proof;
+use recd_workload::report::TopicSent;
 
 use crate::{Load, Worker};
 

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{binary, finish_load};
-use recd_benches::{blob, proof};
+use recd_workload::{blob, proof};
 use rustdds::no_key::{DataReader, Decode, DefaultDecoder, DeserializerAdapter};
 use rustdds::policy::{History, Reliability, ResourceLimits};
 use rustdds::{DomainParticipantBuilder, QosPolicyBuilder, RepresentationIdentifier, TopicKind};

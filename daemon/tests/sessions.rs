@@ -6,8 +6,8 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_benches::verify::check_files;
 use recd_testkit::{finish_load, Domain, Recd};
+use recd_workload::verify::check_files;
 use serde_json::Value;
 
 fn files_of(stopped: &Value) -> Vec<PathBuf> {

@@ -12,8 +12,8 @@ mod python;
 pub use python::{
     dds_publish, dds_published, python, python_file, read_ros2, ros2_fixtures, Published,
 };
-use recd_benches::report::LoadReport;
 use recd_engine::{RecordingConfig, TopicSelection};
+use recd_workload::report::LoadReport;
 
 /// A binary of the workspace, built beside the running test (`cargo test --workspace`
 /// builds every binary before running any test).
