@@ -56,9 +56,17 @@ pub struct RecordingConfig {
     /// Extra entries for the `recorder` Metadata record of every file (a session's name
     /// and id, say).
     pub metadata: std::collections::BTreeMap<String, String>,
-    /// Testing aid: the writer thread sleeps this long before each message, to make
-    /// the handoff overflow on purpose.
-    #[doc(hidden)]
+    /// Aids for tests that need a slow or late recorder; never serialized, so they stay
+    /// out of the files' `recorder` metadata and the daemon's configuration.
+    #[serde(skip)]
+    pub test_hooks: TestHooks,
+}
+
+/// Ways for a test to make the recorder slow on purpose; all off by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestHooks {
+    /// The writer thread sleeps this long before each message, to make the handoff
+    /// overflow.
     pub writer_delay: Option<Duration>,
 }
 
@@ -91,7 +99,7 @@ impl Default for RecordingConfig {
             iceoryx2: true,
             dds: None,
             metadata: Default::default(),
-            writer_delay: None,
+            test_hooks: TestHooks::default(),
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Two single-producer single-consumer rings: one of items (what to write, in order),
 //! one of bytes that holds the copies of small messages. Large messages travel as the
-//! owned sample itself (`S`), whose bytes stay in shared memory; their total size in
+//! owned sample itself (`S`, any [`LoanedBytes`]), whose bytes stay where the source
+//! received them (in shared memory, or in the heap for DDS); their total size in
 //! flight is bounded by a counter the writer decrements once it has released them. A
 //! push that would exceed any bound fails at once and the caller drops the message:
 //! the receive side never waits for the writer.
@@ -11,6 +12,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::Thread;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::RingConfig;
 use crate::topic::Topic;
@@ -20,6 +22,32 @@ use crate::topic::Topic;
 pub(crate) struct Stamps {
     pub log_time: u64,
     pub publish_time: u64,
+}
+
+impl Stamps {
+    /// Received at `log_time`; the publish time is taken to be the same until a source
+    /// time stamp says otherwise.
+    pub fn received_at(log_time: u64) -> Self {
+        Self {
+            log_time,
+            publish_time: log_time,
+        }
+    }
+}
+
+/// CLOCK_REALTIME in ns since the Unix epoch.
+pub(crate) fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// A large message whose bytes stay where they are until the writer wrote them.
+pub(crate) trait LoanedBytes: Send + 'static {
+    /// The user header's bytes.
+    fn user_header(&self) -> &[u8];
+    /// The payload's bytes.
+    fn payload(&self) -> &[u8];
 }
 
 /// One entry of the item ring.
@@ -32,7 +60,7 @@ pub(crate) enum Item<S> {
         stamps: Stamps,
         len: usize,
     },
-    /// A large message, still in shared memory.
+    /// A large message, still where its source received it (shared memory or heap).
     Loaned {
         topic: u32,
         stamps: Stamps,

@@ -23,26 +23,25 @@
 //! file encoding of shared-memory topics is documented in [`recd_storage::iceoryx2`];
 //! DDS topics follow the MCAP `ros2` profile.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 mod config;
-mod dds;
 mod handoff;
-mod held;
 mod recording;
-mod schedule;
+mod registry;
 mod select;
-mod service_dir;
-mod service_types;
-mod shm;
-mod state;
+mod source;
 mod topic;
 mod writer;
 
-pub use config::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
-pub use dds::DdsError;
+pub use config::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection};
 pub use recording::{
     Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };
 pub use select::{PatternError, TopicFilter};
-pub use service_types::channel_name;
+pub use source::dds::DdsError;
+pub use source::shm::service_types::channel_name;
+pub use source::shm::ShmError;
 pub use topic::{ChannelSpec, TopicCounts};
 pub use writer::ClosedFile;

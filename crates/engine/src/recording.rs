@@ -7,16 +7,16 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use iceoryx2::prelude::*;
 use recd_storage::{FileSummary, WriteError};
 
 use crate::config::RecordingConfig;
-use crate::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
-use crate::handoff::handoff;
-use crate::schedule::PollBounds;
+use crate::handoff::{handoff, now_ns};
+use crate::registry::TopicRegistry;
 use crate::select::{PatternError, TopicFilter};
-use crate::shm::{now_ns, Flavor, ShmSettings, ShmSource};
-use crate::state::SourceState;
+use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
+use crate::source::shm::poll::PollBounds;
+use crate::source::shm::{ShmError, ShmSettings, ShmSource};
+use crate::source::{SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
 use crate::writer::{ClosedFile, FilePlan, Writer, WriterProgress, WriterReport};
 
@@ -37,12 +37,9 @@ pub enum StartError {
     /// The first file could not be created.
     #[error(transparent)]
     File(#[from] WriteError),
-    /// The iceoryx2 configuration prefix is not a valid file name.
-    #[error("invalid iceoryx2 prefix {0:?}: it must be a valid file name")]
-    Prefix(String),
-    /// iceoryx2 refused to create the recorder's node.
-    #[error("cannot create the iceoryx2 node: {0}")]
-    Node(String),
+    /// The shared-memory source could not start.
+    #[error(transparent)]
+    Shm(#[from] ShmError),
     /// Neither source is enabled.
     #[error("nothing to record: iceoryx2 is switched off and no DDS domain is given")]
     NoSource,
@@ -118,7 +115,7 @@ pub struct Recording {
     shm: Option<JoinHandle<()>>,
     dds: Option<(JoinHandle<()>, DdsStopper)>,
     writer: JoinHandle<WriterReport>,
-    state: Arc<SourceState>,
+    registry: Arc<TopicRegistry>,
     progress: Arc<WriterProgress>,
     started_ns: u64,
     started: Instant,
@@ -132,26 +129,31 @@ impl Recording {
             return Err(StartError::NoSource);
         }
         let stop = Arc::new(AtomicBool::new(false));
-        let state = Arc::new(SourceState::default());
+        let registry = Arc::new(TopicRegistry::default());
+        let common = SourceSettings {
+            filter,
+            zero_copy_threshold: config.zero_copy_threshold,
+            discovery_interval: config.discovery_interval,
+        };
         let mut receivers = Vec::new();
+        let mut link = || {
+            let (tx, rx) = handoff(&config.ring);
+            receivers.push(rx);
+            SourceLink {
+                tx,
+                registry: registry.clone(),
+                stop: stop.clone(),
+            }
+        };
         // The DDS source joins its domain before anything is created on disk, so that a
         // domain it cannot join leaves nothing behind.
         let dds = match &config.dds {
             Some(dds_config) => {
-                let (dds_tx, dds_rx) = handoff(&config.ring);
-                receivers.push(dds_rx);
                 let settings = DdsSettings {
+                    common: common.clone(),
                     config: dds_config.clone(),
-                    filter: filter.clone(),
-                    zero_copy_threshold: config.zero_copy_threshold,
-                    discovery_interval: config.discovery_interval,
                 };
-                Some(DdsSource::open(
-                    settings,
-                    dds_tx,
-                    state.clone(),
-                    stop.clone(),
-                )?)
+                Some(DdsSource::open(settings, link())?)
             }
             None => None,
         };
@@ -160,38 +162,34 @@ impl Recording {
             source,
         })?;
         let shm = if config.iceoryx2 {
-            let node = create_node(&config)?;
-            let (shm_tx, shm_rx) = handoff(&config.ring);
-            receivers.push(shm_rx);
             let settings = ShmSettings {
-                filter,
-                zero_copy_threshold: config.zero_copy_threshold,
+                common,
+                prefix: config.iceoryx2_prefix.clone(),
                 poll_bounds: PollBounds {
                     shortest: config.min_poll_interval,
                     longest: config.max_poll_interval,
                 },
-                discovery_interval: config.discovery_interval,
             };
-            Some(ShmSource::new(
-                node,
-                settings,
-                shm_tx,
-                state.clone(),
-                stop.clone(),
-            ))
+            Some(ShmSource::open(settings, link())?)
         } else {
             None
         };
         let started_ns = now_ns();
         let progress = Arc::new(WriterProgress::default());
         let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
-        let writer = Writer::create(receivers, plan, progress.clone())?;
+        let writer = Writer::create(
+            receivers,
+            plan,
+            progress.clone(),
+            config.test_hooks.writer_delay,
+        )?;
         let writer = spawn("recd-writer", "writer", move || writer.run())?;
         // Should a receive thread not start, the writer waits for a stop mark that will
         // never come; it is detached and ends with the process.
         let dds = match dds {
-            Some((mut source, stopper)) => {
+            Some(mut source) => {
                 source.set_consumer_thread(writer.thread().clone());
+                let stopper = source.stopper();
                 Some((
                     spawn("recd-dds-receive", "DDS receive", move || source.run())?,
                     stopper,
@@ -211,7 +209,7 @@ impl Recording {
             shm,
             dds,
             writer,
-            state,
+            registry,
             progress,
             started_ns,
             started: Instant::now(),
@@ -236,8 +234,13 @@ impl Recording {
                 .expect("progress lock")
                 .clone(),
             bytes_written: self.progress.bytes_written.load(Ordering::Relaxed),
-            topics: topic_statuses(&self.state),
-            problems: self.state.problems.lock().expect("problems lock").clone(),
+            topics: topic_statuses(&self.registry),
+            problems: self
+                .registry
+                .problems
+                .lock()
+                .expect("problems lock")
+                .clone(),
             write_error: self.progress.error.lock().expect("progress lock").clone(),
         }
     }
@@ -271,15 +274,15 @@ impl Recording {
             .map_err(|_| StopError::Panicked("writer"))?;
         Ok(RecordingSummary {
             files: report.files,
-            topics: topic_statuses(&self.state),
+            topics: topic_statuses(&self.registry),
             duration: self.started.elapsed(),
             write_error: report.error,
         })
     }
 }
 
-fn topic_statuses(state: &SourceState) -> Vec<TopicStatus> {
-    state
+fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {
+    registry
         .topics
         .lock()
         .expect("topics lock")
@@ -301,19 +304,6 @@ fn spawn<T: Send + 'static>(
         .name(name.into())
         .spawn(run)
         .map_err(|source| StartError::Thread { what, source })
-}
-
-fn create_node(config: &RecordingConfig) -> Result<Node<Flavor>, StartError> {
-    let mut iox_config = iceoryx2::config::Config::global_config().clone();
-    if let Some(prefix) = &config.iceoryx2_prefix {
-        iox_config.global.prefix =
-            FileName::new(prefix.as_bytes()).map_err(|_| StartError::Prefix(prefix.clone()))?;
-    }
-    NodeBuilder::new()
-        .config(&iox_config)
-        .signal_handling_mode(SignalHandlingMode::Disabled)
-        .create::<Flavor>()
-        .map_err(|e| StartError::Node(format!("{e:?}")))
 }
 
 fn recorder_metadata(config: &RecordingConfig, started_ns: u64) -> BTreeMap<String, String> {

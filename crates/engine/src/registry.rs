@@ -1,4 +1,5 @@
-//! What the sources share with the recording's status: the topics found and the problems.
+//! The topics every source found and what could not be recorded: shared by the sources
+//! (which add to it) and the recording's status (which reads it).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -7,14 +8,14 @@ use crate::topic::Topic;
 
 /// The topics of every source and what could not be recorded.
 #[derive(Default)]
-pub(crate) struct SourceState {
+pub(crate) struct TopicRegistry {
     /// Every topic recorded so far, in the order found; a topic's index is its position.
     pub topics: Mutex<Vec<Arc<Topic>>>,
     /// Topics that match the selection but could not be recorded, with the reason.
     pub problems: Mutex<BTreeMap<String, String>>,
 }
 
-impl SourceState {
+impl TopicRegistry {
     /// Adds the topic `make` builds with the next free index (unique across sources).
     pub fn add_topic(&self, make: impl FnOnce(u32) -> Topic) -> Arc<Topic> {
         let mut topics = self.topics.lock().expect("topics lock");

@@ -1,0 +1,214 @@
+//! The DDS / ROS 2 source: records RTPS topics as the serialized CDR they came as, into
+//! channels of the MCAP `ros2` profile.
+//!
+//! One rustdds participant and subscriber per recording; a reader is created for each
+//! selected topic when discovery reports its first writer, with the QoS rosbag2 would
+//! choose ([`qos`]), and one thread waits on all readers at once. Discovery and reader
+//! re-creation are in [`discovery`], the readers in [`reader`], taking samples in
+//! [`receive`], and how a topic is described in the file in [`channel`].
+
+mod channel;
+mod discovery;
+mod qos;
+mod raw;
+mod reader;
+mod receive;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustdds::mio1::{Events, Interest, Poll, Token, Waker};
+use rustdds::{
+    DomainParticipant, DomainParticipantBuilder, DomainParticipantStatusListener, QosPolicyBuilder,
+    Subscriber, GUID,
+};
+
+use recd_ros2::msgdef::MessageDefinitions;
+
+use super::{Retirements, SourceLink, SourceSettings};
+use crate::config::DdsConfig;
+use channel::Definitions;
+use reader::DdsTopic;
+use receive::Pass;
+
+/// Settings of the DDS source.
+pub(crate) struct DdsSettings {
+    pub common: SourceSettings,
+    pub config: DdsConfig,
+}
+
+/// Why the DDS source could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DdsError {
+    /// The domain id is out of DDS's range.
+    #[error("DDS domain {0} is out of range (0 to 232)")]
+    Domain(u16),
+    /// rustdds could not create the participant (no usable interface, ports taken, ...).
+    #[error("cannot join DDS domain {domain}: {reason}")]
+    Participant {
+        /// The domain.
+        domain: u16,
+        /// rustdds' reason.
+        reason: String,
+    },
+    /// The event loop could not be set up.
+    #[error("cannot set up the DDS receive loop: {0}")]
+    Poll(std::io::Error),
+}
+
+/// Highest domain id RTPS' port mapping allows.
+const MAX_DOMAIN: u16 = 232;
+/// The participant's status events.
+const STATUS: Token = Token(usize::MAX);
+/// A stop request.
+const WAKE: Token = Token(usize::MAX - 1);
+/// How often every reader is drained even without a readiness event (a safety net: the
+/// readers' events are edge-triggered).
+const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
+/// After a pass that took samples, how long the thread lets the next ones gather before
+/// it looks again: a busy topic's samples are then taken in batches instead of one
+/// wake-up each (the readers' history holds them meanwhile). Only while no reader's
+/// history filled beyond a quarter in the pass, so that a burst is taken at once.
+const GATHER_TIME: Duration = Duration::from_millis(1);
+
+/// Stops the DDS thread from another thread.
+pub(crate) struct DdsStopper {
+    waker: Arc<Waker>,
+}
+
+impl DdsStopper {
+    /// Wakes the receive loop so that it sees the stop flag at once.
+    pub fn wake(&self) {
+        let _ = self.waker.wake();
+    }
+}
+
+/// The DDS receive thread.
+pub(crate) struct DdsSource {
+    participant: DomainParticipant,
+    subscriber: Subscriber,
+    status: DomainParticipantStatusListener,
+    poll: Poll,
+    settings: DdsSettings,
+    definitions: Definitions,
+    link: SourceLink,
+    waker: Arc<Waker>,
+    topics: Vec<DdsTopic>,
+    /// Every writer seen: the topic it writes to, or `None` when not recorded.
+    writers: HashMap<GUID, Option<usize>>,
+    retirements: Retirements,
+}
+
+impl DdsSource {
+    /// Joins the domain; the receive loop starts with [`DdsSource::run`].
+    pub fn open(settings: DdsSettings, link: SourceLink) -> Result<Self, DdsError> {
+        let config = &settings.config;
+        if config.domain > MAX_DOMAIN {
+            return Err(DdsError::Domain(config.domain));
+        }
+        let participant_error = |reason: String| DdsError::Participant {
+            domain: config.domain,
+            reason,
+        };
+        let mut builder = DomainParticipantBuilder::new(config.domain)
+            // Participants on this host are reached through loopback.
+            .same_host_loopback(true)
+            .socket_receive_buffer_size(config.receive_buffer_bytes);
+        if !config.interfaces.is_empty() {
+            builder = builder.with_only_networks(config.interfaces.iter().copied());
+        }
+        let participant = builder
+            .build()
+            .map_err(|e| participant_error(e.to_string()))?;
+        let subscriber = participant
+            .create_subscriber(&QosPolicyBuilder::new().build())
+            .map_err(|e| participant_error(e.to_string()))?;
+        let mut status = participant.status_listener();
+        let poll = Poll::new().map_err(DdsError::Poll)?;
+        poll.registry()
+            .register(&mut status, STATUS, Interest::READABLE)
+            .map_err(DdsError::Poll)?;
+        let waker = Waker::new(poll.registry(), WAKE).map_err(DdsError::Poll)?;
+        let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
+            config.message_dirs.clone(),
+        ));
+        Ok(Self {
+            participant,
+            subscriber,
+            status,
+            poll,
+            settings,
+            definitions,
+            link,
+            waker: Arc::new(waker),
+            topics: Vec::new(),
+            writers: HashMap::new(),
+            retirements: Retirements::default(),
+        })
+    }
+
+    /// What stops the receive loop at once from another thread.
+    pub fn stopper(&self) -> DdsStopper {
+        DdsStopper {
+            waker: self.waker.clone(),
+        }
+    }
+
+    /// Names the thread to wake after handing something over.
+    pub fn set_consumer_thread(&mut self, thread: std::thread::Thread) {
+        self.link.tx.set_consumer_thread(thread);
+    }
+
+    /// Receives until asked to stop, then hands over the last samples and the stop mark.
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(256);
+        let mut next_discovery = Instant::now();
+        let mut next_sweep = Instant::now();
+        loop {
+            let stopping = self.link.stopping();
+            let now = Instant::now();
+            if now >= next_discovery {
+                // Events a listener created late has missed are in the snapshot.
+                self.discover_snapshot();
+                next_discovery = now + self.settings.common.discovery_interval;
+            }
+            self.status_events();
+            self.announce_pending();
+            let mut pass = Pass::default();
+            if stopping || now >= next_sweep {
+                next_sweep = now + SWEEP_INTERVAL;
+                for slot in 0..self.topics.len() {
+                    pass.add(self.drain(slot));
+                }
+            } else {
+                for event in events.iter() {
+                    if event.token().0 < self.topics.len() {
+                        pass.add(self.drain(event.token().0));
+                    }
+                }
+            }
+            if pass.handed_over {
+                self.link.tx.wake();
+            }
+            if stopping {
+                break;
+            }
+            let depth = self.settings.config.history_depth.max(1) as u64;
+            if pass.taken > 0 && pass.most_from_one_reader * 4 < depth {
+                std::thread::sleep(GATHER_TIME);
+            }
+            let wait = next_sweep
+                .min(next_discovery)
+                .saturating_duration_since(Instant::now());
+            if let Err(error) = self.poll.poll(&mut events, Some(wait)) {
+                if error.kind() != std::io::ErrorKind::Interrupted {
+                    self.link
+                        .note_problem("(dds)", format!("waiting for DDS samples: {error}"));
+                    std::thread::sleep(wait);
+                }
+            }
+        }
+        self.link.tx.push_stop();
+    }
+}

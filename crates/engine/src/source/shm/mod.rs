@@ -1,0 +1,236 @@
+//! The shared-memory source: finds iceoryx2 services, subscribes to them and hands every
+//! sample to the writer thread without blocking.
+//!
+//! One thread waits on the event services that go with recorded topics (where there are
+//! any) and polls the other subscribers on a schedule ([`poll`]); discovery reads the
+//! service list only when the service directory changed ([`service_dir`]) and opens
+//! services whatever their payload type, with the type details from their static config
+//! ([`service_types`]).
+
+mod discovery;
+mod events;
+pub(crate) mod poll;
+mod receive;
+mod service_dir;
+pub(crate) mod service_types;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use iceoryx2::node::NodeCreationFailure;
+use iceoryx2::prelude::*;
+
+use super::{Retirements, SourceLink, SourceSettings};
+use crate::topic::Topic;
+use events::EventPort;
+use poll::PollBounds;
+pub(crate) use receive::ShmSample;
+use receive::{receive_topic, OpenTopic};
+use service_dir::ServiceDirectory;
+use service_types::ServiceTypes;
+
+/// The service flavour the recorder opens: its samples may move to the writer thread.
+pub(crate) type Flavor = ipc_threadsafe::Service;
+
+/// Why the shared-memory source could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ShmError {
+    /// The iceoryx2 configuration prefix is not a valid file name.
+    #[error("invalid iceoryx2 prefix {0:?}: it must be a valid file name")]
+    Prefix(String),
+    /// iceoryx2 refused to create the recorder's node.
+    #[error("cannot create the iceoryx2 node: {0:?}")]
+    Node(NodeCreationFailure),
+}
+
+/// Settings of the shared-memory source.
+pub(crate) struct ShmSettings {
+    pub common: SourceSettings,
+    /// The iceoryx2 file prefix (`global.prefix`); `None` keeps iceoryx2's default.
+    pub prefix: Option<String>,
+    pub poll_bounds: PollBounds,
+}
+
+/// The shared-memory receive thread.
+pub(crate) struct ShmSource {
+    node: Node<Flavor>,
+    settings: ShmSettings,
+    link: SourceLink,
+    open: Vec<OpenTopic>,
+    /// Every topic recorded so far with the types it was recorded with: a service that
+    /// comes back with the same types continues its topic.
+    known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
+    retirements: Retirements,
+    /// When the next topic is due to be polled.
+    next_poll: Instant,
+    /// Which topic the last pass started with.
+    first_polled: usize,
+    /// Tells whether a discovery round needs a full `Service::list`.
+    service_dir: ServiceDirectory,
+    /// Every event service seen by the last full listing.
+    event_services: BTreeSet<String>,
+}
+
+impl ShmSource {
+    /// Creates the recorder's iceoryx2 node; the receive loop starts with
+    /// [`ShmSource::run`].
+    pub fn open(settings: ShmSettings, link: SourceLink) -> Result<Self, ShmError> {
+        let node = create_node(settings.prefix.as_deref())?;
+        Ok(Self {
+            next_poll: Instant::now(),
+            first_polled: 0,
+            service_dir: ServiceDirectory::new(node.config()),
+            event_services: BTreeSet::new(),
+            node,
+            settings,
+            link,
+            open: Vec::new(),
+            known: HashMap::new(),
+            retirements: Retirements::default(),
+        })
+    }
+
+    /// Names the thread to wake after handing something over.
+    pub fn set_consumer_thread(&mut self, thread: std::thread::Thread) {
+        self.link.tx.set_consumer_thread(thread);
+    }
+
+    /// Receives until asked to stop, then hands over the last samples and the stop mark.
+    pub fn run(mut self) {
+        let mut listeners: Vec<EventPort> = Vec::new();
+        let mut wanted_events = self.discover();
+        loop {
+            self.sync_listeners(&mut listeners, &wanted_events);
+            let stopping = self.receive_until_rediscovery(&listeners, &mut wanted_events);
+            if stopping {
+                break;
+            }
+        }
+        self.receive_all(true);
+        self.link.tx.push_stop();
+    }
+
+    /// Waits and receives until a discovery round changes which event services to listen
+    /// to (false) or the recording stops (true).
+    fn receive_until_rediscovery(
+        &mut self,
+        listeners: &[EventPort],
+        wanted_events: &mut BTreeSet<String>,
+    ) -> bool {
+        let waitset = match WaitSetBuilder::new()
+            .signal_handling_mode(SignalHandlingMode::Disabled)
+            .create::<Flavor>()
+        {
+            Ok(waitset) => Some(waitset),
+            Err(error) => {
+                self.link
+                    .note_problem("(waitset)", format!("cannot create a WaitSet: {error:?}"));
+                None
+            }
+        };
+        let guards: Vec<_> = waitset
+            .iter()
+            .flat_map(|ws| {
+                listeners
+                    .iter()
+                    .filter_map(|port| ws.attach_notification(&port.listener).ok())
+            })
+            .collect();
+        let discovery_interval = self.settings.common.discovery_interval;
+        let mut all_have_events = self.all_have_events(listeners);
+        let mut next_discovery = Instant::now() + discovery_interval;
+        loop {
+            let wait = if all_have_events {
+                discovery_interval
+            } else {
+                self.next_poll.saturating_duration_since(Instant::now())
+            }
+            .min(discovery_interval);
+            let mut notified = false;
+            match (&waitset, guards.is_empty()) {
+                (Some(ws), false) => {
+                    let _ = ws.wait_and_process_once_with_timeout(
+                        |_| {
+                            notified = true;
+                            CallbackProgression::Continue
+                        },
+                        wait,
+                    );
+                    for port in listeners {
+                        let _ = port.listener.try_wait(|_| {});
+                    }
+                }
+                _ => std::thread::sleep(wait),
+            }
+            if self.receive_all(notified) {
+                self.link.tx.wake();
+            }
+            if self.link.stopping() {
+                return true;
+            }
+            if Instant::now() >= next_discovery {
+                next_discovery = Instant::now() + discovery_interval;
+                let events = self.discover();
+                if events != *wanted_events {
+                    *wanted_events = events;
+                    return false;
+                }
+                all_have_events = self.all_have_events(listeners);
+            }
+        }
+    }
+
+    /// True when there are open topics and each has an event service to wait on.
+    fn all_have_events(&self, listeners: &[EventPort]) -> bool {
+        !self.open.is_empty()
+            && self
+                .open
+                .iter()
+                .all(|t| listeners.iter().any(|l| l.service == t.topic.service))
+    }
+
+    /// Receives everything waiting on the subscribers that are due (on all of them when
+    /// `every_topic`); true when anything was handed over.
+    fn receive_all(&mut self, every_topic: bool) -> bool {
+        let now = Instant::now();
+        let bounds = self.settings.poll_bounds;
+        let threshold = self.settings.common.zero_copy_threshold;
+        let mut handed_over = false;
+        let mut next_poll = now + bounds.longest;
+        // Start each pass at the next topic, so that when the handoff fills up the drops
+        // fall on every topic in turn rather than always on the last ones.
+        self.first_polled = self.first_polled.wrapping_add(1);
+        let count = self.open.len().max(1);
+        let (later, earlier) = self.open.split_at_mut(self.first_polled % count);
+        for topic in earlier.iter_mut().chain(later) {
+            if !topic.announced {
+                continue;
+            }
+            if every_topic || topic.schedule.next_poll() <= now {
+                let received = receive_topic(topic, &mut self.link.tx, threshold);
+                handed_over |= received.handed_over;
+                topic
+                    .schedule
+                    .polled(now, received.samples, received.held_back, bounds);
+            }
+            next_poll = next_poll.min(topic.schedule.next_poll());
+        }
+        self.next_poll = next_poll;
+        handed_over
+    }
+}
+
+/// The recorder's node, in the iceoryx2 domain of `prefix` (iceoryx2's default if none).
+fn create_node(prefix: Option<&str>) -> Result<Node<Flavor>, ShmError> {
+    let mut config = iceoryx2::config::Config::global_config().clone();
+    if let Some(prefix) = prefix {
+        config.global.prefix =
+            FileName::new(prefix.as_bytes()).map_err(|_| ShmError::Prefix(prefix.to_string()))?;
+    }
+    NodeBuilder::new()
+        .config(&config)
+        .signal_handling_mode(SignalHandlingMode::Disabled)
+        .create::<Flavor>()
+        .map_err(ShmError::Node)
+}

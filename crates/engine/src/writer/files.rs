@@ -1,0 +1,233 @@
+//! The files a recording writes: naming, splitting by size or duration, finishing a file
+//! with its `recorder` metadata (on a thread of its own after a split).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use recd_storage::iceoryx2 as keys;
+use recd_storage::{Durability, FileSummary, StreamWriter, WriteError, WriterOptions};
+
+use super::WriterProgress;
+use crate::config::{RecordingConfig, SplitPolicy};
+use crate::topic::TopicCounts;
+
+/// A file a split finished: complete, with its summary, on disk.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClosedFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Messages in it.
+    pub messages: u64,
+}
+
+/// How the writer names, splits and fills files.
+pub(crate) struct FilePlan {
+    dir: PathBuf,
+    prefix: String,
+    split: SplitPolicy,
+    options: WriterOptions,
+    metadata: BTreeMap<String, String>,
+}
+
+impl FilePlan {
+    /// The plan of `config`; `metadata` goes into every file's `recorder` record.
+    pub fn new(config: &RecordingConfig, metadata: BTreeMap<String, String>) -> Self {
+        Self {
+            dir: config.output_dir.clone(),
+            prefix: config.file_prefix.clone(),
+            split: config.split.clone(),
+            options: WriterOptions {
+                data_crc: config.crc,
+                zero_copy_threshold: config.zero_copy_threshold,
+                direct_io: config.direct_io,
+                // rosbag2's readers (rosbags among them) require the profile; DDS topics
+                // follow it, shared-memory channels keep their own encoding beside them.
+                profile: if config.dds.is_some() {
+                    "ros2".to_string()
+                } else {
+                    String::new()
+                },
+                durability: Durability {
+                    sync_period: config.sync_period,
+                    ..Durability::default()
+                },
+                ..WriterOptions::default()
+            },
+            metadata,
+        }
+    }
+
+    fn path(&self, index: u32) -> PathBuf {
+        self.dir.join(format!("{}_{index:04}.mcap", self.prefix))
+    }
+}
+
+/// The current file, the ones being finished, and where the next one goes.
+pub(crate) struct Files {
+    plan: FilePlan,
+    /// Where the status sees the current and the closed files.
+    progress: Arc<WriterProgress>,
+    /// The file being written; `None` after a new one could not be created.
+    pub current: Option<StreamWriter>,
+    index: u32,
+    started: Instant,
+    bytes_before: u64,
+    closing: Vec<JoinHandle<Result<FileSummary, WriteError>>>,
+    last_flush: Instant,
+}
+
+/// With direct I/O, how often batched messages are flushed when the writer runs out of
+/// work: each such flush pads the file to a whole block.
+const DIRECT_FLUSH_INTERVAL: Duration = Duration::from_millis(20);
+
+impl Files {
+    /// Creates the first file, so that a recording that cannot write fails at its start.
+    pub fn create(plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
+        let path = plan.path(0);
+        let file = StreamWriter::create(&path, plan.options.clone())?;
+        *progress.current_file.lock().expect("progress lock") = Some(path);
+        Ok(Self {
+            plan,
+            progress,
+            current: Some(file),
+            index: 0,
+            started: Instant::now(),
+            bytes_before: 0,
+            closing: Vec::new(),
+            last_flush: Instant::now(),
+        })
+    }
+
+    /// Bytes written to every file so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_before + self.current.as_ref().map_or(0, StreamWriter::bytes_written)
+    }
+
+    /// Whether the current file is due to be split, `just_written` bytes after the last
+    /// message (0 when checking while idle).
+    pub fn split_due(&self, just_written: usize) -> bool {
+        let Some(file) = &self.current else {
+            return false;
+        };
+        let split = &self.plan.split;
+        let by_size = just_written > 0
+            && split
+                .max_bytes
+                .is_some_and(|max| file.bytes_written() >= max);
+        let by_time = split
+            .max_duration
+            .is_some_and(|max| self.started.elapsed() >= max && file.message_count() > 0);
+        by_size || by_time
+    }
+
+    /// Continues in a new file and finishes the old one, with the `recorder` metadata
+    /// `counts`, on a thread of its own, so that its summary and sync do not hold up the
+    /// handoff. An error means there is no current file any more.
+    pub fn start_next(&mut self, counts: BTreeMap<&str, TopicCounts>) -> Result<(), WriteError> {
+        let Some(mut old) = self.current.take() else {
+            return Ok(());
+        };
+        self.bytes_before += old.bytes_written();
+        let metadata = self.recorder_metadata(counts);
+        let progress = self.progress.clone();
+        self.closing.push(std::thread::spawn(move || {
+            old.add_metadata(keys::RECORDER_METADATA, &metadata)?;
+            let summary = old.close()?;
+            progress
+                .closed_files
+                .lock()
+                .expect("progress lock")
+                .push(ClosedFile {
+                    path: summary.path.clone(),
+                    bytes: summary.bytes,
+                    messages: summary.message_count,
+                });
+            Ok(summary)
+        }));
+        self.index += 1;
+        let path = self.plan.path(self.index);
+        self.current = Some(StreamWriter::create(&path, self.plan.options.clone())?);
+        self.started = Instant::now();
+        *self.progress.current_file.lock().expect("progress lock") = Some(path);
+        Ok(())
+    }
+
+    /// Hands batched small messages to the kernel (with direct I/O at most every
+    /// [`DIRECT_FLUSH_INTERVAL`], as each flush pads to a block).
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        if self.plan.options.direct_io {
+            if self.last_flush.elapsed() < DIRECT_FLUSH_INTERVAL {
+                return Ok(());
+            }
+            self.last_flush = Instant::now();
+        }
+        match &mut self.current {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// How long to sleep with nothing to write: the sources wake the writer when they
+    /// hand something over, so only a split by duration (or a direct-I/O flush) needs a
+    /// timer.
+    pub fn idle_wait(&self) -> Duration {
+        let longest = if self.plan.options.direct_io {
+            DIRECT_FLUSH_INTERVAL
+        } else {
+            Duration::from_millis(250)
+        };
+        match (&self.current, self.plan.split.max_duration) {
+            (Some(file), Some(max)) if file.message_count() > 0 => max
+                .saturating_sub(self.started.elapsed())
+                .clamp(Duration::from_millis(1), longest),
+            _ => longest,
+        }
+    }
+
+    /// Finishes the current file with the `recorder` metadata `counts`, waits for the
+    /// files still being finished, and returns every file's summary (in order) and the
+    /// errors met.
+    pub fn finish(
+        mut self,
+        counts: BTreeMap<&str, TopicCounts>,
+    ) -> (Vec<FileSummary>, Vec<WriteError>) {
+        let mut files = Vec::new();
+        let mut errors = Vec::new();
+        let metadata = self.recorder_metadata(counts);
+        if let Some(mut file) = self.current.take() {
+            let closed = file
+                .add_metadata(keys::RECORDER_METADATA, &metadata)
+                .and_then(|()| file.close());
+            match closed {
+                Ok(summary) => files.push(summary),
+                Err(error) => errors.push(error),
+            }
+        }
+        for handle in self.closing.drain(..) {
+            match handle.join().expect("file closing thread does not panic") {
+                Ok(summary) => files.push(summary),
+                Err(error) => errors.push(error),
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        *self.progress.current_file.lock().expect("progress lock") = None;
+        (files, errors)
+    }
+
+    /// The `recorder` Metadata record of the current file: the plan's entries, the
+    /// per-topic counts and the file's number.
+    fn recorder_metadata(&self, counts: BTreeMap<&str, TopicCounts>) -> BTreeMap<String, String> {
+        let mut metadata = self.plan.metadata.clone();
+        metadata.insert(
+            "topics".to_string(),
+            serde_json::to_string(&counts).expect("counts serialize"),
+        );
+        metadata.insert("file_index".to_string(), self.index.to_string());
+        metadata
+    }
+}

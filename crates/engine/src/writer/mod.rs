@@ -1,0 +1,328 @@
+//! The writer thread: takes messages off every source's handoff and streams them into
+//! MCAP files ([`files`] names, splits and finishes them).
+
+mod files;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use recd_storage::{ChannelId, FileSummary, MessageHeader, StreamWriter, WriteError};
+
+use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
+use crate::topic::{Topic, TopicCounts};
+pub use files::ClosedFile;
+pub(crate) use files::FilePlan;
+use files::Files;
+
+/// What the writer shows of itself while it runs.
+#[derive(Debug, Default)]
+pub(crate) struct WriterProgress {
+    pub current_file: Mutex<Option<PathBuf>>,
+    pub bytes_written: AtomicU64,
+    /// Files split off and closed (summary written, synced), in order.
+    pub closed_files: Mutex<Vec<ClosedFile>>,
+    pub error: Mutex<Option<String>>,
+}
+
+/// What the writer thread leaves behind.
+pub(crate) struct WriterReport {
+    pub files: Vec<FileSummary>,
+    pub error: Option<WriteError>,
+}
+
+struct LatchedMessage {
+    stamps: Stamps,
+    bytes: Vec<u8>,
+}
+
+struct TopicSlot {
+    topic: Arc<Topic>,
+    /// The topic's channel in the current file, once its first message went there.
+    channel: Option<ChannelId>,
+    sequence: u32,
+    latched: Option<LatchedMessage>,
+}
+
+/// The writer thread's state.
+pub(crate) struct Writer<S> {
+    /// One handoff per source thread; each ends with its own [`Item::Stop`].
+    rxs: Vec<Receiver<S>>,
+    files: Files,
+    progress: Arc<WriterProgress>,
+    topics: Vec<Option<TopicSlot>>,
+    error: Option<WriteError>,
+    /// Testing aid: a sleep before each message (see `TestHooks::writer_delay`).
+    delay: Option<Duration>,
+}
+
+/// Items taken from one handoff before looking at the next.
+const BATCH_PER_RING: usize = 256;
+
+impl<S: LoanedBytes> Writer<S> {
+    /// Creates the first file, so that a recording that cannot write fails at its start.
+    pub fn create(
+        rxs: Vec<Receiver<S>>,
+        plan: FilePlan,
+        progress: Arc<WriterProgress>,
+        delay: Option<Duration>,
+    ) -> Result<Self, WriteError> {
+        Ok(Self {
+            rxs,
+            files: Files::create(plan, progress.clone())?,
+            progress,
+            topics: Vec::new(),
+            error: None,
+            delay,
+        })
+    }
+
+    /// Writes until every handoff delivered [`Item::Stop`], then finishes the last file.
+    pub fn run(mut self) -> WriterReport {
+        let mut running = vec![true; self.rxs.len()];
+        while running.iter().any(|&r| r) {
+            let mut worked = false;
+            for (ring, open) in running.iter_mut().enumerate() {
+                // A bounded batch per ring, so that one busy source cannot starve another.
+                for _ in 0..BATCH_PER_RING {
+                    if !*open {
+                        break;
+                    }
+                    let Some(item) = self.rxs[ring].pop() else {
+                        break;
+                    };
+                    worked = true;
+                    *open = self.handle(ring, item);
+                }
+            }
+            if !worked {
+                if let Err(error) = self.files.flush() {
+                    self.fail(error);
+                }
+                self.split_if_due(0);
+                std::thread::park_timeout(self.files.idle_wait());
+            }
+        }
+        self.finish()
+    }
+
+    /// Acts on one item of ring `ring`; false once the ring delivered its stop mark.
+    fn handle(&mut self, ring: usize, item: Item<S>) -> bool {
+        match item {
+            Item::Announce(topic) => self.announce(topic),
+            Item::Copied { topic, stamps, len } => self.write_copied(ring, topic, stamps, len),
+            Item::Loaned {
+                topic,
+                stamps,
+                len,
+                sample,
+            } => self.write_loaned(ring, topic, stamps, len, sample),
+            Item::Retire(topic) => self.retire(topic),
+            Item::Stop => return false,
+        }
+        true
+    }
+
+    fn announce(&mut self, topic: Arc<Topic>) {
+        let index = topic.index as usize;
+        if self.topics.len() <= index {
+            self.topics.resize_with(index + 1, || None);
+        }
+        self.topics[index] = Some(TopicSlot {
+            topic,
+            channel: None,
+            sequence: 0,
+            latched: None,
+        });
+    }
+
+    fn retire(&mut self, topic: u32) {
+        if let Some(slot) = self.topics.get_mut(topic as usize).and_then(Option::as_mut) {
+            slot.latched = None;
+        }
+    }
+
+    fn write_copied(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize) {
+        self.delay();
+        let Self {
+            rxs, files, topics, ..
+        } = self;
+        let slot = topics[topic as usize]
+            .as_mut()
+            .expect("announced before its messages");
+        let result = rxs[ring].with_copied(len, |parts| {
+            if slot.topic.latched {
+                keep_latched(slot, stamps, parts);
+            }
+            write_to(&mut files.current, slot, stamps, parts)
+        });
+        self.account(topic, len, result);
+        self.split_if_due(len);
+    }
+
+    fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, sample: S) {
+        self.delay();
+        let parts = [sample.user_header(), sample.payload()];
+        let slot = self.topics[topic as usize]
+            .as_mut()
+            .expect("announced before its messages");
+        if slot.topic.latched {
+            keep_latched(slot, stamps, &parts);
+        }
+        let result = write_to(&mut self.files.current, slot, stamps, &parts);
+        // The bytes reached the kernel (or the write failed): the source gets its memory
+        // back now.
+        drop(sample);
+        self.rxs[ring].release_loaned(len);
+        self.account(topic, len, result);
+        self.split_if_due(len);
+    }
+
+    fn account(&mut self, topic: u32, len: usize, result: Result<(), NotWritten>) {
+        let counters = &self.topics[topic as usize]
+            .as_ref()
+            .expect("announced")
+            .topic
+            .counters;
+        match result {
+            Ok(()) => {
+                counters.add_written(len as u64);
+                self.progress
+                    .bytes_written
+                    .store(self.files.bytes_written(), Ordering::Relaxed);
+            }
+            Err(error) => {
+                counters.add_dropped();
+                if let Some(error) = error {
+                    self.fail(error);
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, error: WriteError) {
+        if self.error.is_none() {
+            *self.progress.error.lock().expect("progress lock") = Some(error.to_string());
+            self.error = Some(error);
+        }
+    }
+
+    fn delay(&self) {
+        if let Some(delay) = self.delay {
+            std::thread::sleep(delay);
+        }
+    }
+
+    fn split_if_due(&mut self, just_written: usize) {
+        if !self.files.split_due(just_written) {
+            return;
+        }
+        match self.files.start_next(counts_of(&self.topics)) {
+            Ok(()) => self.repeat_latched(),
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// Writes the last message of every latched topic first in a new file, so the file
+    /// stands alone.
+    fn repeat_latched(&mut self) {
+        for slot in self.topics.iter_mut().flatten() {
+            slot.channel = None;
+        }
+        let mut failure = None;
+        for slot in self.topics.iter_mut().flatten() {
+            let Some(latched) = slot.latched.take() else {
+                continue;
+            };
+            if let Err(Some(error)) = write_to(
+                &mut self.files.current,
+                slot,
+                latched.stamps,
+                &[&latched.bytes],
+            ) {
+                failure.get_or_insert(error);
+            }
+            slot.latched = Some(latched);
+        }
+        if let Some(error) = failure {
+            self.fail(error);
+        }
+    }
+
+    fn finish(self) -> WriterReport {
+        let (files, errors) = self.files.finish(counts_of(&self.topics));
+        WriterReport {
+            files,
+            error: self.error.or_else(|| errors.into_iter().next()),
+        }
+    }
+}
+
+/// Every announced topic's counts as of now, by channel name.
+fn counts_of(topics: &[Option<TopicSlot>]) -> BTreeMap<&str, TopicCounts> {
+    topics
+        .iter()
+        .flatten()
+        .map(|slot| (slot.topic.name.as_str(), slot.topic.counters.snapshot()))
+        .collect()
+}
+
+fn keep_latched(slot: &mut TopicSlot, stamps: Stamps, parts: &[&[u8]]) {
+    let latched = slot.latched.get_or_insert_with(|| LatchedMessage {
+        stamps,
+        bytes: Vec::new(),
+    });
+    latched.stamps = stamps;
+    latched.bytes.clear();
+    parts
+        .iter()
+        .for_each(|part| latched.bytes.extend_from_slice(part));
+}
+
+/// Why a message was not written: a write error, or `None` when there is no file since
+/// an earlier error (already recorded).
+type NotWritten = Option<WriteError>;
+
+fn write_to(
+    file: &mut Option<StreamWriter>,
+    slot: &mut TopicSlot,
+    stamps: Stamps,
+    parts: &[&[u8]],
+) -> Result<(), NotWritten> {
+    let Some(file) = file.as_mut() else {
+        return Err(None);
+    };
+    let channel = match slot.channel {
+        Some(channel) => channel,
+        None => {
+            let channel = add_channel(file, &slot.topic)?;
+            slot.channel = Some(channel);
+            channel
+        }
+    };
+    let header = MessageHeader {
+        channel,
+        sequence: slot.sequence,
+        log_time: stamps.log_time,
+        publish_time: stamps.publish_time,
+    };
+    slot.sequence = slot.sequence.wrapping_add(1);
+    Ok(file.write_message_parts(&header, parts)?)
+}
+
+fn add_channel(file: &mut StreamWriter, topic: &Topic) -> Result<ChannelId, WriteError> {
+    let channel = &topic.channel;
+    let schema = file.add_schema(
+        &channel.schema_name,
+        &channel.schema_encoding,
+        &channel.schema_data,
+    )?;
+    file.add_channel(
+        Some(schema),
+        &topic.name,
+        &channel.message_encoding,
+        &channel.metadata,
+    )
+}

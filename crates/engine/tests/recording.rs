@@ -1,0 +1,390 @@
+//! The recorder engine against real publisher processes over real iceoryx2 shared memory.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use recd_engine::{Recording, RecordingSummary};
+use recd_testkit::{finish_load, kill_group, wait_until, Domain};
+use recd_workload::verify::{check_files, TopicCheck};
+
+/// Every message of every file of a recording, proven by the mcap crate.
+fn check_recording(summary: &RecordingSummary) -> BTreeMap<String, TopicCheck> {
+    let paths: Vec<_> = summary.files.iter().map(|f| f.path.clone()).collect();
+    check_files(&paths).unwrap()
+}
+
+#[test]
+fn every_message_of_every_topic_is_recorded_byte_exact_in_order() {
+    assert_eq!(record_cameras_and_small_topics(false), 0);
+}
+
+#[test]
+fn direct_io_records_every_message_byte_exact_with_payloads_aligned_by_padding() {
+    // One padding record before each 300 kB frame written in place (2 cameras × 60), and
+    // more where the writer flushed when idle.
+    assert!(record_cameras_and_small_topics(true) >= 120);
+}
+
+/// Padding records (recd's private opcode) in the files of a recording.
+fn padding_records(summary: &RecordingSummary) -> usize {
+    let mut count = 0;
+    for file in &summary.files {
+        let bytes = std::fs::read(&file.path).unwrap();
+        let mut at = 8;
+        while at + 9 <= bytes.len() - 8 {
+            let opcode = bytes[at];
+            let len = u64::from_le_bytes(bytes[at + 1..at + 9].try_into().unwrap()) as usize;
+            count += usize::from(opcode == recd_storage::direct::PADDING_OPCODE);
+            at += 9 + len;
+            if opcode == mcap::records::op::FOOTER {
+                break;
+            }
+        }
+    }
+    count
+}
+
+/// Records 2 cameras and 3 small topics, 60 messages each, and checks that every message
+/// is in the files byte-exact, in order, with its user header; returns how many padding
+/// records the files hold.
+fn record_cameras_and_small_topics(direct_io: bool) -> usize {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.direct_io = direct_io;
+    let recording = Recording::start(config).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "2",
+        "--frame-size",
+        "300000",
+        "--fps",
+        "100",
+        "--small-topics",
+        "3",
+        "--small-size",
+        "100",
+        "--small-rate",
+        "100",
+        "--count",
+        "60",
+        "--duration",
+        "20s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+    assert!(summary.write_error.is_none());
+
+    let checks = check_recording(&summary);
+    assert_eq!(sent.topics.len(), 5);
+    for topic in &sent.topics {
+        assert_eq!(topic.sent, 60, "{} sent everything", topic.service);
+        let check = &checks[&topic.service];
+        assert!(check.bad.is_empty(), "{}: {:?}", topic.service, check.bad);
+        assert_eq!(
+            check.sequences,
+            (0..60).collect::<Vec<u64>>(),
+            "{}",
+            topic.service
+        );
+        for (header, sequence) in check.user_headers.iter().zip(&check.sequences) {
+            assert_eq!(header.len(), 16);
+            assert_eq!(
+                u64::from_ne_bytes(header[8..16].try_into().unwrap()),
+                *sequence
+            );
+        }
+        let status = summary
+            .topics
+            .iter()
+            .find(|t| t.service == topic.service)
+            .unwrap();
+        assert_eq!(status.counts.received, 60);
+        assert_eq!(status.counts.written, 60);
+        assert_eq!(status.counts.dropped + status.counts.lost, 0);
+    }
+    assert_channels_describe_the_services(&summary);
+    padding_records(&summary)
+}
+
+/// Each channel names its service and keeps the iceoryx2 type details of payload and user
+/// header (keys of `recd_storage::iceoryx2`); the schema is named after the payload type.
+fn assert_channels_describe_the_services(summary: &RecordingSummary) {
+    use recd_storage::iceoryx2 as keys;
+    let bytes = std::fs::read(&summary.files[0].path).unwrap();
+    let file = mcap::Summary::read(&bytes).unwrap().expect("a summary");
+    assert_eq!(file.channels.len(), 5);
+    for channel in file.channels.values() {
+        let metadata = &channel.metadata;
+        assert_eq!(channel.message_encoding, keys::MESSAGE_ENCODING);
+        assert_eq!(metadata[keys::SERVICE_NAME], channel.topic);
+        assert_eq!(metadata[keys::PAYLOAD_TYPE_NAME], "u8");
+        assert_eq!(metadata[keys::PAYLOAD_SIZE], "1");
+        assert_eq!(metadata[keys::PAYLOAD_VARIANT], "Dynamic");
+        assert_eq!(
+            metadata[keys::USER_HEADER_TYPE_NAME],
+            keys::RMW_MESSAGE_INFO_HEADER
+        );
+        assert_eq!(metadata[keys::USER_HEADER_SIZE], "16");
+        assert_eq!(metadata[keys::USER_HEADER_ALIGNMENT], "8");
+        assert_eq!(metadata[keys::HISTORY_SIZE], "0");
+        let schema = channel.schema.as_ref().expect("a schema");
+        assert_eq!(schema.name, "u8");
+        assert_eq!(schema.encoding, keys::SCHEMA_ENCODING);
+    }
+}
+
+#[test]
+fn late_topics_are_recorded_from_their_first_sample_and_a_killed_publisher_harms_nothing() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let recording = Recording::start(domain.config(dir.path(), &["t/*"])).unwrap();
+    let steady = domain.load(&[
+        "--name-prefix",
+        "t/steady/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "200",
+        "--count",
+        "300",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let victim = domain.load_in_own_group(&[
+        "--name-prefix",
+        "t/victim/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "200",
+        "--duration",
+        "20s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let unrelated = domain.load(&[
+        "--name-prefix",
+        "other/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--count",
+        "50",
+        "--small-rate",
+        "200",
+    ]);
+    std::thread::sleep(Duration::from_millis(400));
+    kill_group(victim);
+    let late = domain.load(&[
+        "--name-prefix",
+        "t/late/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "100000",
+        "--fps",
+        "100",
+        "--count",
+        "100",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let steady = finish_load(steady);
+    let late = finish_load(late);
+    finish_load(unrelated);
+    let summary = recording.stop().unwrap();
+
+    let checks = check_recording(&summary);
+    for sent in steady.topics.iter().chain(&late.topics) {
+        let check = &checks[&sent.service];
+        assert!(check.bad.is_empty(), "{}: {:?}", sent.service, check.bad);
+        assert_eq!(
+            check.sequences,
+            (0..sent.sent).collect::<Vec<u64>>(),
+            "{}",
+            sent.service
+        );
+    }
+    let victim = &checks["t/victim/small/0"];
+    assert!(victim.messages > 0 && victim.bad.is_empty() && victim.in_order());
+    assert!(
+        checks.keys().all(|topic| topic.starts_with("t/")),
+        "only selected services are recorded: {:?}",
+        checks.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn drops_from_a_full_ring_are_counted_exactly() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.ring.items = 4;
+    config.test_hooks.writer_delay = Some(Duration::from_millis(20));
+    let recording = Recording::start(config).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "2",
+        "--small-rate",
+        "500",
+        "--count",
+        "300",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+
+    let checks = check_recording(&summary);
+    let mut total_dropped = 0;
+    for topic in &sent.topics {
+        // A topic whose every message was dropped has none in the file.
+        let check = checks.get(&topic.service).cloned().unwrap_or_default();
+        let counts = summary
+            .topics
+            .iter()
+            .find(|t| t.service == topic.service)
+            .unwrap()
+            .counts;
+        assert_eq!(counts.lost, 0, "the publisher's queue never overflowed");
+        assert_eq!(counts.received, topic.sent);
+        assert_eq!(counts.written, check.messages);
+        assert_eq!(
+            counts.dropped,
+            topic.sent - check.messages,
+            "{}",
+            topic.service
+        );
+        assert!(check.in_order() && check.bad.is_empty());
+        assert!(
+            check.messages > 0,
+            "{}: drops fall on every topic in turn, not always on the same one",
+            topic.service
+        );
+        total_dropped += counts.dropped;
+    }
+    assert!(
+        total_dropped > 0,
+        "the slowed writer made the ring overflow"
+    );
+}
+
+#[test]
+fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let recording = Recording::start(domain.config(dir.path(), &["t/*"])).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "2000000",
+        "--fps",
+        "100",
+        "--count",
+        "200",
+        "--borrowed",
+        "2",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+
+    let topic = &sent.topics[0];
+    assert_eq!(topic.errors, 0, "no loan or send error");
+    assert_eq!(topic.sent, 200);
+    let checks = check_files(&[&summary.files[0].path]).unwrap();
+    let check = &checks[&topic.service];
+    let counts = summary.topics[0].counts;
+    assert!(check.bad.is_empty() && check.in_order());
+    assert_eq!(counts.written, check.messages);
+    assert_eq!(check.messages + counts.dropped + counts.lost, topic.sent);
+    assert!(check.messages > 0);
+}
+
+#[test]
+fn split_files_stand_alone_and_together_hold_every_message_once() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.split.max_bytes = Some(1_000_000);
+    let recording = Recording::start(config).unwrap();
+    let latched = domain.load(&[
+        "--name-prefix",
+        "t/map/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--count",
+        "1",
+        "--history",
+        "1",
+        "--linger",
+        "5s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    assert!(wait_until(Duration::from_secs(5), || {
+        recording
+            .status()
+            .topics
+            .iter()
+            .any(|t| t.counts.written == 1)
+    }));
+    let cameras = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "300000",
+        "--fps",
+        "100",
+        "--count",
+        "50",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let cameras = finish_load(cameras);
+    let summary = recording.stop().unwrap();
+    finish_load(latched);
+
+    assert!(summary.files.len() >= 4, "{} files", summary.files.len());
+    let mut frames = Vec::new();
+    for file in &summary.files {
+        // Each file alone: a complete MCAP whose summary the mcap crate reads.
+        let bytes = std::fs::read(&file.path).unwrap();
+        let info = mcap::Summary::read(&bytes)
+            .unwrap()
+            .expect("file has a summary");
+        assert_eq!(info.stats.unwrap().message_count, file.message_count);
+        let checks = check_files(&[&file.path]).unwrap();
+        assert_eq!(
+            checks["t/map/small/0"].sequences,
+            vec![0],
+            "latched message in every file"
+        );
+        if let Some(check) = checks.get(&cameras.topics[0].service) {
+            frames.extend(check.sequences.iter().copied());
+        }
+    }
+    assert_eq!(frames, (0..50).collect::<Vec<u64>>());
+}
