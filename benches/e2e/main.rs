@@ -68,7 +68,7 @@ enum Cmd {
 struct RunArgs {
     /// cameras8 (Apex study: 8 FullHD cameras at 30 fps for 13 s), cameras4, small100
     /// (100 topics × 1 kHz × 100 B), idle100 (100 topics, one message each per 10 s: the
-    /// cost of an idle recorder), cameras<N>, or dds (over DDS / RTPS on loopback: 2
+    /// cost of an idle recorder), `cameras<N>`, or dds (over DDS / RTPS on loopback: 2
     /// topics × 1 MB × 30 Hz and 10 topics × 100 B × 1 kHz, ROS 2 `rt/` topics), and its
     /// halves dds-large and dds-small.
     #[arg(long, default_value = "cameras4")]
@@ -193,7 +193,7 @@ fn scenario(name: &str, duration: Duration, dds_domain: u16) -> Result<Scenario,
         ]);
     } else {
         return Err(format!(
-            "unknown scenario {name:?} (cameras<N>, small100, idle100, dds, dds-large or dds-small)"
+            "unknown scenario {name:?} (`cameras<N>`, small100, idle100, dds, dds-large or dds-small)"
         ));
     }
     Ok(Scenario {

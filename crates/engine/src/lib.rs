@@ -1,19 +1,28 @@
 //! The recorder engine of recd: the path from a publisher's sample to bytes in an MCAP
 //! file.
 //!
-//! [`Recording::start`] finds the iceoryx2 services selected by glob patterns (and keeps
-//! looking, so topics that appear later are recorded from their first sample), opens
-//! them whatever their payload type, and runs these threads:
+//! ```text
+//! source/shm (iceoryx2)   source/dds (RTPS)      one thread each, never blocked
+//!         │ handoff ring        │ handoff ring     small: copied, large: lent
+//!         └──────────┬──────────┘
+//!              writer thread                      MCAP via recd-storage
+//! ```
 //!
-//! - the **shared-memory receive thread** takes every sample, copies small ones once into
-//!   a byte ring and passes large ones on as the shared-memory sample itself, through
-//!   bounded lock-free rings; when a ring is full it drops the newest message and counts
-//!   it, so a publisher is never held up by the recorder;
-//! - with [`RecordingConfig::dds`], the **DDS receive thread** joins a DDS domain with one
-//!   rustdds participant, creates a reader for each selected topic as its writers are
-//!   discovered and hands the serialized CDR of each sample over the same way, through
-//!   rings of its own (see the `dds` module: ROS 2 names, QoS, message definitions);
-//! - the **writer thread** streams from every source's rings into unchunked MCAP with the
+//! [`Recording::start`] opens the sources [`RecordingConfig`] asks for, each with a
+//! bounded lock-free handoff of its own, and a writer thread:
+//!
+//! - the **shared-memory source** finds the iceoryx2 services selected by glob patterns
+//!   (and keeps looking, so topics that appear later are recorded from their first
+//!   sample), opens them whatever their payload type, copies small samples once into a
+//!   byte ring and passes large ones on as the shared-memory sample itself;
+//! - the **DDS source** ([`RecordingConfig::dds`]) joins a DDS domain with one rustdds
+//!   participant, creates a reader for each selected topic as its writers are discovered
+//!   and hands the serialized CDR of each sample over the same way (ROS 2 names, QoS and
+//!   message definitions as rosbag2 writes them);
+//! - when a handoff is full, a source drops the newest message and counts it, so a
+//!   publisher is never held up by the recorder; gaps in publishers' sequence numbers
+//!   count as lost;
+//! - the **writer thread** streams from every handoff into unchunked MCAP with the
 //!   storage crate, releases each sample as soon as its bytes reached the kernel, splits
 //!   files by size or duration (finishing the old file on a thread of its own), and
 //!   repeats the last message of latched topics at the start of every file.

@@ -110,6 +110,30 @@ pub struct RecordingSummary {
 }
 
 /// A running recording of iceoryx2 services and, if configured, DDS topics.
+///
+/// ```
+/// use recd_engine::{Recording, RecordingConfig};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut config = RecordingConfig::new(dir.path());
+/// config.topics.include = vec!["camera/*".into()];
+/// // An iceoryx2 domain of its own, so that the example records nobody else's topics.
+/// let prefix = format!("recd_doc{}_", std::process::id());
+/// config.iceoryx2_prefix = Some(prefix.clone());
+/// let recording = Recording::start(config)?;
+/// assert!(recording.status().current_file.is_some());
+/// let summary = recording.stop()?;
+/// assert_eq!(summary.files.len(), 1);
+/// assert!(summary.topics.is_empty());
+/// # // iceoryx2 keeps a domain's management segment after its last node; remove it.
+/// # for entry in std::fs::read_dir("/dev/shm")? {
+/// #     let entry = entry?;
+/// #     if entry.file_name().to_string_lossy().starts_with(&prefix) {
+/// #         std::fs::remove_file(entry.path())?;
+/// #     }
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Recording {
     stop: Arc<AtomicBool>,
     shm: Option<JoinHandle<()>>,

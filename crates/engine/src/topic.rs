@@ -19,14 +19,15 @@ pub struct ChannelSpec {
     pub metadata: BTreeMap<String, String>,
 }
 
-/// What the writer needs to know of a topic; shared by both threads and the status.
+/// What the writer needs to know of a topic; shared by its source's thread, the writer
+/// thread and the status.
 #[derive(Debug)]
 pub struct Topic {
     /// Index of the topic within its recording.
     pub index: u32,
     /// The name the channel gets in the file.
     pub name: String,
-    /// Where it is recorded from (the iceoryx2 service).
+    /// Where it is recorded from: the iceoryx2 service, or `dds:` and the DDS topic.
     pub service: String,
     /// Its schema and channel records.
     pub channel: ChannelSpec,
@@ -62,10 +63,10 @@ struct WriteCounts {
     bytes_written: AtomicU64,
 }
 
-/// A snapshot of [`TopicCounters`].
+/// A topic's counts at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TopicCounts {
-    /// Samples taken from iceoryx2.
+    /// Samples taken from the source (iceoryx2 or DDS).
     pub received: u64,
     /// Received samples that were not written: the handoff was full, or the write failed.
     pub dropped: u64,

@@ -12,6 +12,9 @@
 //! Each format follows the rosbag2/rmw source it is named after in the module docs, so that
 //! `ros2 bag`, Foxglove and `rosbags` read recd's files as they read rosbag2's.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod msgdef;
 pub mod names;
 pub mod qos;

@@ -137,8 +137,9 @@ impl WriteBack {
 }
 
 fn is_in_memory(file: &File) -> bool {
-    // SAFETY: fstatfs writes into the zeroed struct we own; the descriptor is open.
+    // SAFETY: statfs is plain old data, for which all zero bytes are a valid value.
     let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatfs writes into the struct we own; the descriptor is open.
     let rc = unsafe { libc::fstatfs(file.as_raw_fd(), &mut stats) };
     rc == 0 && stats.f_type == libc::TMPFS_MAGIC
 }

@@ -18,6 +18,9 @@
 //! Files are read back and reindexed output is written with the `mcap` crate; the files
 //! [`StreamWriter`] writes are checked against it in the tests.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod direct;
 mod durability;
 pub mod iceoryx2;

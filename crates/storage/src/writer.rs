@@ -170,6 +170,32 @@ impl FileStats {
 /// Every prefix of the file that ends on a record boundary is readable; after a crash,
 /// [`crate::reindex`] recovers it. A write call returns only once the writer no longer
 /// needs the payload: a large payload has reached the kernel, a small one was copied.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use recd_storage::{MessageHeader, StreamWriter, WriterOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("example.mcap");
+/// let mut file = StreamWriter::create(&path, WriterOptions::default())?;
+/// let schema = file.add_schema("example/Text", "text", b"")?;
+/// let channel = file.add_channel(Some(schema), "/greeting", "text", &BTreeMap::new())?;
+/// let header = MessageHeader {
+///     channel,
+///     sequence: 0,
+///     log_time: 1_700_000_000_000_000_000,
+///     publish_time: 1_700_000_000_000_000_000,
+/// };
+/// file.write_message(&header, b"hello")?;
+/// let summary = file.close()?;
+/// assert_eq!(summary.message_count, 1);
+///
+/// // Any reader of MCAP reads it back, the mcap crate among them.
+/// let bytes = std::fs::read(&path)?;
+/// let message = mcap::MessageStream::new(&bytes)?.next().unwrap()?;
+/// assert_eq!(&message.data[..], b"hello");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct StreamWriter {
     file: File,
@@ -193,7 +219,8 @@ pub struct StreamWriter {
 const PARTS_PER_WRITEV: usize = 15;
 
 impl StreamWriter {
-    /// Creates (or truncates) `path` and writes the MCAP magic and Header.
+    /// Creates `path`, which must not exist yet (nothing recorded is ever overwritten),
+    /// and writes the MCAP magic and Header.
     pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self, WriteError> {
         let path = path.as_ref().to_path_buf();
         let file = open_new(&path, options.direct_io)?;

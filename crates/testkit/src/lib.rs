@@ -2,6 +2,9 @@
 //! process, the Python DDS publisher and ROS 2 readers, bounded waits, and the
 //! workspace's built binaries.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -34,6 +37,7 @@ pub fn binary(name: &str) -> PathBuf {
 
 /// An iceoryx2 domain of its own (a unique file prefix); its files are removed on drop.
 pub struct Domain {
+    /// The iceoryx2 file prefix (`global.prefix`) that sets this domain apart.
     pub prefix: String,
 }
 
@@ -44,6 +48,7 @@ impl Default for Domain {
 }
 
 impl Domain {
+    /// A domain no other test (or process) uses.
     pub fn new() -> Self {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let prefix = format!(
