@@ -30,6 +30,12 @@ pub struct RecordingConfig {
     pub direct_io: bool,
     /// Bounds of the handoff between the receive thread and the writer thread.
     pub ring: RingConfig,
+    /// Recorder memory for large shared-memory samples that cannot stay in shared memory
+    /// until written: when the writer already holds as many samples of a publisher as
+    /// iceoryx2 lends but one, the next one is copied here and released at once, so the
+    /// publisher's queue never waits for the writer. When this is full, such a sample
+    /// is dropped and counted.
+    pub spill_bytes: usize,
     /// How often written data is forced to the disk (`fdatasync`); `None` leaves it to
     /// the kernel's write-back, which the writer starts every 8 MiB.
     pub sync_period: Option<Duration>,
@@ -68,6 +74,9 @@ pub struct TestHooks {
     /// The writer thread sleeps this long before each message, to make the handoff
     /// overflow.
     pub writer_delay: Option<Duration>,
+    /// The shared-memory receive thread sleeps this long before each receive pass, to
+    /// make the publishers' queues overflow.
+    pub receive_delay: Option<Duration>,
 }
 
 impl RecordingConfig {
@@ -91,6 +100,7 @@ impl Default for RecordingConfig {
             zero_copy_threshold: 64 * 1024,
             direct_io: false,
             ring: RingConfig::default(),
+            spill_bytes: 1024 * 1024 * 1024,
             sync_period: None,
             discovery_interval: Duration::from_millis(500),
             min_poll_interval: Duration::from_millis(2),

@@ -193,6 +193,8 @@ impl Recording {
                     shortest: config.min_poll_interval,
                     longest: config.max_poll_interval,
                 },
+                spill_bytes: config.spill_bytes,
+                receive_delay: config.test_hooks.receive_delay,
             };
             Some(ShmSource::open(settings, link())?)
         } else {

@@ -53,6 +53,7 @@ struct ReceiveCounts {
     received: AtomicU64,
     dropped: AtomicU64,
     lost: AtomicU64,
+    overflows: AtomicU64,
 }
 
 /// The writer thread's counts.
@@ -72,6 +73,11 @@ pub struct TopicCounts {
     pub dropped: u64,
     /// Samples never received: gaps in the publishers' sequence numbers.
     pub lost: u64,
+    /// Receive passes that found the subscriber's queue full: the receive thread came
+    /// late, and the publisher may have overwritten samples nobody can count (unless
+    /// sequence numbers show them as `lost`).
+    #[serde(default)]
+    pub overflows: u64,
     /// Messages written to the file(s), latched repeats not included.
     pub written: u64,
     /// Payload bytes written (user header included).
@@ -91,6 +97,10 @@ impl TopicCounters {
         self.receive.lost.fetch_add(n, Ordering::Relaxed);
     }
 
+    pub(crate) fn add_overflow(&self) {
+        self.receive.overflows.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn add_written(&self, bytes: u64) {
         self.write.written.fetch_add(1, Ordering::Relaxed);
         self.write.bytes_written.fetch_add(bytes, Ordering::Relaxed);
@@ -102,6 +112,7 @@ impl TopicCounters {
             received: self.receive.received.load(Ordering::Relaxed),
             dropped: self.receive.dropped.load(Ordering::Relaxed),
             lost: self.receive.lost.load(Ordering::Relaxed),
+            overflows: self.receive.overflows.load(Ordering::Relaxed),
             written: self.write.written.load(Ordering::Relaxed),
             bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
         }

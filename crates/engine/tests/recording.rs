@@ -319,6 +319,115 @@ fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
     assert!(check.messages > 0);
 }
 
+/// Records 100 frames of 1 MB at 50 fps from a publisher with iceoryx2's default limits
+/// (2 queued, 2 borrowed) while the writer takes 30 ms per message, slower than the
+/// publisher: the writer holds samples as long as it can, so the receive thread must
+/// never let it hold the whole borrow budget.
+fn record_with_default_service_limits_and_a_slow_writer(
+    spill_bytes: usize,
+) -> (
+    recd_workload::report::TopicSent,
+    recd_engine::TopicCounts,
+    TopicCheck,
+) {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.spill_bytes = spill_bytes;
+    // A silent topic is otherwise polled every 50 ms, as long as this publisher's queue
+    // of 2 lasts at 50 fps: its first frames could be overwritten before the first poll.
+    config.max_poll_interval = Duration::from_millis(5);
+    config.test_hooks.writer_delay = Some(Duration::from_millis(30));
+    let recording = Recording::start(config).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "1000000",
+        "--fps",
+        "50",
+        "--count",
+        "100",
+        "--buffer",
+        "2",
+        "--borrowed",
+        "2",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+    let topic = sent.topics[0].clone();
+    assert_eq!(topic.errors, 0, "no loan or send error");
+    let counts = summary.topics[0].counts;
+    let check = check_recording(&summary)
+        .remove(&topic.service)
+        .unwrap_or_default();
+    (topic, counts, check)
+}
+
+#[test]
+fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue() {
+    let (sent, counts, check) = record_with_default_service_limits_and_a_slow_writer(1 << 30);
+    assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
+    assert_eq!(counts.lost, 0, "no sample was overwritten in the queue");
+    assert_eq!(counts.received, sent.sent);
+    assert_eq!(counts.dropped, 0, "the spill pool had room for every frame");
+    assert_eq!(counts.written, sent.sent);
+    assert_eq!(check.messages, sent.sent, "every frame is in the file");
+}
+
+#[test]
+fn a_full_spill_pool_drops_samples_and_counts_every_one() {
+    // Room for two frames: the writer's lag soon fills it.
+    let (sent, counts, check) = record_with_default_service_limits_and_a_slow_writer(2_100_000);
+    assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
+    assert_eq!(counts.lost, 0, "no sample was overwritten in the queue");
+    assert_eq!(counts.received, sent.sent);
+    assert!(counts.dropped > 0, "the pool filled up: {counts:?}");
+    assert_eq!(counts.written, check.messages);
+    assert_eq!(counts.written + counts.dropped, sent.sent, "{counts:?}");
+}
+
+#[test]
+fn a_late_receive_thread_is_counted_as_overflows() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.test_hooks.receive_delay = Some(Duration::from_millis(40));
+    let recording = Recording::start(config).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "500",
+        "--count",
+        "200",
+        "--buffer",
+        "4",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+    let counts = summary.topics[0].counts;
+    assert!(counts.overflows > 0, "{counts:?}");
+    assert!(
+        counts.lost > 0,
+        "the sequence numbers show what was overwritten: {counts:?}"
+    );
+    // Samples overwritten before the first pass show in no sequence gap: the overflow
+    // count is what says the recorder may have missed them.
+    assert!(counts.received + counts.lost <= sent.topics[0].sent);
+    assert_eq!(counts.received, counts.written + counts.dropped);
+}
+
 #[test]
 fn split_files_stand_alone_and_together_hold_every_message_once() {
     let domain = Domain::new();

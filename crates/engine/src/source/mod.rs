@@ -10,6 +10,7 @@
 
 pub(crate) mod dds;
 pub(crate) mod shm;
+pub(crate) mod spill;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +25,8 @@ use crate::topic::Topic;
 pub(crate) enum Held {
     /// A shared-memory sample: the publisher gets its memory back once it is written.
     Shm(shm::ShmSample),
+    /// A shared-memory sample copied into the spill pool, its sample already released.
+    Spilled(spill::Spilled),
     /// A DDS sample's complete CDR bytes, received into the heap.
     Dds(Vec<u8>),
 }
@@ -32,6 +35,7 @@ impl LoanedBytes for Held {
     fn user_header(&self) -> &[u8] {
         match self {
             Held::Shm(sample) => sample.user_header(),
+            Held::Spilled(spilled) => spilled.user_header(),
             Held::Dds(_) => &[],
         }
     }
@@ -39,6 +43,7 @@ impl LoanedBytes for Held {
     fn payload(&self) -> &[u8] {
         match self {
             Held::Shm(sample) => sample.payload(),
+            Held::Spilled(spilled) => spilled.payload(),
             Held::Dds(bytes) => bytes,
         }
     }

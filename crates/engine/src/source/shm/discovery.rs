@@ -10,7 +10,7 @@ use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as Pat
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
 use super::poll::PollSchedule;
-use super::receive::{receive_topic, OpenTopic};
+use super::receive::{receive_topic, Borrows, OpenTopic};
 use super::service_types::{channel_name, ServiceTypes};
 use super::{Flavor, ShmSource};
 use crate::source::{announce, SequenceGaps};
@@ -125,6 +125,9 @@ impl ShmSource {
             header_len,
             rmw_header,
             gaps: SequenceGaps::default(),
+            borrows: Borrows::default(),
+            max_borrowed: config.subscriber_max_borrowed_samples(),
+            buffer_size: config.subscriber_max_buffer_size(),
             rounds_without_publisher: 0,
             schedule: PollSchedule::new(config.subscriber_max_buffer_size(), Instant::now()),
         })
@@ -148,6 +151,7 @@ impl ShmSource {
                     receive_topic(
                         &mut topic,
                         &mut self.link.tx,
+                        &self.spill,
                         self.settings.common.zero_copy_threshold,
                     );
                     self.retirements.push(topic.topic.index);

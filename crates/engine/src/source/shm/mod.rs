@@ -16,11 +16,12 @@ pub(crate) mod service_types;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use iceoryx2::node::NodeCreationFailure;
 use iceoryx2::prelude::*;
 
+use super::spill::SpillPool;
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::topic::Topic;
 use events::EventPort;
@@ -50,6 +51,10 @@ pub(crate) struct ShmSettings {
     /// The iceoryx2 file prefix (`global.prefix`); `None` keeps iceoryx2's default.
     pub prefix: Option<String>,
     pub poll_bounds: PollBounds,
+    /// Bytes of recorder memory for samples that cannot stay in shared memory.
+    pub spill_bytes: usize,
+    /// Testing aid: a sleep before each receive pass.
+    pub receive_delay: Option<Duration>,
 }
 
 /// The shared-memory receive thread.
@@ -62,6 +67,7 @@ pub(crate) struct ShmSource {
     /// comes back with the same types continues its topic.
     known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
     retirements: Retirements,
+    spill: SpillPool,
     /// When the next topic is due to be polled.
     next_poll: Instant,
     /// Which topic the last pass started with.
@@ -78,6 +84,7 @@ impl ShmSource {
     pub fn open(settings: ShmSettings, link: SourceLink) -> Result<Self, ShmError> {
         let node = create_node(settings.prefix.as_deref())?;
         Ok(Self {
+            spill: SpillPool::new(settings.spill_bytes),
             next_poll: Instant::now(),
             first_polled: 0,
             service_dir: ServiceDirectory::new(node.config()),
@@ -193,6 +200,9 @@ impl ShmSource {
     /// Receives everything waiting on the subscribers that are due (on all of them when
     /// `every_topic`); true when anything was handed over.
     fn receive_all(&mut self, every_topic: bool) -> bool {
+        if let Some(delay) = self.settings.receive_delay {
+            std::thread::sleep(delay);
+        }
         let now = Instant::now();
         let bounds = self.settings.poll_bounds;
         let threshold = self.settings.common.zero_copy_threshold;
@@ -208,7 +218,7 @@ impl ShmSource {
                 continue;
             }
             if every_topic || topic.schedule.next_poll() <= now {
-                let received = receive_topic(topic, &mut self.link.tx, threshold);
+                let received = receive_topic(topic, &mut self.link.tx, &self.spill, threshold);
                 handed_over |= received.handed_over;
                 topic
                     .schedule

@@ -1,5 +1,7 @@
-//! One receive pass over a subscriber: every waiting sample is taken and handed over.
+//! One receive pass over a subscriber: every waiting sample is taken and handed over,
+//! without ever letting the writer hold the publisher's whole borrow budget.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use iceoryx2::identifiers::UniquePublisherId;
@@ -12,6 +14,7 @@ use super::poll::PollSchedule;
 use super::service_types::read_rmw_header;
 use super::Flavor;
 use crate::handoff::{now_ns, LoanedBytes, Sender, Stamps};
+use crate::source::spill::SpillPool;
 use crate::source::{hand_over, Held, SequenceGaps};
 use crate::topic::Topic;
 
@@ -24,6 +27,32 @@ pub(super) type RawService =
 pub(crate) struct ShmSample {
     sample: RawSample,
     header_len: usize,
+    /// Set while the writer holds the sample: counts it against the borrow budget.
+    _lent: Option<Lent>,
+}
+
+/// Samples of one subscriber that the writer holds in shared memory.
+#[derive(Default)]
+pub(super) struct Borrows(Arc<AtomicUsize>);
+
+impl Borrows {
+    fn held(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn lend(&self) -> Lent {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Lent(self.0.clone())
+    }
+}
+
+/// One sample counted in [`Borrows`] until it is released.
+struct Lent(Arc<AtomicUsize>);
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl LoanedBytes for ShmSample {
@@ -56,6 +85,12 @@ pub(super) struct OpenTopic {
     /// Whether the user header is rmw_iceoryx2's (time stamp and sequence number).
     pub rmw_header: bool,
     pub gaps: SequenceGaps<UniquePublisherId>,
+    /// Samples of this subscriber the writer holds, and how many iceoryx2 lends at once
+    /// (per publisher; counting them per subscriber errs on the safe side).
+    pub borrows: Borrows,
+    pub max_borrowed: usize,
+    /// The subscriber's queue: a pass that finds this many samples came late.
+    pub buffer_size: usize,
     pub rounds_without_publisher: u32,
     pub schedule: PollSchedule,
 }
@@ -68,10 +103,14 @@ pub(super) struct Received {
     pub held_back: bool,
 }
 
-/// Receives every waiting sample of one topic.
+/// Receives every waiting sample of one topic. Large samples stay in shared memory
+/// until written, except the one that would use up the borrow budget: that one goes to
+/// the spill pool (or, the pool full, is dropped and counted), so that the next pass can
+/// always take the next sample.
 pub(super) fn receive_topic(
     topic: &mut OpenTopic,
     tx: &mut Sender<Held>,
+    spill: &SpillPool,
     zero_copy_threshold: usize,
 ) -> Received {
     let counters = &topic.topic.counters;
@@ -100,6 +139,7 @@ pub(super) fn receive_topic(
         let shm = ShmSample {
             sample,
             header_len: topic.header_len,
+            _lent: None,
         };
         if topic.rmw_header {
             if let Some((stamp, sequence)) = read_rmw_header(shm.user_header()) {
@@ -112,13 +152,28 @@ pub(super) fn receive_topic(
                 }
             }
         }
-        received.handed_over |= hand_over(
-            tx,
-            &topic.topic,
-            stamps,
-            Held::Shm(shm),
-            zero_copy_threshold,
-        );
+        let len = shm.user_header().len() + shm.payload().len();
+        let held = if len < zero_copy_threshold {
+            // Copied by the hand-over and released at once.
+            Held::Shm(shm)
+        } else if topic.borrows.held() + 1 < topic.max_borrowed {
+            Held::Shm(ShmSample {
+                _lent: Some(topic.borrows.lend()),
+                ..shm
+            })
+        } else {
+            match spill.spill(shm.user_header(), shm.payload()) {
+                Some(spilled) => Held::Spilled(spilled),
+                None => {
+                    counters.add_dropped();
+                    continue;
+                }
+            }
+        };
+        received.handed_over |= hand_over(tx, &topic.topic, stamps, held, zero_copy_threshold);
+    }
+    if received.samples >= topic.buffer_size as u64 {
+        counters.add_overflow();
     }
     received
 }
