@@ -27,6 +27,9 @@ const EXIT_INTERRUPTED: u8 = 130;
 /// Given a session name instead of a file, reindexes every file of that session (from
 /// recd's catalog) in place, and recd marks them complete.
 ///
+/// A file recd is still writing (it holds the file's lock), or a session still
+/// recording, is refused: stop the session first.
+///
 /// Exit status: 0 when nothing was lost, 3 when the input was damaged and the output holds
 /// everything recoverable, 1 on failure (the input is untouched).
 #[derive(Debug, Args)]
@@ -90,6 +93,16 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
     if files.is_empty() {
         return Err(format!("session {name} has no files"));
     }
+    // Refuse before touching any file: a recording session's closed files would be
+    // reindexed while its current one is still being written.
+    if files
+        .iter()
+        .any(|file| recd_storage::is_being_recorded(file).unwrap_or(false))
+    {
+        return Err(format!(
+            "session {name} is still recording; stop it first (rec stop {name}), then reindex it"
+        ));
+    }
     let mut worst = ExitCode::SUCCESS;
     for file in files {
         let (code, report) = reindex_file(&file, &file, &options, args.json, &cancel)?;
@@ -151,8 +164,29 @@ fn reindex_file(
             eprintln!("rec: {error}");
             Ok((ExitCode::from(EXIT_INTERRUPTED), None))
         }
+        Err(ReindexError::BeingRecorded { path }) => Err(match session_of(&path) {
+            Some(session) => format!(
+                "{} is still being recorded by session {session}; stop it first (rec stop {session}), then reindex it",
+                path.display()
+            ),
+            None => format!(
+                "{} is still being recorded; stop its recording first, then reindex it",
+                path.display()
+            ),
+        }),
         Err(error) => Err(error.to_string()),
     }
+}
+
+/// The session a recorded file belongs to: recd writes each session's files into a
+/// directory named after it.
+fn session_of(file: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(file)
+        .ok()?
+        .parent()?
+        .file_name()?
+        .to_owned();
+    Some(dir.to_string_lossy().into_owned())
 }
 
 fn progress_bar() -> Option<indicatif::ProgressBar> {

@@ -371,3 +371,35 @@ fn after_a_crash_split_off_files_are_complete_and_open_or_uncatalogued_ones_need
         assert_eq!(info.message_count, file["messages"].as_u64().unwrap());
     }
 }
+
+#[test]
+fn a_file_or_session_being_recorded_is_not_reindexed_and_the_recording_goes_on_intact() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "live", "--topic", "live/*"]);
+    let load = publish(&domain, "live/", 200);
+    let status = recd.rec_json(&["status", "live"]);
+    let current = PathBuf::from(status[0]["current_file"].as_str().unwrap());
+
+    for target in [current.to_str().unwrap(), "live"] {
+        let refused = recd.rec(&["reindex", target]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{target}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(
+            stderr.contains("session live") && stderr.contains("rec stop live"),
+            "names the session and what to do: {stderr}"
+        );
+    }
+
+    let sent = finish_load(load);
+    assert!(sent.topics.iter().all(|t| t.sent == 200));
+    let stopped = recd.rec_json(&["stop", "live"]);
+    let files = files_of(&stopped[0]);
+    assert_eq!(files, vec![current], "the file was not replaced");
+    assert_all_recorded(&files, "live/", 200);
+    let reindexed = recd.rec(&["reindex", "live"]);
+    assert!(reindexed.status.success(), "a stopped session reindexes");
+    assert_all_recorded(&files, "live/", 200);
+}

@@ -88,6 +88,12 @@ pub enum ReindexError {
         /// Why.
         source: io::Error,
     },
+    /// A recorder is still writing the input (it holds the file's lock).
+    #[error("{} is still being recorded; stop its recording first (rec stop SESSION), then reindex it", path.display())]
+    BeingRecorded {
+        /// The input.
+        path: PathBuf,
+    },
     /// The input is a directory.
     #[error("{} is a directory, not an MCAP file", path.display())]
     IsDirectory {
@@ -141,6 +147,12 @@ pub fn reindex(
         source,
     };
     let source = File::open(input).map_err(read_error)?;
+    // Held until the reindex ends, so that the file cannot be recorded into meanwhile.
+    if !crate::lock::lock_for_reading(&source).map_err(read_error)? {
+        return Err(ReindexError::BeingRecorded {
+            path: input.to_path_buf(),
+        });
+    }
     let metadata = source.metadata().map_err(read_error)?;
     if metadata.is_dir() {
         return Err(ReindexError::IsDirectory {

@@ -693,7 +693,7 @@ fn open_new(path: &Path, direct_io: bool) -> Result<File, WriteError> {
     if direct_io {
         options.custom_flags(libc::O_DIRECT);
     }
-    options.open(path).map_err(|source| {
+    let file = options.open(path).map_err(|source| {
         if direct_io && source.raw_os_error() == Some(libc::EINVAL) {
             // The file system refused O_DIRECT after creating the (new, hence empty) file.
             let _ = std::fs::remove_file(path);
@@ -706,7 +706,13 @@ fn open_new(path: &Path, direct_io: bool) -> Result<File, WriteError> {
                 source,
             }
         }
-    })
+    })?;
+    // The file is new, so nobody else holds a lock on it yet.
+    crate::lock::lock_for_writing(&file).map_err(|source| WriteError::Create {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(file)
 }
 
 /// The durability policy as it applies: direct I/O bypasses the page cache, so there is
