@@ -1,5 +1,7 @@
-//! `rec`: the command-line tool of recd. It summarizes MCAP files (`rec info`), reindexes
-//! them (`rec reindex`), and runs a self-contained demo of the recording path (`rec demo`).
+//! `rec`: the command-line tool of recd. It starts and stops recd's recording sessions
+//! (`rec start`, `rec stop`), shows them live (`rec status`) and from the catalog
+//! (`rec list`), summarizes MCAP files (`rec info`), reindexes them (`rec reindex`), and
+//! runs a self-contained demo of the recording path (`rec demo`).
 
 mod demo;
 mod format;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_control::{
-    Client, ListedSession, Request, Response, SessionStatus, SessionStopped, StartRequest,
-    TopicStats,
+    Client, ListedSession, RatedTopic, Request, Response, SessionStatus, SessionStopped,
+    StartRequest,
 };
 
 use crate::format;
@@ -164,10 +164,10 @@ pub fn stop(socket: &Path, args: &StopArgs) -> Result<ExitCode, String> {
 }
 
 fn print_stopped(session: &SessionStopped) {
-    let messages: u64 = session.topics.iter().map(|t| t.written).sum();
+    let messages: u64 = session.topics.iter().map(|t| t.report.written).sum();
     let bytes: u64 = session.files.iter().map(|f| f.bytes).sum();
-    let dropped: u64 = session.topics.iter().map(|t| t.dropped).sum();
-    let lost: u64 = session.topics.iter().map(|t| t.lost).sum();
+    let dropped: u64 = session.topics.iter().map(|t| t.report.dropped).sum();
+    let lost: u64 = session.topics.iter().map(|t| t.report.lost).sum();
     println!(
         "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost",
         session.name,
@@ -182,9 +182,9 @@ fn print_stopped(session: &SessionStopped) {
     );
     let rows = rows_by_topic(&session.topics, |t| {
         vec![
-            t.received.to_string(),
-            t.written.to_string(),
-            format::bytes(t.bytes_written),
+            t.report.received.to_string(),
+            t.report.written.to_string(),
+            format::bytes(t.report.bytes_written),
         ]
     });
     print!(
@@ -246,17 +246,17 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
 
 /// One row per topic, sorted by name: the name, `middle`'s cells, dropped and lost.
 fn rows_by_topic(
-    topics: &[TopicStats],
-    middle: impl Fn(&TopicStats) -> Vec<String>,
+    topics: &[RatedTopic],
+    middle: impl Fn(&RatedTopic) -> Vec<String>,
 ) -> Vec<Vec<String>> {
-    let mut topics: Vec<&TopicStats> = topics.iter().collect();
-    topics.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut topics: Vec<&RatedTopic> = topics.iter().collect();
+    topics.sort_by(|a, b| a.report.name.cmp(&b.report.name));
     topics
         .into_iter()
         .map(|t| {
-            let mut row = vec![t.name.clone()];
+            let mut row = vec![t.report.name.clone()];
             row.extend(middle(t));
-            row.extend([t.dropped.to_string(), t.lost.to_string()]);
+            row.extend([t.report.dropped.to_string(), t.report.lost.to_string()]);
             row
         })
         .collect()
@@ -288,9 +288,9 @@ fn status_text(sessions: &[SessionStatus]) -> String {
         );
         let rows = rows_by_topic(&session.topics, |t| {
             vec![
-                t.written.to_string(),
+                t.report.written.to_string(),
                 format!("{:.1}", t.messages_per_s),
-                format::bytes(t.bytes_written),
+                format::bytes(t.report.bytes_written),
                 format::rate(t.bytes_per_s),
             ]
         });
@@ -348,7 +348,7 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
 fn session_row(session: &ListedSession) -> Vec<String> {
     vec![
         session.name.clone(),
-        session.state.clone(),
+        session.state.to_string(),
         humantime::format_rfc3339_seconds(
             std::time::UNIX_EPOCH + Duration::from_nanos(session.started_ns.max(0) as u64),
         )

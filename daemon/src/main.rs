@@ -20,8 +20,8 @@ use recd_catalog::Catalog;
 use config::{DaemonConfig, DEFAULT_CONFIG};
 use sessions::Sessions;
 
-/// The recd recording daemon: records iceoryx2 topics into MCAP sessions that `rec start`
-/// and `rec stop` control over a Unix socket.
+/// The recd recording daemon: records iceoryx2 shared-memory topics and DDS / ROS 2
+/// topics into MCAP sessions that `rec start` and `rec stop` control over a Unix socket.
 #[derive(Parser, Debug)]
 #[command(name = "recd", version)]
 struct Cli {

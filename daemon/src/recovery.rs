@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use recd_catalog::{Catalog, CatalogError, File, FileState, Session, SessionState};
+use recd_catalog::{Catalog, CatalogError, File, Session};
+use recd_control::{FileState, SessionState};
 use recd_storage::{reindex, ReindexOptions};
 
 /// Marks what a crashed run left open, including files it created but had not yet put

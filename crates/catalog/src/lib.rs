@@ -1,9 +1,16 @@
 //! The catalog of recd: which sessions ran, their files and the final per-topic counts,
 //! kept in a SQLite database (WAL) so that `rec list` survives daemon restarts and files
 //! a crash left open are known to need reindexing.
+//!
+//! States and topic counts are the control protocol's types ([`SessionState`],
+//! [`FileState`], [`TopicReport`]); the database keeps a state as its wire name.
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 use std::path::{Path, PathBuf};
 
+use recd_control::{FileState, SessionState, TopicReport};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The database file inside the state directory.
@@ -11,30 +18,6 @@ pub const DATABASE_FILE: &str = "catalog.sqlite";
 
 /// A session's catalog id.
 pub type SessionId = i64;
-
-/// Where a session is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionState {
-    /// Recording now (or when recd last ran).
-    Recording,
-    /// Stopped; its files were finalized.
-    Stopped,
-    /// Stopped after a write error.
-    Failed,
-    /// recd ended without stopping it (crash, kill, power loss).
-    Interrupted,
-}
-
-/// Where a file is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileState {
-    /// Being written.
-    Recording,
-    /// Finalized with its summary.
-    Complete,
-    /// Left open by a crash; `rec reindex` recovers what it holds.
-    NeedsReindex,
-}
 
 /// One session as the catalog keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,25 +51,6 @@ pub struct File {
     pub messages: u64,
     /// Its state.
     pub state: FileState,
-}
-
-/// A topic's final counts in a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicCounts {
-    /// The channel name.
-    pub name: String,
-    /// The source's name for it (iceoryx2 service).
-    pub service: String,
-    /// Samples received.
-    pub received: u64,
-    /// Messages written.
-    pub written: u64,
-    /// Dropped.
-    pub dropped: u64,
-    /// Lost (sequence gaps).
-    pub lost: u64,
-    /// Payload bytes written.
-    pub bytes_written: u64,
 }
 
 /// What went wrong with the catalog.
@@ -181,7 +145,7 @@ impl Catalog {
     ) -> Result<SessionId, CatalogError> {
         self.connection.execute(
             "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![name, path_text(directory), config, started_ns, session_state_text(SessionState::Recording)],
+            params![name, path_text(directory), config, started_ns, SessionState::Recording.as_str()],
         )?;
         Ok(self.connection.last_insert_rowid())
     }
@@ -196,7 +160,7 @@ impl Catalog {
                 file.session,
                 file.bytes as i64,
                 file.messages as i64,
-                file_state_text(file.state)
+                file.state.as_str()
             ],
         )?;
         Ok(())
@@ -208,12 +172,12 @@ impl Catalog {
         session: SessionId,
         state: SessionState,
         stopped_ns: i64,
-        topics: &[TopicCounts],
+        topics: &[TopicReport],
     ) -> Result<(), CatalogError> {
         let transaction = self.connection.transaction()?;
         transaction.execute(
             "UPDATE sessions SET state = ?2, stopped_ns = ?3 WHERE id = ?1",
-            params![session, session_state_text(state), stopped_ns],
+            params![session, state.as_str(), stopped_ns],
         )?;
         for topic in topics {
             transaction.execute(
@@ -242,22 +206,19 @@ impl Catalog {
         transaction.execute(
             "UPDATE sessions SET state = ?1 WHERE state = ?2",
             params![
-                session_state_text(SessionState::Interrupted),
-                session_state_text(SessionState::Recording)
+                SessionState::Interrupted.as_str(),
+                SessionState::Recording.as_str()
             ],
         )?;
         transaction.execute(
             "UPDATE files SET state = ?1 WHERE state = ?2",
             params![
-                file_state_text(FileState::NeedsReindex),
-                file_state_text(FileState::Recording)
+                FileState::NeedsReindex.as_str(),
+                FileState::Recording.as_str()
             ],
         )?;
         transaction.commit()?;
-        self.files_where(
-            "state = ?1",
-            params![file_state_text(FileState::NeedsReindex)],
-        )
+        self.files_where("state = ?1", params![FileState::NeedsReindex.as_str()])
     }
 
     /// Every session, newest first.
@@ -297,13 +258,13 @@ impl Catalog {
     }
 
     /// The final topic counts of a session.
-    pub fn topics(&self, session: SessionId) -> Result<Vec<TopicCounts>, CatalogError> {
+    pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
             "SELECT name, service, received, written, dropped, lost, bytes_written FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
-            Ok(TopicCounts {
+            Ok(TopicReport {
                 name: row.get(0)?,
                 service: row.get(1)?,
                 received: row.get::<_, i64>(2)? as u64,
@@ -387,49 +348,15 @@ fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// The catalog's (and `rec list`'s) name of a session state.
-pub fn session_state_text(state: SessionState) -> &'static str {
-    match state {
-        SessionState::Recording => "recording",
-        SessionState::Stopped => "stopped",
-        SessionState::Failed => "failed",
-        SessionState::Interrupted => "interrupted",
-    }
-}
-
-/// The catalog's (and `rec list`'s) name of a file state.
-pub fn file_state_text(state: FileState) -> &'static str {
-    match state {
-        FileState::Recording => "recording",
-        FileState::Complete => "complete",
-        FileState::NeedsReindex => "needs-reindex",
-    }
-}
-
 fn parse_session_state(text: &str) -> Result<SessionState, CatalogError> {
-    [
-        SessionState::Recording,
-        SessionState::Stopped,
-        SessionState::Failed,
-        SessionState::Interrupted,
-    ]
-    .into_iter()
-    .find(|s| session_state_text(*s) == text)
-    .ok_or_else(|| CatalogError::Corrupt {
+    text.parse().map_err(|_| CatalogError::Corrupt {
         what: "session state",
         value: text.to_string(),
     })
 }
 
 fn parse_file_state(text: &str) -> Result<FileState, CatalogError> {
-    [
-        FileState::Recording,
-        FileState::Complete,
-        FileState::NeedsReindex,
-    ]
-    .into_iter()
-    .find(|s| file_state_text(*s) == text)
-    .ok_or_else(|| CatalogError::Corrupt {
+    text.parse().map_err(|_| CatalogError::Corrupt {
         what: "file state",
         value: text.to_string(),
     })
@@ -463,7 +390,7 @@ mod tests {
             let mut done = file(id, "/data/drive/a.mcap", FileState::Complete);
             done.bytes = 1000;
             catalog.upsert_file(&done).unwrap();
-            let topics = [TopicCounts {
+            let topics = [TopicReport {
                 name: "/camera".into(),
                 service: "camera".into(),
                 received: 3,
@@ -523,5 +450,34 @@ mod tests {
         assert_eq!(sessions[0].name, "live", "newest first");
         assert_eq!(sessions[0].state, SessionState::Interrupted);
         assert_eq!(sessions[1].state, SessionState::Stopped);
+    }
+
+    #[test]
+    fn states_are_stored_as_their_wire_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(dir.path()).unwrap();
+        let id = catalog
+            .begin_session("live", Path::new("/d/live"), "{}", 1)
+            .unwrap();
+        catalog
+            .upsert_file(&file(id, "/d/live/a.mcap", FileState::Recording))
+            .unwrap();
+        catalog.recover_after_crash().unwrap();
+        let text = |query: &str| -> String {
+            catalog
+                .connection
+                .query_row(query, [], |row| row.get(0))
+                .unwrap()
+        };
+        assert_eq!(text("SELECT state FROM sessions"), "interrupted");
+        assert_eq!(text("SELECT state FROM files"), "needs-reindex");
+        catalog
+            .connection
+            .execute("UPDATE sessions SET state = 'paused'", [])
+            .unwrap();
+        assert!(matches!(
+            catalog.sessions(),
+            Err(CatalogError::Corrupt { value, .. }) if value == "paused"
+        ));
     }
 }

@@ -1,16 +1,25 @@
 //! The control protocol between `recd` and `rec`.
 //!
+//! This crate is what the daemon and its command-line tool agree on: the requests `rec`
+//! sends, the replies recd gives, their line framing and the blocking [`Client`].
+//!
 //! A client connects to recd's Unix socket and sends one request per line: a JSON object
 //! of at most [`MAX_MESSAGE_BYTES`] with the protocol `version` and the request. recd
 //! answers each with one line holding a [`Response`]. Requests and replies are plain data
-//! types shared by both sides; [`Client`] is the blocking client `rec` uses.
+//! types shared by both sides; [`SessionState`] and [`FileState`] are also what the
+//! catalog stores.
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod client;
 mod protocol;
+mod state;
 
 pub use client::{Client, ClientError};
 pub use protocol::{
-    decode_request, encode, ErrorKind, ErrorReply, FileEntry, ListedSession, Request,
+    decode_request, encode, ErrorKind, ErrorReply, FileEntry, ListedSession, RatedTopic, Request,
     RequestEnvelope, Response, SessionStarted, SessionStatus, SessionStopped, StartRequest,
-    TopicEntry, TopicStats, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    TopicReport, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
+pub use state::{FileState, SessionState, UnknownState};

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::state::{FileState, SessionState};
+
 /// The protocol version this build speaks; a request with another one is refused.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -166,8 +168,8 @@ pub struct SessionStopped {
     pub files: Vec<FileEntry>,
     /// Seconds it recorded.
     pub duration_s: f64,
-    /// Per-topic counts.
-    pub topics: Vec<TopicStats>,
+    /// Per-topic counts (rates are 0).
+    pub topics: Vec<RatedTopic>,
     /// A write error that ended recording early, if any.
     pub write_error: Option<String>,
 }
@@ -190,19 +192,21 @@ pub struct SessionStatus {
     /// Bytes per second over the last second or so.
     pub bytes_per_s: f64,
     /// Per-topic counts and rates.
-    pub topics: Vec<TopicStats>,
+    pub topics: Vec<RatedTopic>,
     /// A write error that stopped the writing, if any.
     pub write_error: Option<String>,
     /// Services that match but could not be opened, with the reason.
     pub problems: Vec<(String, String)>,
 }
 
-/// Counts of one topic.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TopicStats {
+/// A topic's counts as recd reports them: live in a status, final in a stop report and
+/// in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicReport {
     /// The channel name in the file.
     pub name: String,
-    /// The iceoryx2 service.
+    /// The source's name of the topic: the iceoryx2 service name, or `dds:<topic>` for a
+    /// DDS topic.
     pub service: String,
     /// Samples taken from the source.
     pub received: u64,
@@ -214,6 +218,14 @@ pub struct TopicStats {
     pub lost: u64,
     /// Payload bytes written.
     pub bytes_written: u64,
+}
+
+/// A topic's counts with its recent rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatedTopic {
+    /// The counts (their fields appear inline on the wire).
+    #[serde(flatten)]
+    pub report: TopicReport,
     /// Messages per second lately (status only; 0 in a stop report).
     pub messages_per_s: f64,
     /// Payload bytes per second lately (status only; 0 in a stop report).
@@ -227,8 +239,8 @@ pub struct ListedSession {
     pub name: String,
     /// Its catalog id.
     pub id: i64,
-    /// recording, stopped, failed or interrupted.
-    pub state: String,
+    /// Where it is in its life.
+    pub state: SessionState,
     /// Its directory.
     pub directory: PathBuf,
     /// Start, ns since the Unix epoch.
@@ -238,7 +250,7 @@ pub struct ListedSession {
     /// Its files.
     pub files: Vec<FileEntry>,
     /// Its topics' final counts (empty while recording).
-    pub topics: Vec<TopicEntry>,
+    pub topics: Vec<TopicReport>,
 }
 
 /// One file of a session.
@@ -250,21 +262,8 @@ pub struct FileEntry {
     pub bytes: u64,
     /// Messages in it, as last known.
     pub messages: u64,
-    /// recording, complete or needs-reindex.
-    pub state: String,
-}
-
-/// A topic's final counts, as the catalog keeps them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TopicEntry {
-    /// The channel name.
-    pub name: String,
-    /// Messages written.
-    pub written: u64,
-    /// Dropped.
-    pub dropped: u64,
-    /// Lost.
-    pub lost: u64,
+    /// Where it is in its life.
+    pub state: FileState,
 }
 
 /// One message as a line: JSON and a newline.
@@ -335,5 +334,42 @@ mod tests {
         assert!(decode_request(br#"{"version":1,"request":"explode"}"#)
             .unwrap_err()
             .contains("unknown"));
+    }
+
+    #[test]
+    fn replies_keep_their_wire_field_names() {
+        let stopped = SessionStopped {
+            name: "drive".into(),
+            files: vec![FileEntry {
+                path: "/d/a.mcap".into(),
+                bytes: 10,
+                messages: 2,
+                state: FileState::NeedsReindex,
+            }],
+            duration_s: 1.5,
+            topics: vec![RatedTopic {
+                report: TopicReport {
+                    name: "/imu".into(),
+                    service: "dds:rt/imu".into(),
+                    received: 3,
+                    written: 2,
+                    dropped: 1,
+                    lost: 0,
+                    bytes_written: 200,
+                },
+                messages_per_s: 0.0,
+                bytes_per_s: 0.0,
+            }],
+            write_error: None,
+        };
+        let json = serde_json::to_string(&stopped).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"bytes_written":200,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<SessionStopped>(&json).unwrap(),
+            stopped
+        );
     }
 }

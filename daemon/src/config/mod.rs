@@ -1,5 +1,7 @@
 //! recd's configuration: a TOML file whose every key has a built-in default, overridden by
-//! command-line flags.
+//! command-line flags. `recording` maps a session's start request onto these settings.
+
+mod recording;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

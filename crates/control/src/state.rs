@@ -1,0 +1,123 @@
+//! Where a session and a file are in their lives, as recd reports them and the catalog
+//! stores them.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionState {
+    /// Recording now (or when recd last ran).
+    Recording,
+    /// Stopped; its files were finalized.
+    Stopped,
+    /// Stopped after a write error.
+    Failed,
+    /// recd ended without stopping it (crash, kill, power loss).
+    Interrupted,
+}
+
+/// Where a file is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileState {
+    /// Being written.
+    Recording,
+    /// Finalized with its summary.
+    Complete,
+    /// Left open by a crash; `rec reindex` recovers what it holds.
+    NeedsReindex,
+}
+
+/// A state name that is not one of the known states.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown state {0:?}")]
+pub struct UnknownState(pub String);
+
+impl SessionState {
+    /// Every state, for parsing.
+    const ALL: [Self; 4] = [
+        Self::Recording,
+        Self::Stopped,
+        Self::Failed,
+        Self::Interrupted,
+    ];
+
+    /// The state's name on the wire, in `rec list` and in the catalog.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Recording => "recording",
+            Self::Stopped => "stopped",
+            Self::Failed => "failed",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl FileState {
+    /// Every state, for parsing.
+    const ALL: [Self; 3] = [Self::Recording, Self::Complete, Self::NeedsReindex];
+
+    /// The state's name on the wire, in `rec list` and in the catalog.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Recording => "recording",
+            Self::Complete => "complete",
+            Self::NeedsReindex => "needs-reindex",
+        }
+    }
+}
+
+macro_rules! display_and_parse_by_name {
+    ($state:ty) => {
+        impl std::fmt::Display for $state {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $state {
+            type Err = UnknownState;
+
+            fn from_str(text: &str) -> Result<Self, UnknownState> {
+                Self::ALL
+                    .into_iter()
+                    .find(|state| state.as_str() == text)
+                    .ok_or_else(|| UnknownState(text.to_string()))
+            }
+        }
+    };
+}
+
+display_and_parse_by_name!(SessionState);
+display_and_parse_by_name!(FileState);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_same_on_the_wire_in_text_and_when_parsed() {
+        fn check<T>(states: &[T], names: &[&str])
+        where
+            T: Serialize + std::fmt::Display + std::str::FromStr + PartialEq + std::fmt::Debug,
+            T::Err: std::fmt::Debug,
+        {
+            for (state, name) in states.iter().zip(names) {
+                assert_eq!(serde_json::to_string(state).unwrap(), format!("\"{name}\""));
+                assert_eq!(state.to_string(), *name);
+                assert_eq!(name.parse::<T>().unwrap(), *state);
+            }
+        }
+        check(
+            &SessionState::ALL,
+            &["recording", "stopped", "failed", "interrupted"],
+        );
+        check(&FileState::ALL, &["recording", "complete", "needs-reindex"]);
+        assert!("paused".parse::<SessionState>().is_err());
+        assert_eq!(
+            serde_json::from_str::<FileState>("\"needs-reindex\"").unwrap(),
+            FileState::NeedsReindex
+        );
+    }
+}

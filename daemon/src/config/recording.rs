@@ -1,0 +1,108 @@
+//! From a `rec start` request and the daemon's session defaults to the engine's
+//! recording configuration.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use recd_control::StartRequest;
+use recd_engine::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
+
+use super::SessionDefaults;
+
+impl SessionDefaults {
+    /// The configuration a session records with: what `request` asks for, the rest from
+    /// these defaults; files go to `output_dir` and are named `<file_prefix>_NNNN.mcap`.
+    pub fn recording_config(
+        &self,
+        request: &StartRequest,
+        file_prefix: String,
+        output_dir: PathBuf,
+    ) -> RecordingConfig {
+        RecordingConfig {
+            topics: TopicSelection {
+                include: request.topics.clone(),
+                exclude: request.exclude.clone(),
+            },
+            output_dir,
+            file_prefix,
+            split: SplitPolicy {
+                max_bytes: request
+                    .max_file_size
+                    .or(self.max_file_size.map(|s| s.as_u64())),
+                max_duration: request
+                    .max_duration_ms
+                    .map(Duration::from_millis)
+                    .or(self.max_duration),
+            },
+            crc: request.crc || self.crc,
+            direct_io: self.direct_io,
+            zero_copy_threshold: self.zero_copy_threshold.as_u64() as usize,
+            ring: RingConfig {
+                items: self.ring_items,
+                copy_bytes: self.ring_copy_bytes.as_u64() as usize,
+                loaned_bytes: self.ring_loaned_bytes.as_u64() as usize,
+            },
+            sync_period: self.sync_period,
+            discovery_interval: self.discovery_interval,
+            min_poll_interval: self.min_poll_interval,
+            max_poll_interval: self.max_poll_interval,
+            iceoryx2_prefix: self.iceoryx2_prefix.clone(),
+            iceoryx2: self.iceoryx2 && !request.no_iceoryx2,
+            dds: request
+                .dds_domain
+                .or(self.dds_domain)
+                .map(|domain| DdsConfig {
+                    domain,
+                    interfaces: self.dds_interfaces.clone(),
+                    message_dirs: self.dds_message_dirs.clone(),
+                    history_depth: self.dds_history_depth,
+                    receive_buffer_bytes: self.dds_receive_buffer.as_u64() as usize,
+                }),
+            ..RecordingConfig::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytesize::ByteSize;
+
+    #[test]
+    fn the_request_overrides_the_defaults() {
+        let defaults = SessionDefaults {
+            max_file_size: Some(ByteSize::mib(1)),
+            max_duration: Some(Duration::from_secs(60)),
+            dds_domain: Some(3),
+            ..SessionDefaults::default()
+        };
+        let plain = defaults.recording_config(
+            &StartRequest::default(),
+            "a_1".into(),
+            PathBuf::from("/d/a"),
+        );
+        assert_eq!(plain.split.max_bytes, Some(1 << 20));
+        assert_eq!(plain.split.max_duration, Some(Duration::from_secs(60)));
+        assert_eq!(plain.dds.as_ref().map(|d| d.domain), Some(3));
+        assert!(plain.iceoryx2);
+        assert_eq!(plain.output_dir, PathBuf::from("/d/a"));
+        assert_eq!(plain.file_prefix, "a_1");
+
+        let request = StartRequest {
+            topics: vec!["camera/*".into()],
+            max_file_size: Some(4096),
+            max_duration_ms: Some(500),
+            crc: true,
+            dds_domain: Some(7),
+            no_iceoryx2: true,
+            ..StartRequest::default()
+        };
+        let asked = defaults.recording_config(&request, "a_1".into(), PathBuf::from("/d/a"));
+        assert_eq!(asked.topics.include, ["camera/*"]);
+        assert_eq!(asked.split.max_bytes, Some(4096));
+        assert_eq!(asked.split.max_duration, Some(Duration::from_millis(500)));
+        assert!(asked.crc);
+        assert_eq!(asked.dds.as_ref().map(|d| d.domain), Some(7));
+        assert!(!asked.iceoryx2);
+    }
+}

@@ -1,0 +1,288 @@
+//! The running sessions: starting, stopping and inspecting them, and their record in the
+//! catalog.
+
+mod catalog_sync;
+mod rates;
+mod replies;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use recd_catalog::{Catalog, File, SessionId};
+use recd_control::{
+    ErrorKind, ErrorReply, FileState, ListedSession, SessionStarted, SessionState, SessionStatus,
+    SessionStopped, StartRequest,
+};
+use recd_engine::{Recording, TopicFilter};
+
+use crate::config::DaemonConfig;
+use crate::names;
+use catalog_sync::{now_ns, record_stop, CatalogFiles};
+use rates::Rates;
+use replies::{catalog_failure, error, listed, unknown_session};
+
+/// One running session.
+struct Running {
+    id: SessionId,
+    directory: PathBuf,
+    recording: Recording,
+    files: CatalogFiles,
+    rates: Rates,
+}
+
+/// What the periodic sample found, for systemd's status line.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Load {
+    /// Sessions recording.
+    pub sessions: usize,
+    /// Bytes per second over all sessions.
+    pub bytes_per_s: f64,
+    /// Messages dropped or lost over all sessions so far.
+    pub dropped: u64,
+    /// Every session's receive and writer threads are running.
+    pub healthy: bool,
+}
+
+/// The daemon's sessions.
+pub struct Sessions {
+    config: DaemonConfig,
+    catalog: Mutex<Catalog>,
+    running: Mutex<BTreeMap<String, Running>>,
+}
+
+impl Sessions {
+    /// Sessions recorded under `config`, with the catalog opened.
+    pub fn new(config: DaemonConfig, catalog: Catalog) -> Self {
+        Self {
+            config,
+            catalog: Mutex::new(catalog),
+            running: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Starts a session.
+    pub fn start(&self, request: &StartRequest) -> Result<SessionStarted, ErrorReply> {
+        let started_at = SystemTime::now();
+        let name = match &request.name {
+            Some(name) => name.clone(),
+            None => format!("session-{}", names::timestamp(started_at)),
+        };
+        names::validate(&name).map_err(|m| error(ErrorKind::InvalidArgument, m))?;
+        let mut running = self.running.lock().expect("sessions lock");
+        if running.contains_key(&name) {
+            return Err(error(
+                ErrorKind::AlreadyRunning,
+                format!(
+                    "session {name:?} is already recording; stop it first or pick another name"
+                ),
+            ));
+        }
+        if running.len() >= self.config.max_sessions {
+            return Err(error(
+                ErrorKind::Failed,
+                format!(
+                    "{} sessions are recording, the most recd allows (max_sessions)",
+                    running.len()
+                ),
+            ));
+        }
+        let directory = self.config.data_dir.join(&name);
+        let file_prefix = format!("{name}_{}", names::timestamp(started_at));
+        let mut config =
+            self.config
+                .recording
+                .recording_config(request, file_prefix, directory.clone());
+        TopicFilter::new(&config.topics)
+            .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
+        let config_json = serde_json::to_string(&config).expect("config serializes");
+        let id = self
+            .catalog()
+            .begin_session(&name, &directory, &config_json, now_ns())
+            .map_err(catalog_failure)?;
+        config.metadata.insert("session".into(), name.clone());
+        config.metadata.insert("session_id".into(), id.to_string());
+        let recording = match Recording::start(config) {
+            Ok(recording) => recording,
+            Err(start_error) => {
+                let _ = self
+                    .catalog()
+                    .finish_session(id, SessionState::Failed, now_ns(), &[]);
+                return Err(error(
+                    ErrorKind::Failed,
+                    format!("cannot start session {name:?}: {start_error}"),
+                ));
+            }
+        };
+        let mut session = Running {
+            id,
+            directory: directory.clone(),
+            recording,
+            files: CatalogFiles::default(),
+            rates: Rates::default(),
+        };
+        let status = session.recording.status();
+        session.files.note(&self.catalog(), id, &status);
+        tracing::info!(session = %name, id, directory = %directory.display(), "session started");
+        running.insert(name.clone(), session);
+        Ok(SessionStarted {
+            name,
+            id,
+            directory,
+        })
+    }
+
+    /// Stops the named session, the only one running, or all; finalizes their files.
+    pub fn stop(&self, name: Option<&str>, all: bool) -> Result<Vec<SessionStopped>, ErrorReply> {
+        let taken: Vec<(String, Running)> = {
+            let mut running = self.running.lock().expect("sessions lock");
+            let names: Vec<String> = if all {
+                running.keys().cloned().collect()
+            } else {
+                vec![resolve(&running, name)?]
+            };
+            names
+                .into_iter()
+                .filter_map(|n| running.remove(&n).map(|s| (n, s)))
+                .collect()
+        };
+        Ok(taken
+            .into_iter()
+            .map(|(name, session)| self.finish(name, session))
+            .collect())
+    }
+
+    /// Live status of one running session or of all.
+    pub fn status(&self, name: Option<&str>) -> Result<Vec<SessionStatus>, ErrorReply> {
+        let running = self.running.lock().expect("sessions lock");
+        let names: Vec<&String> = match name {
+            Some(name) => vec![running
+                .get_key_value(name)
+                .map(|(k, _)| k)
+                .ok_or_else(|| unknown_session(name))?],
+            None => running.keys().collect(),
+        };
+        Ok(names
+            .into_iter()
+            .map(|name| {
+                let session = &running[name];
+                replies::session_status(
+                    name,
+                    session.id,
+                    &session.directory,
+                    session.recording.status(),
+                    &session.rates,
+                )
+            })
+            .collect())
+    }
+
+    /// Sessions and files from the catalog, newest first.
+    pub fn list(&self) -> Result<Vec<ListedSession>, ErrorReply> {
+        let catalog = self.catalog();
+        let sessions = catalog.sessions().map_err(catalog_failure)?;
+        sessions
+            .into_iter()
+            .map(|session| listed(&catalog, session).map_err(catalog_failure))
+            .collect()
+    }
+
+    /// The newest session of that name, with its files.
+    pub fn files(&self, name: &str) -> Result<ListedSession, ErrorReply> {
+        let catalog = self.catalog();
+        let session = catalog
+            .session_by_name(name)
+            .map_err(catalog_failure)?
+            .ok_or_else(|| unknown_session(name))?;
+        listed(&catalog, session).map_err(catalog_failure)
+    }
+
+    /// Marks a catalog file that `rec reindex` rewrote as complete.
+    pub fn mark_reindexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), ErrorReply> {
+        let catalog = self.catalog();
+        let file = catalog
+            .file(path)
+            .map_err(catalog_failure)?
+            .ok_or_else(|| {
+                error(
+                    ErrorKind::InvalidArgument,
+                    format!("{} is not a file of any session", path.display()),
+                )
+            })?;
+        catalog
+            .upsert_file(&File {
+                bytes,
+                messages,
+                state: FileState::Complete,
+                ..file
+            })
+            .map_err(catalog_failure)
+    }
+
+    /// Updates rates and the catalog's file list; returns the load for systemd's status.
+    pub fn sample(&self) -> Load {
+        let mut running = self.running.lock().expect("sessions lock");
+        let mut load = Load {
+            sessions: running.len(),
+            healthy: true,
+            ..Load::default()
+        };
+        for (name, session) in running.iter_mut() {
+            if !session.recording.threads_alive() {
+                tracing::error!(session = %name, "a recording thread ended unexpectedly");
+                load.healthy = false;
+            }
+            let status = session.recording.status();
+            session.rates.update(&status);
+            load.bytes_per_s += session.rates.bytes_per_s;
+            load.dropped += status
+                .topics
+                .iter()
+                .map(|t| t.counts.dropped + t.counts.lost)
+                .sum::<u64>();
+            session.files.note(&self.catalog(), session.id, &status);
+        }
+        load
+    }
+
+    /// Stops a session's recording, records the end in the catalog and reports it.
+    fn finish(&self, name: String, session: Running) -> SessionStopped {
+        let (state, stopped) =
+            replies::stop_report(&name, session.recording.stop(), &session.files.known);
+        if let Err(failure) = record_stop(&mut self.catalog(), session.id, state, &stopped) {
+            tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
+        }
+        tracing::info!(
+            session = %name,
+            files = stopped.files.len(),
+            messages = stopped.topics.iter().map(|t| t.report.written).sum::<u64>(),
+            "session stopped"
+        );
+        stopped
+    }
+
+    fn catalog(&self) -> MutexGuard<'_, Catalog> {
+        self.catalog.lock().expect("catalog lock")
+    }
+}
+
+/// The running session a request names, or the only one running when it names none.
+fn resolve(running: &BTreeMap<String, Running>, name: Option<&str>) -> Result<String, ErrorReply> {
+    match name {
+        Some(name) if running.contains_key(name) => Ok(name.to_string()),
+        Some(name) => Err(unknown_session(name)),
+        None => match running.len() {
+            0 => Err(error(ErrorKind::UnknownSession, "no session is recording")),
+            1 => Ok(running.keys().next().expect("one session").clone()),
+            _ => Err(error(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{} sessions are recording ({}); name one, or use --all",
+                    running.len(),
+                    running.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )),
+        },
+    }
+}

@@ -1,0 +1,161 @@
+//! The protocol's replies from what the engine and the catalog say: live status, stop
+//! reports, catalog listings and error replies.
+
+use std::path::{Path, PathBuf};
+
+use recd_catalog::{Catalog, CatalogError, Session};
+use recd_control::{
+    ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic, SessionState,
+    SessionStatus, SessionStopped, TopicReport,
+};
+use recd_engine::{RecordingStatus, RecordingSummary, StopError, TopicStatus};
+
+use super::rates::Rates;
+
+/// A failed request of `kind`.
+pub fn error(kind: ErrorKind, message: impl Into<String>) -> ErrorReply {
+    ErrorReply {
+        kind,
+        message: message.into(),
+    }
+}
+
+/// A request that failed because the catalog did.
+pub fn catalog_failure(failure: CatalogError) -> ErrorReply {
+    error(ErrorKind::Failed, failure.to_string())
+}
+
+/// No session is called `name`.
+pub fn unknown_session(name: &str) -> ErrorReply {
+    error(
+        ErrorKind::UnknownSession,
+        format!("no session named {name:?} (see `rec status` and `rec list`)"),
+    )
+}
+
+/// The live status of a running session.
+pub fn session_status(
+    name: &str,
+    id: i64,
+    directory: &Path,
+    status: RecordingStatus,
+    rates: &Rates,
+) -> SessionStatus {
+    SessionStatus {
+        name: name.to_string(),
+        id,
+        directory: directory.to_path_buf(),
+        current_file: status.current_file,
+        elapsed_s: status.elapsed.as_secs_f64(),
+        bytes_written: status.bytes_written,
+        bytes_per_s: rates.bytes_per_s,
+        topics: status
+            .topics
+            .iter()
+            .map(|t| rated_topic(t, rates.of(&t.service)))
+            .collect(),
+        write_error: status.write_error,
+        problems: status.problems.into_iter().collect(),
+    }
+}
+
+/// The report of a stopped session, with the state the catalog records for it. A clean
+/// stop leaves complete files; after a panicked thread the files recd knew of may lack
+/// their summary and need reindexing.
+pub fn stop_report(
+    name: &str,
+    outcome: Result<RecordingSummary, StopError>,
+    known_files: &[PathBuf],
+) -> (SessionState, SessionStopped) {
+    match outcome {
+        Ok(summary) => {
+            let files = summary
+                .files
+                .iter()
+                .map(|f| FileEntry {
+                    path: f.path.clone(),
+                    bytes: f.bytes,
+                    messages: f.message_count,
+                    state: FileState::Complete,
+                })
+                .collect();
+            let write_error = summary.write_error.as_ref().map(|e| e.to_string());
+            let state = if write_error.is_some() {
+                SessionState::Failed
+            } else {
+                SessionState::Stopped
+            };
+            let stopped = SessionStopped {
+                name: name.to_string(),
+                files,
+                duration_s: summary.duration.as_secs_f64(),
+                topics: summary
+                    .topics
+                    .iter()
+                    .map(|t| rated_topic(t, (0.0, 0.0)))
+                    .collect(),
+                write_error,
+            };
+            (state, stopped)
+        }
+        Err(error) => {
+            let stopped = SessionStopped {
+                name: name.to_string(),
+                files: known_files
+                    .iter()
+                    .map(|path| FileEntry {
+                        path: path.clone(),
+                        bytes: 0,
+                        messages: 0,
+                        state: FileState::NeedsReindex,
+                    })
+                    .collect(),
+                duration_s: 0.0,
+                topics: Vec::new(),
+                write_error: Some(error.to_string()),
+            };
+            (SessionState::Failed, stopped)
+        }
+    }
+}
+
+/// A catalog session with its files and final topic counts.
+pub fn listed(catalog: &Catalog, session: Session) -> Result<ListedSession, CatalogError> {
+    let files = catalog.files(session.id)?;
+    let topics = catalog.topics(session.id)?;
+    Ok(ListedSession {
+        name: session.name,
+        id: session.id,
+        state: session.state,
+        directory: session.directory,
+        started_ns: session.started_ns,
+        stopped_ns: session.stopped_ns,
+        files: files
+            .into_iter()
+            .map(|f| FileEntry {
+                path: f.path,
+                bytes: f.bytes,
+                messages: f.messages,
+                state: f.state,
+            })
+            .collect(),
+        topics,
+    })
+}
+
+/// A topic's counts from the engine, with its recent rates.
+fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -> RatedTopic {
+    RatedTopic {
+        report: TopicReport {
+            name: topic.name.clone(),
+            service: topic.service.clone(),
+            received: topic.counts.received,
+            written: topic.counts.written,
+            dropped: topic.counts.dropped,
+            lost: topic.counts.lost,
+            bytes_written: topic.counts.bytes_written,
+        },
+        messages_per_s,
+        bytes_per_s,
+    }
+}
