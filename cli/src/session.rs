@@ -168,8 +168,9 @@ fn print_stopped(session: &SessionStopped) {
     let bytes: u64 = session.files.iter().map(|f| f.bytes).sum();
     let dropped: u64 = session.topics.iter().map(|t| t.report.dropped).sum();
     let lost: u64 = session.topics.iter().map(|t| t.report.lost).sum();
+    let overflows: u64 = session.topics.iter().map(|t| t.report.overflows).sum();
     println!(
-        "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost",
+        "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows",
         session.name,
         messages,
         format::bytes(bytes),
@@ -178,7 +179,8 @@ fn print_stopped(session: &SessionStopped) {
         session.duration_s,
         format::rate(bytes as f64 / session.duration_s.max(1e-9)),
         dropped,
-        lost
+        lost,
+        overflows
     );
     let rows = rows_by_topic(&session.topics, |t| {
         vec![
@@ -190,7 +192,15 @@ fn print_stopped(session: &SessionStopped) {
     print!(
         "{}",
         table(
-            &["topic", "received", "written", "bytes", "dropped", "lost"],
+            &[
+                "topic",
+                "received",
+                "written",
+                "bytes",
+                "dropped",
+                "lost",
+                "overflows",
+            ],
             &rows
         )
     );
@@ -244,7 +254,8 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
     }
 }
 
-/// One row per topic, sorted by name: the name, `middle`'s cells, dropped and lost.
+/// One row per topic, sorted by name: the name, `middle`'s cells, dropped, lost and
+/// overflows.
 fn rows_by_topic(
     topics: &[RatedTopic],
     middle: impl Fn(&RatedTopic) -> Vec<String>,
@@ -256,7 +267,11 @@ fn rows_by_topic(
         .map(|t| {
             let mut row = vec![t.report.name.clone()];
             row.extend(middle(t));
-            row.extend([t.report.dropped.to_string(), t.report.lost.to_string()]);
+            row.extend([
+                t.report.dropped.to_string(),
+                t.report.lost.to_string(),
+                t.report.overflows.to_string(),
+            ]);
             row
         })
         .collect()
@@ -296,7 +311,14 @@ fn status_text(sessions: &[SessionStatus]) -> String {
         });
         text += &table(
             &[
-                "topic", "messages", "msg/s", "bytes", "rate", "dropped", "lost",
+                "topic",
+                "messages",
+                "msg/s",
+                "bytes",
+                "rate",
+                "dropped",
+                "lost",
+                "overflows",
             ],
             &rows,
         );

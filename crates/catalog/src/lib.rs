@@ -109,9 +109,15 @@ CREATE TABLE IF NOT EXISTS topics (
     dropped INTEGER NOT NULL,
     lost INTEGER NOT NULL,
     bytes_written INTEGER NOT NULL,
+    overflows INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, service)
 );
 ";
+
+/// Columns added since the first schema, with their definitions: a catalog written by an
+/// older recd gets them on open.
+const ADDED_COLUMNS: &[(&str, &str, &str)] =
+    &[("topics", "overflows", "INTEGER NOT NULL DEFAULT 0")];
 
 impl Catalog {
     /// Opens (or creates) the catalog in `state_dir`, which must exist.
@@ -132,6 +138,7 @@ impl Catalog {
             .busy_timeout(std::time::Duration::from_secs(5))
             .map_err(open_error)?;
         connection.execute_batch(SCHEMA).map_err(open_error)?;
+        add_missing_columns(&connection).map_err(open_error)?;
         Ok(Self { connection })
     }
 
@@ -181,8 +188,8 @@ impl Catalog {
         )?;
         for topic in topics {
             transaction.execute(
-                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     session,
                     topic.name,
@@ -191,7 +198,8 @@ impl Catalog {
                     topic.written as i64,
                     topic.dropped as i64,
                     topic.lost as i64,
-                    topic.bytes_written as i64
+                    topic.bytes_written as i64,
+                    topic.overflows as i64
                 ],
             )?;
         }
@@ -260,7 +268,7 @@ impl Catalog {
     /// The final topic counts of a session.
     pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT name, service, received, written, dropped, lost, bytes_written FROM topics
+            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
@@ -272,6 +280,7 @@ impl Catalog {
                 dropped: row.get::<_, i64>(4)? as u64,
                 lost: row.get::<_, i64>(5)? as u64,
                 bytes_written: row.get::<_, i64>(6)? as u64,
+                overflows: row.get::<_, i64>(7)? as u64,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -344,6 +353,22 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
     })
 }
 
+fn add_missing_columns(connection: &Connection) -> rusqlite::Result<()> {
+    for (table, column, definition) in ADDED_COLUMNS {
+        let present: bool = connection.query_row(
+            &format!("SELECT COUNT(*) > 0 FROM pragma_table_info('{table}') WHERE name = ?1"),
+            params![column],
+            |row| row.get(0),
+        )?;
+        if !present {
+            connection.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN {column} {definition}"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
@@ -397,6 +422,7 @@ mod tests {
                 written: 3,
                 dropped: 0,
                 lost: 1,
+                overflows: 2,
                 bytes_written: 300,
             }];
             catalog
@@ -414,7 +440,31 @@ mod tests {
         assert_eq!(files[0].state, FileState::Complete);
         assert_eq!(files[0].bytes, 1000);
         assert_eq!(catalog.topics(id).unwrap()[0].lost, 1);
+        assert_eq!(catalog.topics(id).unwrap()[0].overflows, 2);
         assert!(catalog.session_by_name("other").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_catalog_without_the_overflows_column_gets_it_and_keeps_its_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_schema = SCHEMA.replace("    overflows INTEGER NOT NULL DEFAULT 0,\n", "");
+        assert_ne!(old_schema, SCHEMA);
+        let old = Connection::open(dir.path().join("catalog.sqlite")).unwrap();
+        old.execute_batch(&old_schema).unwrap();
+        old.execute_batch(
+            "INSERT INTO sessions (name, directory, config, started_ns, state)
+                 VALUES ('s', '/d/s', '{}', 1, 'stopped');
+             INSERT INTO topics (session, name, service, received, written, dropped, lost, bytes_written)
+                 VALUES (1, '/t', 't', 5, 4, 1, 2, 40);",
+        )
+        .unwrap();
+        drop(old);
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let topics = catalog.topics(1).unwrap();
+        assert_eq!((topics[0].written, topics[0].lost), (4, 2));
+        assert_eq!(topics[0].overflows, 0);
+        drop(catalog);
+        Catalog::open(dir.path()).expect("opens again once upgraded");
     }
 
     #[test]

@@ -216,6 +216,10 @@ pub struct TopicReport {
     pub dropped: u64,
     /// Never received: gaps in the publishers' sequence numbers.
     pub lost: u64,
+    /// Receive passes that found the subscriber's queue full: samples may have been
+    /// overwritten there that no sequence number shows.
+    #[serde(default)]
+    pub overflows: u64,
     /// Payload bytes written.
     pub bytes_written: u64,
 }
@@ -355,6 +359,7 @@ mod tests {
                     written: 2,
                     dropped: 1,
                     lost: 0,
+                    overflows: 0,
                     bytes_written: 200,
                 },
                 messages_per_s: 0.0,
@@ -365,7 +370,7 @@ mod tests {
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(
             json,
-            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"bytes_written":200,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
         );
         assert_eq!(
             serde_json::from_str::<SessionStopped>(&json).unwrap(),

@@ -70,6 +70,11 @@ pub struct SessionDefaults {
     pub ring_copy_bytes: ByteSize,
     /// Bytes of large messages in flight, held as shared-memory samples.
     pub ring_loaned_bytes: ByteSize,
+    /// Recorder memory for large samples that would otherwise use up a publisher's
+    /// iceoryx2 borrow budget: they are copied here and released at once, so the
+    /// publisher's queue never waits for the writer; when full, such samples are dropped
+    /// and counted.
+    pub spill_bytes: ByteSize,
     /// Record iceoryx2 shared-memory services (`rec start --no-iceoryx2` turns it off
     /// for a DDS-only session).
     pub iceoryx2: bool,
@@ -118,6 +123,7 @@ impl Default for SessionDefaults {
             ring_items: engine.ring.items,
             ring_copy_bytes: ByteSize::b(engine.ring.copy_bytes as u64),
             ring_loaned_bytes: ByteSize::b(engine.ring.loaned_bytes as u64),
+            spill_bytes: ByteSize::b(engine.spill_bytes as u64),
             iceoryx2: true,
             dds_domain: None,
             dds_interfaces: dds.interfaces,

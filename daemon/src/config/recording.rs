@@ -42,6 +42,7 @@ impl SessionDefaults {
                 copy_bytes: self.ring_copy_bytes.as_u64() as usize,
                 loaned_bytes: self.ring_loaned_bytes.as_u64() as usize,
             },
+            spill_bytes: self.spill_bytes.as_u64() as usize,
             sync_period: self.sync_period,
             discovery_interval: self.discovery_interval,
             min_poll_interval: self.min_poll_interval,

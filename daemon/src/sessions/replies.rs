@@ -153,6 +153,7 @@ fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -
             written: topic.counts.written,
             dropped: topic.counts.dropped,
             lost: topic.counts.lost,
+            overflows: topic.counts.overflows,
             bytes_written: topic.counts.bytes_written,
         },
         messages_per_s,
