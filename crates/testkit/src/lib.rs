@@ -262,9 +262,11 @@ impl Recd {
         serde_json::from_slice(&output.stdout).expect("rec prints JSON")
     }
 
-    /// Waits (at most 10 s) until `session` has written `messages` in all; false if not.
+    /// Waits (at most 30 s) until `session` has written `messages` in all; false if not.
     pub fn wait_written(&self, session: &str, messages: u64) -> bool {
-        wait_until(Duration::from_secs(10), || {
+        // Bounded generously: with the whole suite running on 2 cores, a publisher in
+        // Python can take a while; callers check the exact counts in the files after.
+        wait_until(Duration::from_secs(30), || {
             let status = self.rec_json(&["status", session]);
             status[0]["topics"].as_array().map(|topics| {
                 topics
