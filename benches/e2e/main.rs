@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use recd_engine::{
-    DdsConfig, Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus,
+    DdsConfig, IoMode, Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus,
 };
 use recd_workload::blob;
 use recd_workload::report::LoadReport;
@@ -43,8 +43,8 @@ enum Cmd {
         include: String,
         #[arg(long)]
         crc: bool,
-        #[arg(long)]
-        direct: bool,
+        #[arg(long, default_value_t = IoMode::Auto)]
+        io_mode: IoMode,
         /// Record DDS topics of this domain too (on loopback).
         #[arg(long)]
         dds_domain: Option<u16>,
@@ -85,9 +85,11 @@ struct RunArgs {
     /// Keep a CRC of each file's data section.
     #[arg(long)]
     crc: bool,
-    /// Record with direct I/O (O_DIRECT): large payloads go from shared memory to the disk.
-    #[arg(long)]
-    direct: bool,
+    /// How the recorder writes: auto (direct I/O where the file system accepts O_DIRECT),
+    /// direct (large payloads go from shared memory to the disk) or buffered (through
+    /// the page cache).
+    #[arg(long, default_value_t = IoMode::Auto)]
+    io_mode: IoMode,
     /// The DDS domain of the `dds` scenario (publisher and recorder, loopback only).
     #[arg(long, default_value_t = 42)]
     dds_domain: u16,
@@ -101,10 +103,10 @@ fn main() -> ExitCode {
             dir,
             include,
             crc,
-            direct,
+            io_mode,
             dds_domain,
             msg_dir,
-        } => record(dir, include, crc, direct, dds_domain.map(|d| (d, msg_dir))),
+        } => record(dir, include, crc, io_mode, dds_domain.map(|d| (d, msg_dir))),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
     };
     match result {
@@ -234,7 +236,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
         .args(["record", "--include", &include, "--dir"])
         .arg(run_dir.join("recd"))
         .args(args.crc.then_some("--crc"))
-        .args(args.direct.then_some("--direct"))
+        .args(["--io-mode", args.io_mode.name()])
         .stdout(Stdio::piped());
     if let Some(domain) = scenario.dds_domain {
         let msg_dir = run_dir.join("msg");
@@ -337,11 +339,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
 
     let _ = std::fs::remove_dir_all(&run_dir);
 
-    let scenario_name = format!(
-        "{}{}",
-        args.scenario,
-        if args.direct { " (direct I/O)" } else { "" }
-    );
+    let scenario_name = format!("{} (io_mode {})", args.scenario, args.io_mode);
     table::print(&table::Results {
         scenario: &scenario_name,
         report: &report,
@@ -365,13 +363,13 @@ fn record(
     dir: PathBuf,
     include: String,
     crc: bool,
-    direct: bool,
+    io_mode: IoMode,
     dds: Option<(u16, Option<PathBuf>)>,
 ) -> Result<(), String> {
     let mut config = RecordingConfig::new(dir);
     config.file_prefix = "bench".into();
     config.crc = crc;
-    config.direct_io = direct;
+    config.io_mode = io_mode;
     config.dds = dds.map(|(domain, msg_dir)| DdsConfig {
         interfaces: vec![std::net::IpAddr::from([127, 0, 0, 1])],
         message_dirs: msg_dir.into_iter().collect(),

@@ -10,6 +10,7 @@ use recd_control::{
     Client, ListedSession, RatedTopic, Request, Response, SessionStatus, SessionStopped,
     StartRequest,
 };
+use recd_storage::IoMode;
 
 use crate::format;
 use crate::table::table;
@@ -53,6 +54,12 @@ pub struct StartArgs {
     /// ROS 2 channels, as ROS 2 readers such as rosbags require.
     #[arg(long)]
     no_iceoryx2: bool,
+    /// How to write the files (overrides recd's `io_mode`): auto uses direct I/O
+    /// (O_DIRECT, no copy through the page cache) where the file system accepts it and
+    /// buffered I/O elsewhere; direct fails where it is refused; buffered goes through
+    /// the page cache.
+    #[arg(long, value_name = "MODE")]
+    io_mode: Option<IoMode>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -123,6 +130,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         crc: args.crc,
         dds_domain: args.dds_domain,
         no_iceoryx2: args.no_iceoryx2,
+        io_mode: args.io_mode.map(|mode| mode.to_string()),
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -131,9 +139,10 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         print_json(&started)?;
     } else {
         println!(
-            "recording session {} into {}",
+            "recording session {} into {} ({} I/O)",
             started.name,
-            started.directory.display()
+            started.directory.display(),
+            started.io_mode
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -291,11 +300,12 @@ fn status_text(sessions: &[SessionStatus]) -> String {
     let mut text = String::new();
     for session in sessions {
         text += &format!(
-            "{}  {:.0} s  {}  {}  file {}\n",
+            "{}  {:.0} s  {}  {}  {} I/O  file {}\n",
             session.name,
             session.elapsed_s,
             format::bytes(session.bytes_written),
             format::rate(session.bytes_per_s),
+            session.io_mode,
             session
                 .current_file
                 .as_deref()

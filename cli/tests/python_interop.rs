@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{run, write_recording, write_recording_with};
-use recd_storage::WriterOptions;
+use recd_storage::{IoMode, WriterOptions};
 
 /// The Python interpreter with `mcap` installed: `$RECD_TEST_PYTHON`, else the workspace's
 /// `.venv` that `scripts/test` prepares.
@@ -118,7 +118,7 @@ fn python_mcap_skips_the_padding_records_of_direct_io_files() {
     let dir = tempfile::tempdir().unwrap();
     let direct = dir.path().join("direct.mcap");
     let options = WriterOptions {
-        direct_io: true,
+        io_mode: IoMode::Direct,
         ..WriterOptions::default()
     };
     // Large payloads get a padding record each; the small ones are batched between them.

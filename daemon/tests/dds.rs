@@ -11,7 +11,9 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use recd_testkit::{dds_publish, dds_published, read_ros2, ros2_fixtures, Domain, Published, Recd};
+use recd_testkit::{
+    dds_publish, dds_published, read_ros2, ros2_fixtures, stopped_files, Domain, Published, Recd,
+};
 use serde_json::Value;
 
 /// recd on a root directory and iceoryx2 domain of its own, removed when dropped.
@@ -38,16 +40,6 @@ fn loopback_recording(with_definitions: bool) -> String {
         lines += &format!("dds_message_dirs = [{:?}]\n", ros2_fixtures());
     }
     lines
-}
-
-fn files_of(stopped: &Value) -> Vec<PathBuf> {
-    stopped[0]["files"]
-        .as_array()
-        .or_else(|| stopped["files"].as_array())
-        .expect("stop lists files")
-        .iter()
-        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
-        .collect()
 }
 
 /// One message as the `mcap` crate reads it.
@@ -155,7 +147,7 @@ fn ros2_strings_are_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2()
         status_topic(recd, "chatter", "/chatter")
     );
     let stopped = stop_session(recd, "chatter");
-    let files = files_of(&stopped);
+    let files = stopped_files(&stopped);
 
     let recorded = read_mcap(&files);
     let chatter = of_topic(&recorded, "/chatter");
@@ -206,7 +198,7 @@ fn fragmented_multi_megabyte_samples_are_recorded_intact() {
     let counts = status_topic(recd, "big", "/blob").unwrap();
     assert_eq!(counts["lost"], 0);
     assert_eq!(counts["dropped"], 0);
-    let files = files_of(&stop_session(recd, "big"));
+    let files = stopped_files(&stop_session(recd, "big"));
     let decoded = read_ros2(&files[0]);
     for reader in ["rosbags", "mcap_ros2"] {
         let messages = decoded_by(&decoded, reader, "/blob");
@@ -245,7 +237,7 @@ fn xcdr2_writers_late_topics_and_leaving_writers_are_recorded() {
     let problems = status[0]["problems"].to_string();
     assert!(problems.contains("message definition"), "{status}");
 
-    let files = files_of(&stop_session(recd, "late"));
+    let files = stopped_files(&stop_session(recd, "late"));
     let recorded = read_mcap(&files);
     let late = of_topic(&recorded, "/late");
     assert_eq!(late.len(), 30);
@@ -323,14 +315,14 @@ fn one_session_records_shared_memory_and_dds_together() {
     let report = recd_testkit::finish_load(load);
     assert_eq!(report.topics.iter().map(|t| t.sent).sum::<u64>(), 40);
     assert!(recd.wait_written("mixed", 80));
-    let files = files_of(&stop_session(recd, "mixed"));
+    let files = stopped_files(&stop_session(recd, "mixed"));
     let recorded = read_mcap(&files);
     assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
     let shm_topic = format!("{prefix}small/0");
     assert_eq!(of_topic(&recorded, &shm_topic).len(), 40, "{shm_topic}");
     assert_eq!(published.samples.len(), 40);
 
-    let files = files_of(&stop_session(recd, "ddsonly"));
+    let files = stopped_files(&stop_session(recd, "ddsonly"));
     let recorded = read_mcap(&files);
     assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
     assert_eq!(recorded.len(), 40, "nothing but the DDS topic");
@@ -421,7 +413,7 @@ fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counte
         !status[0]["problems"].to_string().contains("does not match"),
         "{status}"
     );
-    let files = files_of(&stop_session(recd, "mixedqos"));
+    let files = stopped_files(&stop_session(recd, "mixedqos"));
     let recorded = read_mcap(&files);
     let chatter = of_topic(&recorded, "/chatter");
     assert_eq!(chatter.len() as u64, counts["written"].as_u64().unwrap());
@@ -465,7 +457,7 @@ fn plain_keyed_dds_topics_keep_their_dds_names_and_internal_ros_topics_are_skipp
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Keyed"], "{status}");
-    let files = files_of(&stop_session(recd, "plain"));
+    let files = stopped_files(&stop_session(recd, "plain"));
     let recorded = read_mcap(&files);
     let keyed_messages = of_topic(&recorded, "Keyed");
     assert_eq!(keyed_messages.len(), 30);
@@ -515,7 +507,7 @@ fn transient_local_history_from_before_the_start_is_recorded() {
         status_topic(recd, "latched", "/map")
     );
     let early = dds_published(early, Duration::from_secs(60));
-    let files = files_of(&stop_session(recd, "latched"));
+    let files = stopped_files(&stop_session(recd, "latched"));
     let recorded = read_mcap(&files);
     let map = of_topic(&recorded, "/map");
     assert_eq!(map.len(), 5);

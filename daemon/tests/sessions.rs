@@ -6,18 +6,9 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_testkit::{finish_load, Domain, Recd};
+use recd_testkit::{finish_load, stopped_files, Domain, Recd};
 use recd_workload::verify::check_files;
 use serde_json::Value;
-
-fn files_of(stopped: &Value) -> Vec<PathBuf> {
-    stopped["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
-        .collect()
-}
 
 /// The session called `name` in `rec list --json`.
 fn listed(recd: &Recd, name: &str) -> Value {
@@ -102,7 +93,7 @@ fn start_status_stop_list_record_every_message_and_catalog_it() {
     assert!(String::from_utf8_lossy(&human.stdout).contains("life/small/0"));
 
     let stopped = recd.rec_json(&["stop"]);
-    let files = files_of(&stopped[0]);
+    let files = stopped_files(&stopped[0]);
     assert!(files.iter().all(|f| f.starts_with(&directory)));
     assert_all_recorded(&files, "life/", 50);
 
@@ -199,7 +190,7 @@ fn two_sessions_record_their_own_topics_at_once() {
             .unwrap()
             .iter()
             .find(|s| s["name"] == name)
-            .map(files_of)
+            .map(stopped_files)
             .unwrap()
     };
     let front_topics: Vec<String> = check_files(&by_name("front"))
@@ -396,7 +387,7 @@ fn a_file_or_session_being_recorded_is_not_reindexed_and_the_recording_goes_on_i
     let sent = finish_load(load);
     assert!(sent.topics.iter().all(|t| t.sent == 200));
     let stopped = recd.rec_json(&["stop", "live"]);
-    let files = files_of(&stopped[0]);
+    let files = stopped_files(&stopped[0]);
     assert_eq!(files, vec![current], "the file was not replaced");
     assert_all_recorded(&files, "live/", 200);
     let reindexed = recd.rec(&["reindex", "live"]);

@@ -82,6 +82,9 @@ pub struct StartRequest {
     pub dds_domain: Option<u16>,
     /// Leave iceoryx2 shared memory out (a DDS-only session).
     pub no_iceoryx2: bool,
+    /// How to write the files: `auto`, `direct` or `buffered` (overrides recd's
+    /// `io_mode`).
+    pub io_mode: Option<String>,
 }
 
 /// recd's answer to one request.
@@ -157,6 +160,9 @@ pub struct SessionStarted {
     pub id: i64,
     /// The directory its files go to.
     pub directory: PathBuf,
+    /// How its files are written: `direct` or `buffered` (what `auto` chose).
+    #[serde(default)]
+    pub io_mode: String,
 }
 
 /// A session that stopped.
@@ -197,6 +203,9 @@ pub struct SessionStatus {
     pub write_error: Option<String>,
     /// Services that match but could not be opened, with the reason.
     pub problems: Vec<(String, String)>,
+    /// How its files are written: `direct` or `buffered` (what `auto` chose).
+    #[serde(default)]
+    pub io_mode: String,
 }
 
 /// A topic's counts as recd reports them: live in a status, final in a stop report and

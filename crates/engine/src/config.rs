@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use recd_storage::IoMode;
 use serde::{Deserialize, Serialize};
 
 /// Everything a recording needs to start; [`RecordingConfig::new`] gives the defaults.
@@ -22,12 +23,14 @@ pub struct RecordingConfig {
     /// Payloads this large or larger are written straight from shared memory; smaller
     /// ones are copied once and batched.
     pub zero_copy_threshold: usize,
-    /// Write with direct I/O (`O_DIRECT`): the disk reads large payloads straight from
-    /// shared memory and the page cache is left alone, which saves the kernel's copy. The
-    /// output directory's file system must support it (ext4 and XFS do; tmpfs may not).
-    /// Small messages then reach the file every 20 ms rather than whenever the
-    /// writer runs out of work, as each direct write fills whole 4 KiB blocks.
-    pub direct_io: bool,
+    /// How files are written. With direct I/O (`O_DIRECT`) the disk reads large payloads
+    /// straight from shared memory and the page cache is left alone, which saves the
+    /// kernel's copy; small messages then reach the file every 20 ms rather than whenever
+    /// the writer runs out of work, as each direct write fills whole 4 KiB blocks.
+    /// [`IoMode::Auto`] (the default) uses it where the output directory's file system
+    /// accepts it (ext4 and XFS do; ramfs and some FUSE mounts do not) and buffered I/O
+    /// elsewhere; [`RecordingStatus::io_mode`](crate::RecordingStatus) says which.
+    pub io_mode: IoMode,
     /// Bounds of the handoff between the receive thread and the writer thread.
     pub ring: RingConfig,
     /// Recorder memory for large shared-memory samples that cannot stay in shared memory
@@ -98,7 +101,7 @@ impl Default for RecordingConfig {
             split: SplitPolicy::default(),
             crc: false,
             zero_copy_threshold: 64 * 1024,
-            direct_io: false,
+            io_mode: IoMode::Auto,
             ring: RingConfig::default(),
             spill_bytes: 1024 * 1024 * 1024,
             sync_period: None,

@@ -45,6 +45,7 @@ mod topic;
 mod writer;
 
 pub use config::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection};
+pub use recd_storage::IoMode;
 pub use recording::{
     Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use recd_storage::{FileSummary, WriteError};
+use recd_storage::{FileSummary, IoMode, WriteError};
 
 use crate::config::RecordingConfig;
 use crate::handoff::{handoff, now_ns};
@@ -94,6 +94,8 @@ pub struct RecordingStatus {
     pub problems: BTreeMap<String, String>,
     /// The first write error, after which messages are dropped.
     pub write_error: Option<String>,
+    /// How the files are written: direct or buffered (what `auto` chose).
+    pub io_mode: IoMode,
 }
 
 /// What a finished recording holds.
@@ -141,6 +143,7 @@ pub struct Recording {
     writer: JoinHandle<WriterReport>,
     registry: Arc<TopicRegistry>,
     progress: Arc<WriterProgress>,
+    io_mode: IoMode,
     started_ns: u64,
     started: Instant,
 }
@@ -209,6 +212,7 @@ impl Recording {
             progress.clone(),
             config.test_hooks.writer_delay,
         )?;
+        let io_mode = writer.io_mode();
         let writer = spawn("recd-writer", "writer", move || writer.run())?;
         // Should a receive thread not start, the writer waits for a stop mark that will
         // never come; it is detached and ends with the process.
@@ -237,6 +241,7 @@ impl Recording {
             writer,
             registry,
             progress,
+            io_mode,
             started_ns,
             started: Instant::now(),
         })
@@ -268,6 +273,7 @@ impl Recording {
                 .expect("problems lock")
                 .clone(),
             write_error: self.progress.error.lock().expect("progress lock").clone(),
+            io_mode: self.io_mode,
         }
     }
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use recd_engine::{Recording, RecordingSummary};
+use recd_engine::{IoMode, Recording, RecordingSummary};
 use recd_testkit::{finish_load, kill_group, wait_until, Domain};
 use recd_workload::verify::{check_files, TopicCheck};
 
@@ -15,14 +15,14 @@ fn check_recording(summary: &RecordingSummary) -> BTreeMap<String, TopicCheck> {
 
 #[test]
 fn every_message_of_every_topic_is_recorded_byte_exact_in_order() {
-    assert_eq!(record_cameras_and_small_topics(false), 0);
+    assert_eq!(record_cameras_and_small_topics(IoMode::Buffered), 0);
 }
 
 #[test]
 fn direct_io_records_every_message_byte_exact_with_payloads_aligned_by_padding() {
     // One padding record before each 300 kB frame written in place (2 cameras × 60), and
     // more where the writer flushed when idle.
-    assert!(record_cameras_and_small_topics(true) >= 120);
+    assert!(record_cameras_and_small_topics(IoMode::Direct) >= 120);
 }
 
 /// Padding records (recd's private opcode) in the files of a recording.
@@ -47,12 +47,13 @@ fn padding_records(summary: &RecordingSummary) -> usize {
 /// Records 2 cameras and 3 small topics, 60 messages each, and checks that every message
 /// is in the files byte-exact, in order, with its user header; returns how many padding
 /// records the files hold.
-fn record_cameras_and_small_topics(direct_io: bool) -> usize {
+fn record_cameras_and_small_topics(io_mode: IoMode) -> usize {
     let domain = Domain::new();
     let dir = tempfile::tempdir().unwrap();
     let mut config = domain.config(dir.path(), &["t/*"]);
-    config.direct_io = direct_io;
+    config.io_mode = io_mode;
     let recording = Recording::start(config).unwrap();
+    assert_eq!(recording.status().io_mode, io_mode);
     let load = domain.load(&[
         "--name-prefix",
         "t/",

@@ -25,6 +25,7 @@ pub mod direct;
 mod durability;
 pub mod iceoryx2;
 mod info;
+mod io_mode;
 mod lock;
 mod recover;
 mod reindex;
@@ -35,6 +36,7 @@ pub use durability::Durability;
 pub use info::{
     summarize, summarize_from, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome,
 };
+pub use io_mode::{IoMode, UnknownIoMode};
 pub use lock::is_being_recorded;
 pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};

@@ -9,6 +9,7 @@ use mcap::records::{self, op};
 
 use crate::direct::{self, DirectSink};
 use crate::durability::{Durability, WriteBack};
+use crate::io_mode::IoMode;
 use crate::wire::{self, MESSAGE_PREFIX_LEN};
 
 /// Settings of a [`StreamWriter`].
@@ -27,10 +28,9 @@ pub struct WriterOptions {
     pub batch_size: usize,
     /// Write-back, page-cache and fdatasync policy.
     pub durability: Durability,
-    /// Open files with `O_DIRECT`: large payloads go from the caller's memory to the disk
-    /// with no copy into the page cache (see [`crate::direct`]); the write-back window
-    /// does not apply. The file system must support it.
-    pub direct_io: bool,
+    /// Page cache or `O_DIRECT` (see [`IoMode`]); with direct I/O the write-back window
+    /// does not apply.
+    pub io_mode: IoMode,
 }
 
 impl Default for WriterOptions {
@@ -42,7 +42,7 @@ impl Default for WriterOptions {
             zero_copy_threshold: 64 << 10,
             batch_size: 512 << 10,
             durability: Durability::default(),
-            direct_io: false,
+            io_mode: IoMode::default(),
         }
     }
 }
@@ -115,7 +115,7 @@ pub enum WriteError {
     #[error("more than 65535 {0} in one recording")]
     TooMany(&'static str),
     /// Direct I/O was asked for, but the file system refuses `O_DIRECT`.
-    #[error("cannot create {} for direct I/O: its file system does not support O_DIRECT (leave direct I/O off for this directory)", path.display())]
+    #[error("cannot create {} for direct I/O: its file system does not support O_DIRECT (use io_mode \"auto\" or \"buffered\" for this directory)", path.display())]
     DirectIoUnsupported {
         /// The file.
         path: PathBuf,
@@ -221,13 +221,16 @@ const PARTS_PER_WRITEV: usize = 15;
 impl StreamWriter {
     /// Creates `path`, which must not exist yet (nothing recorded is ever overwritten),
     /// and writes the MCAP magic and Header.
-    pub fn create(path: impl AsRef<Path>, options: WriterOptions) -> Result<Self, WriteError> {
+    ///
+    /// With [`IoMode::Auto`] the file is opened with `O_DIRECT` if its file system accepts
+    /// it; [`Self::io_mode`] tells which was used, and the files [`Self::roll`] continues
+    /// in use the same.
+    pub fn create(path: impl AsRef<Path>, mut options: WriterOptions) -> Result<Self, WriteError> {
         let path = path.as_ref().to_path_buf();
-        let file = open_new(&path, options.direct_io)?;
+        let (file, used) = open_new(&path, options.io_mode)?;
+        options.io_mode = used;
         let write_back = WriteBack::for_file(write_back_policy(&options), &file);
-        let direct = options
-            .direct_io
-            .then(|| DirectSink::new(options.batch_size));
+        let direct = (used == IoMode::Direct).then(|| DirectSink::new(options.batch_size));
         let mut writer = Self {
             file,
             path,
@@ -244,6 +247,12 @@ impl StreamWriter {
         };
         writer.start_file()?;
         Ok(writer)
+    }
+
+    /// The I/O path this writer uses: [`IoMode::Direct`] or [`IoMode::Buffered`], never
+    /// [`IoMode::Auto`].
+    pub fn io_mode(&self) -> IoMode {
+        self.options.io_mode
     }
 
     /// The file being written.
@@ -421,7 +430,7 @@ impl StreamWriter {
     pub fn roll(&mut self, next: impl AsRef<Path>) -> Result<FileSummary, WriteError> {
         let summary = self.finish()?;
         let next = next.as_ref().to_path_buf();
-        self.file = open_new(&next, self.options.direct_io)?;
+        (self.file, _) = open_new(&next, self.options.io_mode)?;
         self.path = next;
         self.written = 0;
         if let Some(sink) = &mut self.direct {
@@ -686,14 +695,36 @@ impl StreamWriter {
     }
 }
 
-fn open_new(path: &Path, direct_io: bool) -> Result<File, WriteError> {
+/// Creates `path` for `mode`, and says which of direct or buffered I/O it got.
+fn open_new(path: &Path, mode: IoMode) -> Result<(File, IoMode), WriteError> {
+    let (file, used) = match mode {
+        IoMode::Buffered => (open_exclusive(path, false)?, IoMode::Buffered),
+        IoMode::Direct => (open_exclusive(path, true)?, IoMode::Direct),
+        IoMode::Auto => match open_exclusive(path, true) {
+            Ok(file) => (file, IoMode::Direct),
+            Err(WriteError::DirectIoUnsupported { .. }) => {
+                (open_exclusive(path, false)?, IoMode::Buffered)
+            }
+            Err(error) => return Err(error),
+        },
+    };
+    // The file is new, so nobody else holds a lock on it yet.
+    crate::lock::lock_for_writing(&file).map_err(|source| WriteError::Create {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((file, used))
+}
+
+/// Creates `path`, which must not exist, optionally with `O_DIRECT`.
+fn open_exclusive(path: &Path, direct_io: bool) -> Result<File, WriteError> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     if direct_io {
         options.custom_flags(libc::O_DIRECT);
     }
-    let file = options.open(path).map_err(|source| {
+    options.open(path).map_err(|source| {
         if direct_io && source.raw_os_error() == Some(libc::EINVAL) {
             // The file system refused O_DIRECT after creating the (new, hence empty) file.
             let _ = std::fs::remove_file(path);
@@ -706,19 +737,13 @@ fn open_new(path: &Path, direct_io: bool) -> Result<File, WriteError> {
                 source,
             }
         }
-    })?;
-    // The file is new, so nobody else holds a lock on it yet.
-    crate::lock::lock_for_writing(&file).map_err(|source| WriteError::Create {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(file)
+    })
 }
 
 /// The durability policy as it applies: direct I/O bypasses the page cache, so there is
 /// no write-back to pace.
 fn write_back_policy(options: &WriterOptions) -> Durability {
-    if options.direct_io {
+    if options.io_mode == IoMode::Direct {
         Durability {
             writeback_window: None,
             drop_written_pages: false,

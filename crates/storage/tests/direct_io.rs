@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use common::{frame_records, read_with_mcap_crate, validate_with_mcap_crate, write_sample};
 use recd_storage::direct::{BLOCK, PADDING_OPCODE};
-use recd_storage::{summarize, MessageHeader, StreamWriter, WriterOptions};
+use recd_storage::{summarize, IoMode, MessageHeader, StreamWriter, WriterOptions};
 
 fn direct_options() -> WriterOptions {
     WriterOptions {
-        direct_io: true,
+        io_mode: IoMode::Direct,
         data_crc: true,
         ..WriterOptions::default()
     }

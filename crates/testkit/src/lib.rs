@@ -1,6 +1,6 @@
 //! Helpers of recd's end-to-end tests: isolated iceoryx2 domains, the load generator
-//! process, the Python DDS publisher and ROS 2 readers, bounded waits, and the
-//! workspace's built binaries.
+//! process, the Python DDS publisher and ROS 2 readers, bounded waits, mounted file
+//! systems, and the workspace's built binaries.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -10,7 +10,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+mod mount;
 mod python;
+
+pub use mount::Mount;
 
 pub use python::{
     dds_publish, dds_published, python, python_file, read_ros2, ros2_fixtures, Published,
@@ -306,6 +309,18 @@ impl Drop for Recd {
             let _ = child.wait();
         }
     }
+}
+
+/// The files of one stopped session in `rec stop --json` (the session itself, or the
+/// array of sessions with it first).
+pub fn stopped_files(stopped: &serde_json::Value) -> Vec<PathBuf> {
+    stopped[0]["files"]
+        .as_array()
+        .or_else(|| stopped["files"].as_array())
+        .expect("a stop report lists files")
+        .iter()
+        .map(|f| PathBuf::from(f["path"].as_str().expect("a file has a path")))
+        .collect()
 }
 
 /// Runs `rec --socket <socket> args…`.

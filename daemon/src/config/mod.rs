@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytesize::ByteSize;
+use recd_engine::IoMode;
 use serde::{Deserialize, Serialize};
 
 /// Where the configuration file is looked for when `--config` is not given.
@@ -45,8 +46,10 @@ pub struct SessionDefaults {
     pub max_duration: Option<Duration>,
     /// Keep a CRC-32 of each file's data section.
     pub crc: bool,
-    /// Write with O_DIRECT (the data directory's file system must support it).
-    pub direct_io: bool,
+    /// How files are written: "auto" (direct I/O where the data directory's file system
+    /// accepts O_DIRECT, buffered otherwise), "direct" (O_DIRECT or fail) or "buffered"
+    /// (through the page cache).
+    pub io_mode: IoMode,
     /// Payloads this large or larger are written straight from shared memory.
     pub zero_copy_threshold: ByteSize,
     /// fdatasync at most this long after the last one; none leaves it to file close.
@@ -113,7 +116,7 @@ impl Default for SessionDefaults {
             max_file_size: None,
             max_duration: None,
             crc: false,
-            direct_io: false,
+            io_mode: engine.io_mode,
             zero_copy_threshold: ByteSize::b(engine.zero_copy_threshold as u64),
             sync_period: None,
             discovery_interval: engine.discovery_interval,
@@ -179,7 +182,14 @@ impl DaemonConfig {
 
     /// Parses TOML text; the error names the offending key and line.
     pub fn parse(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|error| error.to_string().trim_end().to_string())
+        toml::from_str(text).map_err(|error| {
+            let message = error.to_string().trim_end().to_string();
+            if message.contains("unknown field `direct_io`") {
+                format!("{message}\n`direct_io` was replaced by `io_mode = \"auto\"` (the default), \"direct\" or \"buffered\"")
+            } else {
+                message
+            }
+        })
     }
 
     /// The configuration as TOML, every key included.
@@ -223,5 +233,19 @@ mod tests {
         assert!(error.contains("line 3"), "{error}");
         let error = DaemonConfig::parse("[recording]\nmax_duration = \"soon\"\n").unwrap_err();
         assert!(error.contains("line 2"), "{error}");
+        let error = DaemonConfig::parse("[recording]\nio_mode = \"fast\"\n").unwrap_err();
+        assert!(
+            error.contains("io_mode") && error.contains("fast"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn io_mode_replaces_direct_io_and_the_old_key_says_so() {
+        let config = DaemonConfig::parse("[recording]\nio_mode = \"buffered\"\n").unwrap();
+        assert_eq!(config.recording.io_mode, IoMode::Buffered);
+        assert_eq!(DaemonConfig::default().recording.io_mode, IoMode::Auto);
+        let error = DaemonConfig::parse("[recording]\ndirect_io = true\n").unwrap_err();
+        assert!(error.contains("replaced by `io_mode"), "{error}");
     }
 }

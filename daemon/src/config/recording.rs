@@ -6,19 +6,25 @@ use std::time::Duration;
 
 use recd_control::StartRequest;
 use recd_engine::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
+use recd_storage::UnknownIoMode;
 
 use super::SessionDefaults;
 
 impl SessionDefaults {
     /// The configuration a session records with: what `request` asks for, the rest from
     /// these defaults; files go to `output_dir` and are named `<file_prefix>_NNNN.mcap`.
+    /// Fails on an I/O mode that does not exist.
     pub fn recording_config(
         &self,
         request: &StartRequest,
         file_prefix: String,
         output_dir: PathBuf,
-    ) -> RecordingConfig {
-        RecordingConfig {
+    ) -> Result<RecordingConfig, UnknownIoMode> {
+        let io_mode = match &request.io_mode {
+            Some(name) => name.parse()?,
+            None => self.io_mode,
+        };
+        Ok(RecordingConfig {
             topics: TopicSelection {
                 include: request.topics.clone(),
                 exclude: request.exclude.clone(),
@@ -35,7 +41,7 @@ impl SessionDefaults {
                     .or(self.max_duration),
             },
             crc: request.crc || self.crc,
-            direct_io: self.direct_io,
+            io_mode,
             zero_copy_threshold: self.zero_copy_threshold.as_u64() as usize,
             ring: RingConfig {
                 items: self.ring_items,
@@ -60,7 +66,7 @@ impl SessionDefaults {
                     receive_buffer_bytes: self.dds_receive_buffer.as_u64() as usize,
                 }),
             ..RecordingConfig::default()
-        }
+        })
     }
 }
 
@@ -68,6 +74,7 @@ impl SessionDefaults {
 mod tests {
     use super::*;
     use bytesize::ByteSize;
+    use recd_engine::IoMode;
 
     #[test]
     fn the_request_overrides_the_defaults() {
@@ -77,11 +84,13 @@ mod tests {
             dds_domain: Some(3),
             ..SessionDefaults::default()
         };
-        let plain = defaults.recording_config(
-            &StartRequest::default(),
-            "a_1".into(),
-            PathBuf::from("/d/a"),
-        );
+        let plain = defaults
+            .recording_config(
+                &StartRequest::default(),
+                "a_1".into(),
+                PathBuf::from("/d/a"),
+            )
+            .unwrap();
         assert_eq!(plain.split.max_bytes, Some(1 << 20));
         assert_eq!(plain.split.max_duration, Some(Duration::from_secs(60)));
         assert_eq!(plain.dds.as_ref().map(|d| d.domain), Some(3));
@@ -96,14 +105,28 @@ mod tests {
             crc: true,
             dds_domain: Some(7),
             no_iceoryx2: true,
+            io_mode: Some("buffered".into()),
             ..StartRequest::default()
         };
-        let asked = defaults.recording_config(&request, "a_1".into(), PathBuf::from("/d/a"));
+        let asked = defaults
+            .recording_config(&request, "a_1".into(), PathBuf::from("/d/a"))
+            .unwrap();
         assert_eq!(asked.topics.include, ["camera/*"]);
         assert_eq!(asked.split.max_bytes, Some(4096));
         assert_eq!(asked.split.max_duration, Some(Duration::from_millis(500)));
         assert!(asked.crc);
         assert_eq!(asked.dds.as_ref().map(|d| d.domain), Some(7));
         assert!(!asked.iceoryx2);
+        assert_eq!(plain.io_mode, IoMode::Auto);
+        assert_eq!(asked.io_mode, IoMode::Buffered);
+
+        let unknown = StartRequest {
+            io_mode: Some("fast".into()),
+            ..StartRequest::default()
+        };
+        let error = defaults
+            .recording_config(&unknown, "a_1".into(), PathBuf::from("/d/a"))
+            .unwrap_err();
+        assert!(error.to_string().contains("\"fast\""), "{error}");
     }
 }

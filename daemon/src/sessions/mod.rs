@@ -90,10 +90,11 @@ impl Sessions {
         }
         let directory = self.config.data_dir.join(&name);
         let file_prefix = format!("{name}_{}", names::timestamp(started_at));
-        let mut config =
-            self.config
-                .recording
-                .recording_config(request, file_prefix, directory.clone());
+        let mut config = self
+            .config
+            .recording
+            .recording_config(request, file_prefix, directory.clone())
+            .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         TopicFilter::new(&config.topics)
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         let config_json = serde_json::to_string(&config).expect("config serializes");
@@ -124,12 +125,19 @@ impl Sessions {
         };
         let status = session.recording.status();
         session.files.note(&self.catalog(), id, &status);
-        tracing::info!(session = %name, id, directory = %directory.display(), "session started");
+        tracing::info!(
+            session = %name,
+            id,
+            directory = %directory.display(),
+            io_mode = %status.io_mode,
+            "session started"
+        );
         running.insert(name.clone(), session);
         Ok(SessionStarted {
             name,
             id,
             directory,
+            io_mode: status.io_mode.to_string(),
         })
     }
 

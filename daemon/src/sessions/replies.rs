@@ -56,6 +56,7 @@ pub fn session_status(
             .collect(),
         write_error: status.write_error,
         problems: status.problems.into_iter().collect(),
+        io_mode: status.io_mode.to_string(),
     }
 }
 

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_storage::iceoryx2 as keys;
-use recd_storage::{Durability, FileSummary, StreamWriter, WriteError, WriterOptions};
+use recd_storage::{Durability, FileSummary, IoMode, StreamWriter, WriteError, WriterOptions};
 
 use super::WriterProgress;
 use crate::config::{RecordingConfig, SplitPolicy};
@@ -44,7 +44,7 @@ impl FilePlan {
             options: WriterOptions {
                 data_crc: config.crc,
                 zero_copy_threshold: config.zero_copy_threshold,
-                direct_io: config.direct_io,
+                io_mode: config.io_mode,
                 // rosbag2's readers (rosbags among them) require the profile; DDS topics
                 // follow it, shared-memory channels keep their own encoding beside them.
                 profile: if config.dds.is_some() {
@@ -87,9 +87,14 @@ const DIRECT_FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 
 impl Files {
     /// Creates the first file, so that a recording that cannot write fails at its start.
-    pub fn create(plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
+    /// Its I/O mode, once `auto` is resolved, is the one of every later file, and goes
+    /// into their `recorder` metadata as `io_mode`.
+    pub fn create(mut plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
         let path = plan.path(0);
         let file = StreamWriter::create(&path, plan.options.clone())?;
+        plan.options.io_mode = file.io_mode();
+        plan.metadata
+            .insert("io_mode".to_string(), file.io_mode().to_string());
         *progress.current_file.lock().expect("progress lock") = Some(path);
         Ok(Self {
             plan,
@@ -101,6 +106,15 @@ impl Files {
             closing: Vec::new(),
             last_flush: Instant::now(),
         })
+    }
+
+    /// The I/O path the files are written with: direct or buffered.
+    pub fn io_mode(&self) -> IoMode {
+        self.plan.options.io_mode
+    }
+
+    fn direct_io(&self) -> bool {
+        self.io_mode() == IoMode::Direct
     }
 
     /// Bytes written to every file so far.
@@ -160,7 +174,7 @@ impl Files {
     /// Hands batched small messages to the kernel (with direct I/O at most every
     /// [`DIRECT_FLUSH_INTERVAL`], as each flush pads to a block).
     pub fn flush(&mut self) -> Result<(), WriteError> {
-        if self.plan.options.direct_io {
+        if self.direct_io() {
             if self.last_flush.elapsed() < DIRECT_FLUSH_INTERVAL {
                 return Ok(());
             }
@@ -176,7 +190,7 @@ impl Files {
     /// hand something over, so only a split by duration (or a direct-I/O flush) needs a
     /// timer.
     pub fn idle_wait(&self) -> Duration {
-        let longest = if self.plan.options.direct_io {
+        let longest = if self.direct_io() {
             DIRECT_FLUSH_INTERVAL
         } else {
             Duration::from_millis(250)

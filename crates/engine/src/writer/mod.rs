@@ -62,6 +62,11 @@ pub(crate) struct Writer<S> {
 const BATCH_PER_RING: usize = 256;
 
 impl<S: LoanedBytes> Writer<S> {
+    /// The I/O path the files are written with (`auto` resolved).
+    pub fn io_mode(&self) -> recd_storage::IoMode {
+        self.files.io_mode()
+    }
+
     /// Creates the first file, so that a recording that cannot write fails at its start.
     pub fn create(
         rxs: Vec<Receiver<S>>,
