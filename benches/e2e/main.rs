@@ -6,6 +6,7 @@
 
 mod measure;
 mod table;
+mod throttle;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -36,22 +37,7 @@ enum Cmd {
     Run(RunArgs),
     /// (internal) Record until SIGINT and print the summary as JSON.
     #[command(hide = true)]
-    Record {
-        #[arg(long)]
-        dir: PathBuf,
-        #[arg(long)]
-        include: String,
-        #[arg(long)]
-        crc: bool,
-        #[arg(long, default_value_t = IoMode::Auto)]
-        io_mode: IoMode,
-        /// Record DDS topics of this domain too (on loopback).
-        #[arg(long)]
-        dds_domain: Option<u16>,
-        /// Where the DDS recorder finds message definitions.
-        #[arg(long)]
-        msg_dir: Option<PathBuf>,
-    },
+    Record(RecordArgs),
     /// (internal) Write this many bytes sequentially and fdatasync, as a reference.
     #[command(hide = true)]
     PlainWrite {
@@ -62,6 +48,26 @@ enum Cmd {
         #[arg(long)]
         chunk: usize,
     },
+}
+
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    #[arg(long)]
+    dir: PathBuf,
+    #[arg(long)]
+    include: String,
+    #[arg(long)]
+    crc: bool,
+    #[arg(long, default_value_t = IoMode::Auto)]
+    io_mode: IoMode,
+    #[arg(long, value_parser = humantime::parse_duration)]
+    max_poll_interval: Option<Duration>,
+    /// Record DDS topics of this domain too (on loopback).
+    #[arg(long)]
+    dds_domain: Option<u16>,
+    /// Where the DDS recorder finds message definitions.
+    #[arg(long)]
+    msg_dir: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -90,6 +96,25 @@ struct RunArgs {
     /// the page cache).
     #[arg(long, default_value_t = IoMode::Auto)]
     io_mode: IoMode,
+    /// The recorder's `max_poll_interval` (its default when left out).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    max_poll_interval: Option<Duration>,
+    /// Samples the publishers let a subscriber hold at once (iceoryx2's default is 2);
+    /// the load generator's own default when left out.
+    #[arg(long)]
+    borrowed: Option<usize>,
+    /// Samples queued per subscriber before the oldest is overwritten (iceoryx2's
+    /// default is 2); the load generator's own default when left out.
+    #[arg(long)]
+    buffer: Option<usize>,
+    /// Publishers notify a same-named event service after each sample, so the recorder
+    /// is woken rather than polling.
+    #[arg(long)]
+    notify: bool,
+    /// Limit the recorder's writes to the output disk to this many MB/s (a cgroup blkio
+    /// throttle): a disk slower than the load.
+    #[arg(long, value_name = "MB_PER_S")]
+    throttle_write: Option<u64>,
     /// The DDS domain of the `dds` scenario (publisher and recorder, loopback only).
     #[arg(long, default_value_t = 42)]
     dds_domain: u16,
@@ -99,14 +124,7 @@ fn main() -> ExitCode {
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     let result = match Cli::parse().command {
         Cmd::Run(args) => run(&args),
-        Cmd::Record {
-            dir,
-            include,
-            crc,
-            io_mode,
-            dds_domain,
-            msg_dir,
-        } => record(dir, include, crc, io_mode, dds_domain.map(|d| (d, msg_dir))),
+        Cmd::Record(args) => record(args),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
     };
     match result {
@@ -237,6 +255,10 @@ fn run(args: &RunArgs) -> Result<(), String> {
         .arg(run_dir.join("recd"))
         .args(args.crc.then_some("--crc"))
         .args(["--io-mode", args.io_mode.name()])
+        .args(
+            args.max_poll_interval
+                .map(|d| format!("--max-poll-interval={}ms", d.as_millis())),
+        )
         .stdout(Stdio::piped());
     if let Some(domain) = scenario.dds_domain {
         let msg_dir = run_dir.join("msg");
@@ -247,6 +269,14 @@ fn run(args: &RunArgs) -> Result<(), String> {
             .arg(&msg_dir);
     }
     let recorder = spawn(&mut record_command)?;
+    let throttle = match args.throttle_write {
+        Some(mb) => Some(throttle::Throttle::apply(
+            recorder.pid(),
+            &args.dir,
+            mb * 1_000_000,
+        )?),
+        None => None,
+    };
     std::thread::sleep(Duration::from_millis(300));
     let mut load_command = Command::new(&load_exe);
     load_command
@@ -258,6 +288,13 @@ fn run(args: &RunArgs) -> Result<(), String> {
             "--wait-subscribers",
             if args.iox2.is_some() { "2" } else { "1" },
         ]);
+        if let Some(borrowed) = args.borrowed {
+            load_command.args(["--borrowed", &borrowed.to_string()]);
+        }
+        if let Some(buffer) = args.buffer {
+            load_command.args(["--buffer", &buffer.to_string()]);
+        }
+        load_command.args(args.notify.then_some("--notify"));
     }
     let load = spawn(&mut load_command)?;
     let iox2 = match &args.iox2 {
@@ -298,6 +335,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
     std::thread::sleep(Duration::from_millis(if dds { 1000 } else { 300 }));
     measure::interrupt(&recorder);
     let (recorder_out, recorder_usage) = wait_measured(recorder)?;
+    drop(throttle);
     let recorded: serde_json::Value =
         serde_json::from_slice(&recorder_out).map_err(|e| format!("recorder output: {e}"))?;
     let peer = iox2.map(measure::stop_iox2_peer).transpose()?;
@@ -339,7 +377,21 @@ fn run(args: &RunArgs) -> Result<(), String> {
 
     let _ = std::fs::remove_dir_all(&run_dir);
 
-    let scenario_name = format!("{} (io_mode {})", args.scenario, args.io_mode);
+    let mut scenario_name = format!(
+        "{} (io_mode {}: {})",
+        args.scenario,
+        args.io_mode,
+        recorded["io_mode"].as_str().unwrap_or("?")
+    );
+    if let (Some(borrowed), Some(buffer)) = (args.borrowed, args.buffer) {
+        scenario_name += &format!(", publishers {buffer} buffered / {borrowed} borrowed");
+    }
+    if args.notify {
+        scenario_name += ", event service";
+    }
+    if let Some(mb) = args.throttle_write {
+        scenario_name += &format!(", recorder's writes throttled to {mb} MB/s");
+    }
     table::print(&table::Results {
         scenario: &scenario_name,
         report: &report,
@@ -357,26 +409,22 @@ fn run(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Records until SIGINT; with `dds` = (domain, message directory), DDS topics of that
-/// domain too, on loopback only.
-fn record(
-    dir: PathBuf,
-    include: String,
-    crc: bool,
-    io_mode: IoMode,
-    dds: Option<(u16, Option<PathBuf>)>,
-) -> Result<(), String> {
-    let mut config = RecordingConfig::new(dir);
+/// Records until SIGINT; DDS topics too with `--dds-domain`, on loopback only.
+fn record(args: RecordArgs) -> Result<(), String> {
+    let mut config = RecordingConfig::new(args.dir);
     config.file_prefix = "bench".into();
-    config.crc = crc;
-    config.io_mode = io_mode;
-    config.dds = dds.map(|(domain, msg_dir)| DdsConfig {
+    config.crc = args.crc;
+    config.io_mode = args.io_mode;
+    if let Some(interval) = args.max_poll_interval {
+        config.max_poll_interval = interval;
+    }
+    config.dds = args.dds_domain.map(|domain| DdsConfig {
         interfaces: vec![std::net::IpAddr::from([127, 0, 0, 1])],
-        message_dirs: msg_dir.into_iter().collect(),
+        message_dirs: args.msg_dir.into_iter().collect(),
         ..DdsConfig::new(domain)
     });
     config.topics = TopicSelection {
-        include: vec![include],
+        include: vec![args.include],
         exclude: vec![],
     };
     let (tx, rx) = std::sync::mpsc::channel();
@@ -386,6 +434,7 @@ fn record(
     .map_err(|e| e.to_string())?;
     let started = Instant::now();
     let recording = Recording::start(config).map_err(|e| e.to_string())?;
+    let io_mode = recording.status().io_mode;
     let _ = rx.recv();
     let summary = recording.stop().map_err(|e| e.to_string())?;
     if let Some(error) = &summary.write_error {
@@ -396,6 +445,7 @@ fn record(
         "bytes": summary.files.iter().map(|f| f.bytes).sum::<u64>(),
         "seconds": started.elapsed().as_secs_f64(),
         "topics": summary.topics,
+        "io_mode": io_mode,
     });
     println!("{output}");
     Ok(())

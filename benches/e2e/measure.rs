@@ -62,6 +62,13 @@ pub fn spawn(command: &mut Command) -> Result<Started, String> {
     })
 }
 
+impl Started {
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 /// Sends SIGINT.
 pub fn interrupt(started: &Started) {
     // SAFETY: kill(2) on our own child.

@@ -85,6 +85,30 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Percentiles of `log_time - publish_time` over every recorded message.
+fn print_receive_lag(checks: &BTreeMap<String, TopicCheck>) {
+    let mut lags: Vec<i64> = checks
+        .values()
+        .flat_map(|c| c.receive_lags_ns.iter().copied())
+        .collect();
+    if lags.is_empty() {
+        return;
+    }
+    lags.sort_unstable();
+    let at = |q: f64| lags[((lags.len() - 1) as f64 * q).round() as usize] as f64 / 1e6;
+    table(
+        &["receive lag ms", "p50", "p90", "p99", "p99.9", "max"],
+        &[vec![
+            format!("{} messages", lags.len()),
+            format!("{:.3}", at(0.5)),
+            format!("{:.3}", at(0.9)),
+            format!("{:.3}", at(0.99)),
+            format!("{:.3}", at(0.999)),
+            format!("{:.3}", at(1.0)),
+        ]],
+    );
+}
+
 /// Prints the tables.
 pub fn print(r: &Results) {
     println!("scenario {} on {} cores", r.scenario, cores());
@@ -105,6 +129,7 @@ pub fn print(r: &Results) {
         counted.received += counts.received;
         counted.dropped += counts.dropped;
         counted.lost += counts.lost;
+        counted.overflows += counts.overflows;
         if r.report.topics.len() <= 16 {
             rows.push(vec![
                 topic.service.clone(),
@@ -115,6 +140,7 @@ pub fn print(r: &Results) {
                 counts.received.to_string(),
                 counts.dropped.to_string(),
                 counts.lost.to_string(),
+                counts.overflows.to_string(),
             ]);
         }
     }
@@ -131,6 +157,7 @@ pub fn print(r: &Results) {
         counted.received.to_string(),
         counted.dropped.to_string(),
         counted.lost.to_string(),
+        counted.overflows.to_string(),
     ]);
     // The file's view (received = in the file), then the recorder's own counters: samples
     // it took from iceoryx2, dropped from a full handoff, and sequence gaps it saw.
@@ -144,9 +171,11 @@ pub fn print(r: &Results) {
             "recd took",
             "recd dropped",
             "recd gaps",
+            "recd overflows",
         ],
         &rows,
     );
+    print_receive_lag(r.checks);
 
     let gb = r.report.bytes() as f64 / 1e9;
     let publish_rate = r.report.bytes() as f64 / r.publish_seconds.max(1e-9) / 1e6;

@@ -50,8 +50,10 @@ pub struct RecordingConfig {
     /// than four times that rate can overflow the buffer before the next poll (event
     /// services avoid that).
     pub min_poll_interval: Duration,
-    /// The longest time between two polls of such a subscriber: how long a silent topic's
-    /// first sample may wait. Keeps an idle recorder cheap.
+    /// The longest time between two polls of such a subscriber: how long a sample may
+    /// wait before it is received, so how far its `log_time` may lag its publication.
+    /// Subscribers due within half of `min_poll_interval` are polled together, so the
+    /// receive thread wakes about this often however many topics there are.
     pub max_poll_interval: Duration,
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
@@ -107,7 +109,7 @@ impl Default for RecordingConfig {
             sync_period: None,
             discovery_interval: Duration::from_millis(500),
             min_poll_interval: Duration::from_millis(2),
-            max_poll_interval: Duration::from_millis(50),
+            max_poll_interval: Duration::from_millis(4),
             iceoryx2_prefix: None,
             iceoryx2: true,
             dds: None,

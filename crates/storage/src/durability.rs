@@ -4,9 +4,11 @@
 //! Recording at 1.5 GB/s through the page cache would otherwise pile up gigabytes of dirty
 //! pages until the kernel stalls every writer at once. Instead the file is handed to the
 //! disk in windows: each full window's write-back is started at once
-//! (`sync_file_range(WRITE)`), and the window before it is waited for and dropped from the
-//! page cache (`posix_fadvise(DONTNEED)`), so the writer never gets more than two windows
-//! ahead of the disk.
+//! (`sync_file_range(WRITE)`), and once more than `writeback_in_flight` bytes are on their
+//! way the oldest windows are waited for and dropped from the page cache
+//! (`posix_fadvise(DONTNEED)`). Several windows in flight keep the disk's queue full:
+//! waiting for each window before starting the next left the disk idle between them, and
+//! a writer that waited on every 8 MiB fell behind a load the disk could take.
 
 use std::fs::File;
 use std::io;
@@ -19,6 +21,11 @@ pub struct Durability {
     /// Start write-back each time this many bytes were written; `None` leaves it to the
     /// kernel.
     pub writeback_window: Option<u64>,
+    /// Bytes whose write-back may be under way at once before the writer waits for the
+    /// oldest window: bounds the dirty pages, and how far the writer runs ahead of the
+    /// disk.
+    #[serde(default = "default_in_flight")]
+    pub writeback_in_flight: u64,
     /// Drop ranges from the page cache once they reached the disk (needs `writeback_window`).
     pub drop_written_pages: bool,
     /// `fdatasync` at most this long after the last one, bounding what a power loss can take;
@@ -30,10 +37,15 @@ impl Default for Durability {
     fn default() -> Self {
         Self {
             writeback_window: Some(8 << 20),
+            writeback_in_flight: default_in_flight(),
             drop_written_pages: true,
             sync_period: None,
         }
     }
+}
+
+fn default_in_flight() -> u64 {
+    64 << 20
 }
 
 /// Tracks one file's progress towards the disk.
@@ -42,6 +54,8 @@ pub(crate) struct WriteBack {
     policy: Durability,
     /// Write-back was started for everything below this offset.
     started: u64,
+    /// Where each window whose write-back is under way ends, oldest first.
+    in_flight: std::collections::VecDeque<u64>,
     /// Everything below this offset reached the disk and left the page cache.
     settled: u64,
     last_sync: Instant,
@@ -54,6 +68,7 @@ impl WriteBack {
         Self {
             policy,
             started: 0,
+            in_flight: std::collections::VecDeque::new(),
             settled: 0,
             last_sync: Instant::now(),
             advisory_supported: true,
@@ -89,8 +104,14 @@ impl WriteBack {
             SYNC_FILE_RANGE_WAIT_AFTER as WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE as WAIT_BEFORE,
             SYNC_FILE_RANGE_WRITE as WRITE,
         };
-        if self.started > self.settled {
-            let (from, len) = (self.settled, self.started - self.settled);
+        self.sync_range(file, self.started, written - self.started, WRITE)?;
+        self.started = written;
+        self.in_flight.push_back(written);
+        while self.started - self.settled > self.policy.writeback_in_flight {
+            let Some(end) = self.in_flight.pop_front() else {
+                break;
+            };
+            let (from, len) = (self.settled, end - self.settled);
             self.sync_range(file, from, len, WAIT_BEFORE | WRITE | WAIT_AFTER)?;
             if self.policy.drop_written_pages && self.advisory_supported {
                 // Advice only: a refusal changes nothing about the data.
@@ -104,10 +125,8 @@ impl WriteBack {
                     )
                 };
             }
-            self.settled = self.started;
+            self.settled = end;
         }
-        self.sync_range(file, self.started, written - self.started, WRITE)?;
-        self.started = written;
         Ok(())
     }
 
@@ -155,19 +174,21 @@ mod tests {
         let mut file = File::create(dir.path().join("f")).unwrap();
         let mut wb = WriteBack::new(Durability {
             writeback_window: Some(4096),
+            writeback_in_flight: 2 * 4096,
             drop_written_pages: true,
             sync_period: Some(Duration::ZERO),
         });
         let block = vec![7u8; 4096];
         let mut written = 0;
-        for _ in 0..3 {
+        for window in 1..=5u64 {
             file.write_all(&block).unwrap();
             written += block.len() as u64;
             wb.after_write(&file, written).unwrap();
-        }
-        if wb.advisory_supported {
-            assert_eq!(wb.started, 3 * 4096);
-            assert_eq!(wb.settled, 2 * 4096);
+            if wb.advisory_supported {
+                assert_eq!(wb.started, window * 4096);
+                // Two windows stay in flight; older ones were waited for.
+                assert_eq!(wb.settled, window.saturating_sub(2) * 4096);
+            }
         }
     }
 }

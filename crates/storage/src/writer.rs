@@ -747,7 +747,7 @@ fn write_back_policy(options: &WriterOptions) -> Durability {
         Durability {
             writeback_window: None,
             drop_written_pages: false,
-            sync_period: options.durability.sync_period,
+            ..options.durability.clone()
         }
     } else {
         options.durability.clone()

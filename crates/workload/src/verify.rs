@@ -22,6 +22,10 @@ pub struct TopicCheck {
     pub bad: Vec<String>,
     /// The user header bytes of each message.
     pub user_headers: Vec<Vec<u8>>,
+    /// Per message, `log_time` minus `publish_time` in ns: how long after the publisher
+    /// stamped it the recorder received it (the load generator stamps just before it
+    /// writes and sends).
+    pub receive_lags_ns: Vec<i64>,
 }
 
 impl TopicCheck {
@@ -51,6 +55,9 @@ pub fn check_files(paths: &[impl AsRef<Path>]) -> Result<BTreeMap<String, TopicC
                 .unwrap_or(0);
             let entry = topics.entry(message.channel.topic.clone()).or_default();
             entry.messages += 1;
+            entry
+                .receive_lags_ns
+                .push(message.log_time as i64 - message.publish_time as i64);
             if message.channel.message_encoding == CDR {
                 // A DDS sample of `recd-load dds`: the proven payload is the Blob's data.
                 entry.user_headers.push(Vec::new());

@@ -61,7 +61,8 @@ pub struct SessionDefaults {
     /// Shortest time between two polls of a subscriber without an event service.
     #[serde(with = "humantime_serde")]
     pub min_poll_interval: Duration,
-    /// Longest time between two polls of such a subscriber.
+    /// Longest time between two polls of such a subscriber: bounds how far a sample's
+    /// log_time lags its publication.
     #[serde(with = "humantime_serde")]
     pub max_poll_interval: Duration,
     /// The iceoryx2 file prefix (`global.prefix`) of the domain to record; none is

@@ -162,6 +162,7 @@ impl DdsSource {
 
     /// Receives until asked to stop, then hands over the last samples and the stop mark.
     pub fn run(mut self) {
+        super::priority::favour_this_thread();
         let mut events = Events::with_capacity(256);
         let mut next_discovery = Instant::now();
         let mut next_sweep = Instant::now();

@@ -119,8 +119,9 @@ pub(super) fn receive_topic(
         handed_over: false,
         held_back: false,
     };
-    // One receive time per pass: the samples of a pass are picked up together.
-    let log_time = now_ns();
+    // One receive time per pass: the samples of a pass are picked up together. Taken at
+    // the first sample, as most polls find none.
+    let mut log_time = None;
     loop {
         let sample = match topic.subscriber.receive() {
             Ok(Some(sample)) => sample,
@@ -135,7 +136,7 @@ pub(super) fn receive_topic(
         };
         counters.add_received();
         received.samples += 1;
-        let mut stamps = Stamps::received_at(log_time);
+        let mut stamps = Stamps::received_at(*log_time.get_or_insert_with(now_ns));
         let shm = ShmSample {
             sample,
             header_len: topic.header_len,
