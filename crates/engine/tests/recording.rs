@@ -335,9 +335,6 @@ fn record_with_default_service_limits_and_a_slow_writer(
     let dir = tempfile::tempdir().unwrap();
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.spill_bytes = spill_bytes;
-    // A silent topic is otherwise polled every 50 ms, as long as this publisher's queue
-    // of 2 lasts at 50 fps: its first frames could be overwritten before the first poll.
-    config.max_poll_interval = Duration::from_millis(5);
     config.test_hooks.writer_delay = Some(Duration::from_millis(30));
     let recording = Recording::start(config).unwrap();
     let load = domain.load(&[
