@@ -56,18 +56,52 @@ struct RecordArgs {
     dir: PathBuf,
     #[arg(long)]
     include: String,
-    #[arg(long)]
-    crc: bool,
-    #[arg(long, default_value_t = IoMode::Auto)]
-    io_mode: IoMode,
-    #[arg(long, value_parser = humantime::parse_duration)]
-    max_poll_interval: Option<Duration>,
+    #[command(flatten)]
+    recorder: RecorderOptions,
     /// Record DDS topics of this domain too (on loopback).
     #[arg(long)]
     dds_domain: Option<u16>,
     /// Where the DDS recorder finds message definitions.
     #[arg(long)]
     msg_dir: Option<PathBuf>,
+}
+
+/// How the recorder is configured: given to `run`, passed on to `record`.
+#[derive(clap::Args, Debug)]
+struct RecorderOptions {
+    /// Keep a CRC of each file's data section.
+    #[arg(long)]
+    crc: bool,
+    /// How the recorder writes: auto (direct I/O where the file system accepts O_DIRECT),
+    /// direct (large payloads go from shared memory to the disk) or buffered (through
+    /// the page cache).
+    #[arg(long, default_value_t = IoMode::Auto)]
+    io_mode: IoMode,
+    /// The recorder's `max_poll_interval` (its default when left out).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    max_poll_interval: Option<Duration>,
+}
+
+impl RecorderOptions {
+    /// The flags that give `record` these options.
+    fn to_args(&self) -> Vec<String> {
+        let mut args = vec!["--io-mode".to_string(), self.io_mode.to_string()];
+        if self.crc {
+            args.push("--crc".into());
+        }
+        if let Some(interval) = self.max_poll_interval {
+            args.push(format!("--max-poll-interval={}ms", interval.as_millis()));
+        }
+        args
+    }
+
+    fn apply(&self, config: &mut RecordingConfig) {
+        config.crc = self.crc;
+        config.io_mode = self.io_mode;
+        if let Some(interval) = self.max_poll_interval {
+            config.max_poll_interval = interval;
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -88,17 +122,8 @@ struct RunArgs {
     /// Path of the `iox2` binary (iceoryx2-cli) to run `iox2 service record` as the peer.
     #[arg(long)]
     iox2: Option<PathBuf>,
-    /// Keep a CRC of each file's data section.
-    #[arg(long)]
-    crc: bool,
-    /// How the recorder writes: auto (direct I/O where the file system accepts O_DIRECT),
-    /// direct (large payloads go from shared memory to the disk) or buffered (through
-    /// the page cache).
-    #[arg(long, default_value_t = IoMode::Auto)]
-    io_mode: IoMode,
-    /// The recorder's `max_poll_interval` (its default when left out).
-    #[arg(long, value_parser = humantime::parse_duration)]
-    max_poll_interval: Option<Duration>,
+    #[command(flatten)]
+    recorder: RecorderOptions,
     /// Samples the publishers let a subscriber hold at once (iceoryx2's default is 2);
     /// the load generator's own default when left out.
     #[arg(long)]
@@ -253,12 +278,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
     record_command
         .args(["record", "--include", &include, "--dir"])
         .arg(run_dir.join("recd"))
-        .args(args.crc.then_some("--crc"))
-        .args(["--io-mode", args.io_mode.name()])
-        .args(
-            args.max_poll_interval
-                .map(|d| format!("--max-poll-interval={}ms", d.as_millis())),
-        )
+        .args(args.recorder.to_args())
         .stdout(Stdio::piped());
     if let Some(domain) = scenario.dds_domain {
         let msg_dir = run_dir.join("msg");
@@ -380,7 +400,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
     let mut scenario_name = format!(
         "{} (io_mode {}: {})",
         args.scenario,
-        args.io_mode,
+        args.recorder.io_mode,
         recorded["io_mode"].as_str().unwrap_or("?")
     );
     if let (Some(borrowed), Some(buffer)) = (args.borrowed, args.buffer) {
@@ -413,11 +433,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
 fn record(args: RecordArgs) -> Result<(), String> {
     let mut config = RecordingConfig::new(args.dir);
     config.file_prefix = "bench".into();
-    config.crc = args.crc;
-    config.io_mode = args.io_mode;
-    if let Some(interval) = args.max_poll_interval {
-        config.max_poll_interval = interval;
-    }
+    args.recorder.apply(&mut config);
     config.dds = args.dds_domain.map(|domain| DdsConfig {
         interfaces: vec![std::net::IpAddr::from([127, 0, 0, 1])],
         message_dirs: args.msg_dir.into_iter().collect(),

@@ -162,23 +162,20 @@ impl ShmSource {
                 (Some(ws), false) => {
                     let _ = ws.wait_and_process_once_with_timeout(
                         |fired| {
+                            // Only a listener that fired has events to drain: a drain is
+                            // a syscall, and with 100 topics notifying at 1 kHz each,
+                            // draining every listener on every wake cost most of a core.
                             for (index, guard) in &guards {
                                 if fired.has_event_from(guard) {
-                                    woken.push(&listeners[*index].service);
+                                    let port = &listeners[*index];
+                                    let _ = port.listener.try_wait(|_| {});
+                                    woken.push(&port.service);
                                 }
                             }
                             CallbackProgression::Continue
                         },
                         wait,
                     );
-                    // Only the listeners that fired have events to drain: a drain is a
-                    // syscall, and with 100 topics notifying a 1 kHz each, draining
-                    // every listener on every wake cost most of a core.
-                    for port in listeners {
-                        if woken.contains(&port.service.as_str()) {
-                            let _ = port.listener.try_wait(|_| {});
-                        }
-                    }
                 }
                 _ => std::thread::sleep(wait),
             }
@@ -211,7 +208,7 @@ impl ShmSource {
 
     /// Receives everything waiting on every subscriber.
     fn receive_every_topic(&mut self) -> bool {
-        self.receive(|_| true)
+        self.receive(|_, _| true)
     }
 
     /// Receives everything waiting on the subscribers whose event service fired
@@ -219,15 +216,16 @@ impl ShmSource {
     fn receive_due(&mut self, woken: &[&str]) -> bool {
         // Topics due a little later are polled now too: their schedules stay together,
         // so the thread wakes once for many topics rather than once for each.
-        let due_by = Instant::now() + self.settings.poll_bounds.shortest / 2;
-        self.receive(|topic| {
-            topic.schedule.next_poll() <= due_by || woken.contains(&topic.topic.service.as_str())
+        let slack = self.settings.poll_bounds.shortest / 2;
+        self.receive(|topic, now| {
+            topic.schedule.next_poll() <= now + slack
+                || woken.contains(&topic.topic.service.as_str())
         })
     }
 
-    /// Receives everything waiting on the subscribers `selected` picks; true when
-    /// anything was handed over.
-    fn receive(&mut self, selected: impl Fn(&OpenTopic) -> bool) -> bool {
+    /// Receives everything waiting on the subscribers `selected` picks at the pass's
+    /// start time; true when anything was handed over.
+    fn receive(&mut self, selected: impl Fn(&OpenTopic, Instant) -> bool) -> bool {
         if let Some(delay) = self.settings.receive_delay {
             std::thread::sleep(delay);
         }
@@ -245,7 +243,7 @@ impl ShmSource {
             if !topic.announced {
                 continue;
             }
-            if selected(topic) {
+            if selected(topic, now) {
                 let received = receive_topic(topic, &mut self.link.tx, &self.spill, threshold);
                 handed_over |= received.handed_over;
                 topic
