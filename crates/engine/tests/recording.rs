@@ -495,3 +495,44 @@ fn split_files_stand_alone_and_together_hold_every_message_once() {
     }
     assert_eq!(frames, (0..50).collect::<Vec<u64>>());
 }
+
+#[test]
+fn an_event_service_wakes_the_receive_thread_long_before_the_next_poll() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    // Polls alone would come every 5 s: a queue of 16 at 200 Hz would overflow between
+    // two of them, so every sample in the file was received because a notification woke
+    // the thread.
+    config.max_poll_interval = Duration::from_secs(5);
+    let recording = Recording::start(config).unwrap();
+    let load = domain.load(&[
+        "--name-prefix",
+        "t/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "2",
+        "--small-rate",
+        "200",
+        "--count",
+        "200",
+        "--buffer",
+        "16",
+        "--notify",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let sent = finish_load(load);
+    let summary = recording.stop().unwrap();
+    let checks = check_recording(&summary);
+    for topic in &sent.topics {
+        let check = &checks[&topic.service];
+        assert_eq!(
+            check.sequences,
+            (0..topic.sent).collect::<Vec<_>>(),
+            "{}",
+            topic.service
+        );
+    }
+}
