@@ -177,7 +177,7 @@ impl DirectSink {
 }
 
 /// Switches `O_DIRECT` on or off for an open file.
-fn set_direct(file: &File, on: bool) -> io::Result<()> {
+pub(crate) fn set_direct(file: &File, on: bool) -> io::Result<()> {
     let fd = file.as_raw_fd();
     // SAFETY: fcntl on a valid, open descriptor; no memory is passed.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };

@@ -13,7 +13,10 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// How the writer hands its data to the disk.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -28,8 +31,9 @@ pub struct Durability {
     pub writeback_in_flight: u64,
     /// Drop ranges from the page cache once they reached the disk (needs `writeback_window`).
     pub drop_written_pages: bool,
-    /// `fdatasync` at most this long after the last one, bounding what a power loss can take;
-    /// `None` syncs only when a file is closed.
+    /// `fdatasync` this often (on a thread of its own, so the writer never waits for it)
+    /// while the file grows, bounding what a power loss can take to about this period
+    /// plus one sync; `None` syncs only when a file is closed.
     pub sync_period: Option<Duration>,
 }
 
@@ -58,7 +62,8 @@ pub(crate) struct WriteBack {
     in_flight: std::collections::VecDeque<u64>,
     /// Everything below this offset reached the disk and left the page cache.
     settled: u64,
-    last_sync: Instant,
+    /// Syncs the file every `sync_period`, when there is one.
+    periodic: Option<PeriodicSync>,
     /// Cleared when the file system refuses the advisory calls (tmpfs, some FUSE mounts).
     advisory_supported: bool,
 }
@@ -70,7 +75,7 @@ impl WriteBack {
             started: 0,
             in_flight: std::collections::VecDeque::new(),
             settled: 0,
-            last_sync: Instant::now(),
+            periodic: None,
             advisory_supported: true,
         }
     }
@@ -80,6 +85,10 @@ impl WriteBack {
     pub(crate) fn for_file(policy: Durability, file: &File) -> Self {
         let mut write_back = Self::new(policy);
         write_back.advisory_supported = !is_in_memory(file);
+        write_back.periodic = write_back
+            .policy
+            .sync_period
+            .and_then(|period| PeriodicSync::start(file, period));
         write_back
     }
 
@@ -90,13 +99,10 @@ impl WriteBack {
                 self.advance(file, written)?;
             }
         }
-        if let Some(period) = self.policy.sync_period {
-            if self.last_sync.elapsed() >= period {
-                file.sync_data()?;
-                self.last_sync = Instant::now();
-            }
+        match &self.periodic {
+            Some(periodic) => periodic.grew_to(written),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn advance(&mut self, file: &File, written: u64) -> io::Result<()> {
@@ -155,6 +161,86 @@ impl WriteBack {
     }
 }
 
+/// A thread that `fdatasync`s one file every period while it grows, so that what a power
+/// loss takes is bounded without the writer ever waiting for the disk.
+#[derive(Debug)]
+struct PeriodicSync {
+    shared: Arc<SyncShared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug, Default)]
+struct SyncShared {
+    /// Bytes the writer has handed to the kernel.
+    written: AtomicU64,
+    /// Set when the file is done with; the condvar wakes the thread for it.
+    stop: Mutex<bool>,
+    wake: Condvar,
+    /// The first failed sync: the writer reports it at its next write.
+    error: Mutex<Option<io::Error>>,
+    /// Syncs done.
+    syncs: AtomicU64,
+}
+
+impl PeriodicSync {
+    /// Starts syncing a duplicate of `file`'s descriptor; `None` (syncing only at close)
+    /// when the descriptor or the thread cannot be had.
+    fn start(file: &File, period: Duration) -> Option<Self> {
+        let file = file.try_clone().ok()?;
+        let shared = Arc::new(SyncShared::default());
+        let thread = std::thread::Builder::new()
+            .name("recd-sync".into())
+            .spawn({
+                let shared = shared.clone();
+                move || sync_every(&file, period, &shared)
+            })
+            .ok()?;
+        Some(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Tells the thread the file grew to `written` bytes; returns a sync's failure.
+    fn grew_to(&self, written: u64) -> io::Result<()> {
+        self.shared.written.store(written, Ordering::Relaxed);
+        match self.shared.error.lock().expect("sync lock").take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+fn sync_every(file: &File, period: Duration, shared: &SyncShared) {
+    let mut synced = 0;
+    let mut stop = shared.stop.lock().expect("sync lock");
+    while !*stop {
+        stop = shared.wake.wait_timeout(stop, period).expect("sync lock").0;
+        let written = shared.written.load(Ordering::Relaxed);
+        if *stop || written == synced {
+            continue;
+        }
+        // Sync without holding the lock, so that stopping does not wait behind the disk.
+        drop(stop);
+        if let Err(error) = file.sync_data() {
+            shared.error.lock().expect("sync lock").get_or_insert(error);
+        }
+        shared.syncs.fetch_add(1, Ordering::Relaxed);
+        synced = written;
+        stop = shared.stop.lock().expect("sync lock");
+    }
+}
+
+impl Drop for PeriodicSync {
+    fn drop(&mut self) {
+        *self.shared.stop.lock().expect("sync lock") = true;
+        self.shared.wake.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 fn is_in_memory(file: &File) -> bool {
     // SAFETY: statfs is plain old data, for which all zero bytes are a valid value.
     let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
@@ -176,7 +262,7 @@ mod tests {
             writeback_window: Some(4096),
             writeback_in_flight: 2 * 4096,
             drop_written_pages: true,
-            sync_period: Some(Duration::ZERO),
+            sync_period: None,
         });
         let block = vec![7u8; 4096];
         let mut written = 0;
@@ -190,5 +276,41 @@ mod tests {
                 assert_eq!(wb.settled, window.saturating_sub(2) * 4096);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod periodic_tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn wait_for(mut done: impl FnMut() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        false
+    }
+
+    #[test]
+    fn the_file_is_synced_once_per_period_it_grew_in_and_the_thread_ends_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create(dir.path().join("f")).unwrap();
+        let periodic = PeriodicSync::start(&file, Duration::from_millis(5)).unwrap();
+        let syncs = || periodic.shared.syncs.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(syncs(), 0, "nothing written, nothing to sync");
+        periodic.grew_to(4).unwrap();
+        assert!(wait_for(|| syncs() == 1));
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(syncs(), 1, "no growth since the last sync");
+        periodic.grew_to(8).unwrap();
+        assert!(wait_for(|| syncs() == 2));
+        let started = Instant::now();
+        drop(periodic);
+        assert!(started.elapsed() < Duration::from_secs(1));
     }
 }

@@ -29,6 +29,7 @@ mod io_mode;
 mod lock;
 mod recover;
 mod reindex;
+mod space;
 mod wire;
 mod writer;
 
@@ -40,8 +41,10 @@ pub use io_mode::{IoMode, UnknownIoMode};
 pub use lock::is_being_recorded;
 pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
+pub use space::{space_of, Space};
 pub use writer::{
-    ChannelId, FileSummary, MessageHeader, SchemaId, StreamWriter, WriteError, WriterOptions,
+    ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId, StreamWriter, WriteError,
+    WriterOptions,
 };
 
 /// The `library` string recd writes into the Header of every file it creates.

@@ -1,6 +1,6 @@
 //! The streaming, unchunked MCAP writer of the recorder's hot path.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, IoSlice, Write};
 use std::path::{Path, PathBuf};
@@ -144,18 +144,29 @@ struct ChannelEntry {
 }
 
 /// Counts of the file being written; reset by a roll.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct FileStats {
     message_count: u64,
     per_channel: Vec<u64>,
+    /// Payload bytes per channel.
+    per_channel_bytes: Vec<u64>,
     time_range: Option<(u64, u64)>,
     metadata_indexes: Vec<records::MetadataIndex>,
 }
 
 impl FileStats {
-    fn count(&mut self, channel: usize, log_time: u64) {
+    fn for_channels(channels: usize) -> Self {
+        Self {
+            per_channel: vec![0; channels],
+            per_channel_bytes: vec![0; channels],
+            ..Self::default()
+        }
+    }
+
+    fn count(&mut self, channel: usize, log_time: u64, payload_len: usize) {
         self.message_count += 1;
         self.per_channel[channel] += 1;
+        self.per_channel_bytes[channel] += payload_len as u64;
         self.time_range = Some(match self.time_range {
             None => (log_time, log_time),
             Some((start, end)) => (start.min(log_time), end.max(log_time)),
@@ -210,9 +221,28 @@ pub struct StreamWriter {
     data_crc: Option<crc32fast::Hasher>,
     schemas: Vec<SchemaEntry>,
     channels: Vec<ChannelEntry>,
+    /// Messages whose write call succeeded (some may still be batched).
     stats: FileStats,
+    /// Record boundaries with the counts of everything before them, oldest first: the
+    /// last one the file holds is where a failed file ends (see [`Self::end`]).
+    commits: VecDeque<(u64, FileStats)>,
     write_back: WriteBack,
     failed: bool,
+}
+
+/// A file ended by [`StreamWriter::end`], also after a write error.
+#[derive(Debug)]
+pub struct EndedFile {
+    /// What the file holds: its real size and the messages in it.
+    pub summary: FileSummary,
+    /// The file ends with its summary and footer, so readers need no reindexing; false
+    /// when there was no room for them (the file ends on its last complete record).
+    pub indexed: bool,
+    /// Messages whose write call had succeeded but which are not in the file (they were
+    /// batched when a write failed), per channel topic: (messages, payload bytes).
+    pub unwritten: BTreeMap<String, (u64, u64)>,
+    /// The error that ended the file early, if any.
+    pub error: Option<WriteError>,
 }
 
 /// How many payload parts go into one `writev` besides the batch.
@@ -242,6 +272,7 @@ impl StreamWriter {
             schemas: Vec::new(),
             channels: Vec::new(),
             stats: FileStats::default(),
+            commits: VecDeque::new(),
             failed: false,
             options,
         };
@@ -319,6 +350,7 @@ impl StreamWriter {
         let id = u16::try_from(self.channels.len()).map_err(|_| WriteError::TooMany("channels"))?;
         self.channels.push(entry);
         self.stats.per_channel.push(0);
+        self.stats.per_channel_bytes.push(0);
         self.append_channel(id)?;
         Ok(ChannelId(id))
     }
@@ -365,14 +397,14 @@ impl StreamWriter {
             for part in parts {
                 self.pending.extend_from_slice(part);
             }
-            self.stats.count(channel, header.log_time);
             if self.pending.len() >= self.options.batch_size {
                 self.flush_with(&[])?;
             }
         } else {
             self.flush_with(parts)?;
-            self.stats.count(channel, header.log_time);
         }
+        self.stats.count(channel, header.log_time, payload_len);
+        self.commit();
         Ok(())
     }
 
@@ -406,7 +438,9 @@ impl StreamWriter {
             if self.pending.is_empty() {
                 return Ok(());
             }
-            return self.flush_with(&[]);
+            self.flush_with(&[])?;
+            self.commit();
+            return Ok(());
         };
         if sink.position() == sink.in_file() && self.pending.is_empty() {
             return Ok(());
@@ -421,7 +455,9 @@ impl StreamWriter {
         let sink = self.direct.as_mut().expect("direct I/O is on");
         let result = sink.write_full_blocks(&self.file);
         let in_file = sink.in_file();
-        result.map_err(|error| self.fail(in_file, error))
+        result.map_err(|error| self.fail(in_file, error))?;
+        self.commit();
+        Ok(())
     }
 
     /// Finishes the current file (as [`Self::close`] does) and continues in a new one at
@@ -436,10 +472,8 @@ impl StreamWriter {
         if let Some(sink) = &mut self.direct {
             sink.reset();
         }
-        self.stats = FileStats {
-            per_channel: vec![0; self.channels.len()],
-            ..FileStats::default()
-        };
+        self.stats = FileStats::for_channels(self.channels.len());
+        self.commits.clear();
         self.write_back = WriteBack::for_file(write_back_policy(&self.options), &self.file);
         self.start_file()?;
         for id in 1..=self.schemas.len() {
@@ -456,6 +490,119 @@ impl StreamWriter {
         self.finish()
     }
 
+    /// Closes the file as [`Self::close`] does; after a write error (a full disk, say),
+    /// or when closing itself fails, ends it on its last complete record instead and
+    /// appends the summary there if the room can be had. Either way the result says what
+    /// the file really holds.
+    pub fn end(mut self) -> EndedFile {
+        let error = if self.failed {
+            None
+        } else {
+            match self.finish() {
+                Ok(summary) => {
+                    return EndedFile {
+                        summary,
+                        indexed: true,
+                        unwritten: BTreeMap::new(),
+                        error: None,
+                    }
+                }
+                Err(error) => Some(error),
+            }
+        };
+        self.end_on_last_commit(error)
+    }
+
+    /// Remembers that everything handed on so far ends on a record boundary, with the
+    /// counts as they are.
+    fn commit(&mut self) {
+        if !self.pending.is_empty() {
+            return;
+        }
+        let in_file = match &self.direct {
+            Some(sink) => sink.in_file(),
+            None => {
+                self.commits.clear();
+                self.written
+            }
+        };
+        // Keep the newest commit the file holds and the ones still staged after it.
+        while self.commits.len() >= 2 && self.commits[1].0 <= in_file {
+            self.commits.pop_front();
+        }
+        self.commits.push_back((self.written, self.stats.clone()));
+    }
+
+    fn end_on_last_commit(mut self, error: Option<WriteError>) -> EndedFile {
+        let in_file = match &self.direct {
+            Some(sink) => sink.in_file(),
+            None => self.written,
+        };
+        let (end, kept) = self
+            .commits
+            .iter()
+            .rev()
+            .find(|(offset, _)| *offset <= in_file)
+            .cloned()
+            .unwrap_or_default();
+        let unwritten = self.unwritten_since(&kept);
+        let mut tail = Vec::new();
+        let data_end = records::DataEnd {
+            data_section_crc: 0,
+        };
+        let indexed = wire::append_record(&mut tail, op::DATA_END, &data_end)
+            .and_then(|()| {
+                let summary_start = end + tail.len() as u64;
+                self.append_summary(&mut tail, summary_start, &kept)
+            })
+            .and_then(|()| self.write_tail_at(end, &tail))
+            .is_ok();
+        let size = if indexed {
+            end + tail.len() as u64
+        } else {
+            end
+        };
+        // Without the tail, the file must at least end on its last complete record.
+        let _ = self.file.set_len(size);
+        let _ = self.file.sync_data();
+        EndedFile {
+            summary: FileSummary {
+                path: self.path.clone(),
+                bytes: size,
+                message_count: kept.message_count,
+                channel_message_counts: channel_message_counts(&kept),
+                time_range: kept.time_range,
+                data_crc: None,
+            },
+            indexed,
+            unwritten,
+            error,
+        }
+    }
+
+    /// Messages acknowledged to the caller since `kept`, per channel topic.
+    fn unwritten_since(&self, kept: &FileStats) -> BTreeMap<String, (u64, u64)> {
+        let at = |counts: &[u64], id: usize| counts.get(id).copied().unwrap_or(0);
+        (self.channels.iter().enumerate())
+            .filter_map(|(id, channel)| {
+                let messages = self.stats.per_channel[id] - at(&kept.per_channel, id);
+                let bytes = self.stats.per_channel_bytes[id] - at(&kept.per_channel_bytes, id);
+                (messages > 0).then(|| (channel.topic.clone(), (messages, bytes)))
+            })
+            .collect()
+    }
+
+    /// Writes `tail` at `offset` through the page cache, the file cut there first.
+    fn write_tail_at(&mut self, offset: u64, tail: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.set_len(offset)?;
+        if self.direct.is_some() {
+            direct::set_direct(&self.file, false)?;
+        }
+        self.file.write_all_at(tail, offset)?;
+        self.file.sync_data()
+    }
+
     fn start_file(&mut self) -> Result<(), WriteError> {
         self.data_crc = self.options.data_crc.then(crc32fast::Hasher::new);
         self.pending.clear();
@@ -465,7 +612,9 @@ impl StreamWriter {
             library: self.options.library.clone(),
         };
         wire::append_record(&mut self.pending, op::HEADER, &header).map_err(|e| self.io(e))?;
-        self.flush_with(&[])
+        self.flush_with(&[])?;
+        self.commit();
+        Ok(())
     }
 
     fn append_schema(&mut self, id: u16) -> Result<(), WriteError> {
@@ -572,7 +721,7 @@ impl StreamWriter {
         };
         wire::append_record(&mut tail, op::DATA_END, &data_end).map_err(|e| self.io(e))?;
         let summary_start = self.written + tail.len() as u64;
-        self.append_summary(&mut tail, summary_start)
+        self.append_summary(&mut tail, summary_start, &self.stats)
             .map_err(|e| self.io(e))?;
         let record_boundary = self.written;
         if let Some(sink) = &mut self.direct {
@@ -593,22 +742,20 @@ impl StreamWriter {
             path: self.path.clone(),
             bytes: self.written,
             message_count: self.stats.message_count,
-            channel_message_counts: self.channel_message_counts(),
+            channel_message_counts: channel_message_counts(&self.stats),
             time_range: self.stats.time_range,
             data_crc,
         })
     }
 
-    fn channel_message_counts(&self) -> BTreeMap<u16, u64> {
-        (self.stats.per_channel.iter().enumerate())
-            .filter(|(_, &count)| count > 0)
-            .map(|(id, &count)| (id as u16, count))
-            .collect()
-    }
-
     /// Appends the summary section, the summary offsets and the Footer (with the summary
     /// CRC) to `out`, whose first byte lands at file offset `summary_start - out.len()`.
-    fn append_summary(&self, out: &mut Vec<u8>, summary_start: u64) -> io::Result<()> {
+    fn append_summary(
+        &self,
+        out: &mut Vec<u8>,
+        summary_start: u64,
+        stats: &FileStats,
+    ) -> io::Result<()> {
         let base = summary_start as usize - out.len();
         let summary_from = out.len();
         let mut offsets = Vec::new();
@@ -641,23 +788,23 @@ impl StreamWriter {
         group(out, op::CHANNEL, start);
 
         let start = out.len();
-        let (message_start_time, message_end_time) = self.stats.time_range.unwrap_or((0, 0));
+        let (message_start_time, message_end_time) = stats.time_range.unwrap_or((0, 0));
         let statistics = records::Statistics {
-            message_count: self.stats.message_count,
+            message_count: stats.message_count,
             schema_count: self.schemas.len() as u16,
             channel_count: self.channels.len() as u32,
             attachment_count: 0,
-            metadata_count: self.stats.metadata_indexes.len() as u32,
+            metadata_count: stats.metadata_indexes.len() as u32,
             chunk_count: 0,
             message_start_time,
             message_end_time,
-            channel_message_counts: self.channel_message_counts(),
+            channel_message_counts: channel_message_counts(stats),
         };
         wire::append_record(out, op::STATISTICS, &statistics)?;
         group(out, op::STATISTICS, start);
 
         let start = out.len();
-        for index in &self.stats.metadata_indexes {
+        for index in &stats.metadata_indexes {
             wire::append_record(out, op::METADATA_INDEX, index)?;
         }
         group(out, op::METADATA_INDEX, start);
@@ -693,6 +840,13 @@ impl StreamWriter {
             source,
         }
     }
+}
+
+fn channel_message_counts(stats: &FileStats) -> BTreeMap<u16, u64> {
+    (stats.per_channel.iter().enumerate())
+        .filter(|(_, &count)| count > 0)
+        .map(|(id, &count)| (id as u16, count))
+        .collect()
 }
 
 /// Creates `path` for `mode`, and says which of direct or buffered I/O it got.
