@@ -18,24 +18,11 @@ pub fn timestamp(ns: u64) -> String {
     humantime::format_rfc3339_nanos(time).to_string()
 }
 
-/// Parses a size such as `4MiB`, `512 KiB` or `1048576`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    text.parse::<bytesize::ByteSize>()
-        .map(|size| size.as_u64())
-        .map_err(|_| format!("`{text}` is not a size (try 4MiB, 512KiB or 1048576)"))
-}
+pub use recd_control::units::parse_size;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_the_usual_spellings() {
-        assert_eq!(parse_size("4MiB").unwrap(), 4 << 20);
-        assert_eq!(parse_size("512 KiB").unwrap(), 512 << 10);
-        assert_eq!(parse_size("1048576").unwrap(), 1 << 20);
-        assert!(parse_size("four").is_err());
-    }
 
     #[test]
     fn bytes_read_naturally() {

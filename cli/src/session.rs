@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_control::{
-    Client, ListedSession, RatedTopic, Request, Response, SessionStatus, SessionStopped,
+    Client, FileState, ListedSession, RatedTopic, Request, Response, SessionStatus, SessionStopped,
     StartRequest,
 };
 use recd_storage::IoMode;
@@ -42,7 +42,7 @@ pub struct StartArgs {
     #[arg(long, value_name = "SIZE", value_parser = format::parse_size)]
     max_file_size: Option<u64>,
     /// Start a new file after this long, e.g. 10min.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
     max_duration: Option<Duration>,
     /// Keep a CRC-32 of each file's data section.
     #[arg(long)]
@@ -60,6 +60,11 @@ pub struct StartArgs {
     /// the page cache.
     #[arg(long, value_name = "MODE")]
     io_mode: Option<IoMode>,
+    /// Keep only the newest N files of this session (the one being written included):
+    /// with --max-file-size or --max-duration, a ring of the last N files. Older ones
+    /// are deleted and marked deleted in `rec list`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_files: Option<u32>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -131,6 +136,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         dds_domain: args.dds_domain,
         no_iceoryx2: args.no_iceoryx2,
         io_mode: args.io_mode.map(|mode| mode.to_string()),
+        max_files: args.max_files,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -335,6 +341,13 @@ fn status_text(sessions: &[SessionStatus]) -> String {
         for (service, problem) in &session.problems {
             text += &format!("  problem: {service}: {problem}\n");
         }
+        if let Some(full) = &session.disk_full {
+            text += &format!(
+                "  paused: disk full (free {}, minimum {})\n",
+                format::bytes(full.free),
+                format::bytes(full.minimum)
+            );
+        }
         if let Some(error) = &session.write_error {
             text += &format!("  write error: {error}\n");
         }
@@ -364,12 +377,19 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
     println!("{}", lines.next().unwrap_or_default());
     for (session, line) in sessions.iter().zip(lines) {
         println!("{line}");
+        if let Some(reason) = &session.reason {
+            println!("    failed: {reason}");
+        }
         for file in &session.files {
+            let messages = match file.state {
+                FileState::NeedsReindex if file.messages == 0 => "messages: after reindex".into(),
+                _ => format!("{} messages", file.messages),
+            };
             println!(
-                "    {}  {}  {} messages  {}",
+                "    {}  {}  {}  {}",
                 file.path.display(),
                 format::bytes(file.bytes),
-                file.messages,
+                messages,
                 file.state
             );
         }
@@ -378,6 +398,9 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
 }
 
 fn session_row(session: &ListedSession) -> Vec<String> {
+    let kept: Vec<_> = (session.files.iter())
+        .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
+        .collect();
     vec![
         session.name.clone(),
         session.state.to_string(),
@@ -385,14 +408,9 @@ fn session_row(session: &ListedSession) -> Vec<String> {
             std::time::UNIX_EPOCH + Duration::from_nanos(session.started_ns.max(0) as u64),
         )
         .to_string(),
-        session.files.len().to_string(),
-        format::bytes(session.files.iter().map(|f| f.bytes).sum()),
-        session
-            .files
-            .iter()
-            .map(|f| f.messages)
-            .sum::<u64>()
-            .to_string(),
+        kept.len().to_string(),
+        format::bytes(kept.iter().map(|f| f.bytes).sum()),
+        kept.iter().map(|f| f.messages).sum::<u64>().to_string(),
     ]
 }
 

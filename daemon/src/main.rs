@@ -5,6 +5,7 @@
 mod config;
 mod names;
 mod recovery;
+mod retention;
 mod server;
 mod service;
 mod sessions;
@@ -87,7 +88,11 @@ fn run(config: DaemonConfig) -> Result<(), String> {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let mut catalog = Catalog::open(&config.state_dir).map_err(|e| e.to_string())?;
-    let interrupted = recovery::mark_interrupted(&mut catalog).map_err(|e| e.to_string())?;
+    let interrupted =
+        recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
+    let max_total = config.max_total_size.map(|size| size.as_u64());
+    retention::enforce_total(&catalog, max_total, &Default::default())
+        .map_err(|e| e.to_string())?;
     if config.reindex_after_crash {
         recovery::reindex_in_background(config.state_dir.clone(), interrupted);
     }

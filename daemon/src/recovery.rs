@@ -1,64 +1,105 @@
-//! After a crash: files the last run left open are marked needs-reindex, and optionally
-//! reindexed in the background.
+//! At start-up: the catalog is reconciled with the data directory after a crash or a power
+//! cut (files left open need reindexing, files the catalog never heard of are adopted,
+//! files gone are marked missing), and interrupted files are optionally reindexed in the
+//! background.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::time::UNIX_EPOCH;
 
-use recd_catalog::{Catalog, CatalogError, File, Session};
-use recd_control::{FileState, SessionState};
+use recd_catalog::{Catalog, CatalogError, File};
+use recd_control::FileState;
 use recd_storage::{reindex, ReindexOptions};
 
-/// Marks what a crashed run left open, including files it created but had not yet put
-/// in the catalog; returns the files that need reindexing.
-pub fn mark_interrupted(catalog: &mut Catalog) -> Result<Vec<File>, CatalogError> {
-    let interrupted: Vec<Session> = catalog
-        .sessions()?
-        .into_iter()
-        .filter(|s| s.state == SessionState::Recording)
-        .collect();
-    let mut files = catalog.recover_after_crash()?;
-    for session in &interrupted {
-        for path in session_files_on_disk(session) {
-            if catalog.file(&path)?.is_none() {
-                let file = File {
-                    session: session.id,
-                    bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
-                    path,
-                    messages: 0,
-                    state: FileState::NeedsReindex,
-                };
-                catalog.upsert_file(&file)?;
-                files.push(file);
-            }
+/// Marks what the last run left open, gives interrupted files their real size and adopts
+/// every `.mcap` file under `data_dir/<session>/` the catalog does not know; returns the
+/// files that need reindexing.
+pub fn reconcile(catalog: &mut Catalog, data_dir: &Path) -> Result<Vec<File>, CatalogError> {
+    let mut interrupted = catalog.recover_after_crash()?;
+    for file in &mut interrupted {
+        if let Ok(metadata) = std::fs::metadata(&file.path) {
+            file.bytes = metadata.len();
+            catalog.upsert_file(file)?;
         }
-    }
-    for file in &files {
         tracing::warn!(
             file = %file.path.display(),
             "left open by the last run: needs reindexing (`rec reindex` or reindex_after_crash)"
         );
     }
-    Ok(files)
+    for (session_name, path) in recordings_on_disk(data_dir) {
+        if catalog.file(&path)?.is_some() {
+            continue;
+        }
+        let file = adopt(catalog, &session_name, path)?;
+        tracing::warn!(
+            file = %file.path.display(),
+            session = %session_name,
+            "found a recording the catalog did not know (lost to a crash or power cut): adopted as needs-reindex"
+        );
+        interrupted.push(file);
+    }
+    Ok(interrupted)
 }
 
-/// The files a session wrote, by its directory and file prefix (`<prefix>_NNNN.mcap`).
-fn session_files_on_disk(session: &Session) -> Vec<PathBuf> {
-    let Ok(config) = serde_json::from_str::<recd_engine::RecordingConfig>(&session.config) else {
-        return Vec::new();
+/// Puts `path` in the catalog as needing reindex, under the newest session named
+/// `session_name` (created, as interrupted, if the catalog has none).
+fn adopt(catalog: &Catalog, session_name: &str, path: PathBuf) -> Result<File, CatalogError> {
+    let metadata = std::fs::metadata(&path).ok();
+    let session = match catalog.session_by_name(session_name)? {
+        Some(session) => session.id,
+        None => {
+            let modified_ns = metadata
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            let directory = path.parent().unwrap_or(Path::new("/"));
+            catalog.adopt_session(session_name, directory, modified_ns)?
+        }
     };
-    let prefix = format!("{}_", config.file_prefix);
-    let Ok(entries) = std::fs::read_dir(&session.directory) else {
-        return Vec::new();
+    let file = File {
+        session,
+        bytes: metadata.map_or(0, |m| m.len()),
+        path,
+        messages: 0,
+        state: FileState::NeedsReindex,
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
+    catalog.upsert_file(&file)?;
+    Ok(file)
+}
+
+/// Every `<data_dir>/<session>/<file>.mcap` (hidden files, such as a reindex in progress,
+/// left out), with its session's name, sorted.
+fn recordings_on_disk(data_dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for session in read_dir_sorted(data_dir) {
+        let Some(name) = session
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(String::from)
+        else {
+            continue;
+        };
+        if name.starts_with('.') || !session.is_dir() {
+            continue;
+        }
+        for path in read_dir_sorted(&session) {
+            let is_recording = path
+                .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".mcap"))
-        })
-        .collect();
+                .is_some_and(|n| n.ends_with(".mcap") && !n.starts_with('.'));
+            if is_recording && path.is_file() {
+                found.push((name.clone(), path));
+            }
+        }
+    }
+    found
+}
+
+fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
     paths.sort();
     paths
 }

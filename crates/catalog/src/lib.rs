@@ -36,6 +36,8 @@ pub struct Session {
     pub stopped_ns: Option<i64>,
     /// Its state.
     pub state: SessionState,
+    /// Why it failed, when it did.
+    pub reason: Option<String>,
 }
 
 /// One file of a session.
@@ -116,8 +118,10 @@ CREATE TABLE IF NOT EXISTS topics (
 
 /// Columns added since the first schema, with their definitions: a catalog written by an
 /// older recd gets them on open.
-const ADDED_COLUMNS: &[(&str, &str, &str)] =
-    &[("topics", "overflows", "INTEGER NOT NULL DEFAULT 0")];
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("topics", "overflows", "INTEGER NOT NULL DEFAULT 0"),
+    ("sessions", "reason", "TEXT"),
+];
 
 impl Catalog {
     /// Opens (or creates) the catalog in `state_dir`, which must exist.
@@ -131,8 +135,11 @@ impl Catalog {
         connection
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(open_error)?;
+        // Every commit reaches the disk before it returns: a session and its file are known
+        // before the file's first byte is written, even across a power cut. Commits are
+        // few (a session's start and stop, a file's start and end).
         connection
-            .pragma_update(None, "synchronous", "NORMAL")
+            .pragma_update(None, "synchronous", "FULL")
             .map_err(open_error)?;
         connection
             .busy_timeout(std::time::Duration::from_secs(5))
@@ -157,6 +164,48 @@ impl Catalog {
         Ok(self.connection.last_insert_rowid())
     }
 
+    /// Records a session found on disk but not in the catalog (its transactions were lost,
+    /// say to a power cut): interrupted, started at `started_ns`; returns its id.
+    pub fn adopt_session(
+        &self,
+        name: &str,
+        directory: &Path,
+        started_ns: i64,
+    ) -> Result<SessionId, CatalogError> {
+        self.connection.execute(
+            "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES (?1, ?2, '{}', ?3, ?4)",
+            params![name, path_text(directory), started_ns, SessionState::Interrupted.as_str()],
+        )?;
+        Ok(self.connection.last_insert_rowid())
+    }
+
+    /// Removes the file at `path` from the catalog: it was never created.
+    pub fn forget_file(&self, path: &Path) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "DELETE FROM files WHERE path = ?1",
+            params![path_text(path)],
+        )?;
+        Ok(())
+    }
+
+    /// Changes the state of the file at `path`.
+    pub fn set_file_state(&self, path: &Path, state: FileState) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE files SET state = ?2 WHERE path = ?1",
+            params![path_text(path), state.as_str()],
+        )?;
+        Ok(())
+    }
+
+    /// Every file that should be on disk (neither deleted nor missing), oldest session
+    /// first and in the order each session started them.
+    pub fn files_on_disk(&self) -> Result<Vec<File>, CatalogError> {
+        self.files_where(
+            "state NOT IN (?1, ?2) ORDER BY (SELECT started_ns FROM sessions WHERE id = files.session), rowid",
+            params![FileState::Deleted.as_str(), FileState::Missing.as_str()],
+        )
+    }
+
     /// Records a file the session started writing (or updates what is known of it).
     pub fn upsert_file(&self, file: &File) -> Result<(), CatalogError> {
         self.connection.execute(
@@ -173,18 +222,20 @@ impl Catalog {
         Ok(())
     }
 
-    /// Records a session's end: its state, stop time and final topic counts.
+    /// Records a session's end: its state (with the reason of a failure), stop time and
+    /// final topic counts.
     pub fn finish_session(
         &mut self,
         session: SessionId,
         state: SessionState,
+        reason: Option<&str>,
         stopped_ns: i64,
         topics: &[TopicReport],
     ) -> Result<(), CatalogError> {
         let transaction = self.connection.transaction()?;
         transaction.execute(
-            "UPDATE sessions SET state = ?2, stopped_ns = ?3 WHERE id = ?1",
-            params![session, state.as_str(), stopped_ns],
+            "UPDATE sessions SET state = ?2, stopped_ns = ?3, reason = ?4 WHERE id = ?1",
+            params![session, state.as_str(), stopped_ns, reason],
         )?;
         for topic in topics {
             transaction.execute(
@@ -232,7 +283,7 @@ impl Catalog {
     /// Every session, newest first.
     pub fn sessions(&self) -> Result<Vec<Session>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT id, name, directory, config, started_ns, stopped_ns, state FROM sessions ORDER BY id DESC",
+            "SELECT id, name, directory, config, started_ns, stopped_ns, state, reason FROM sessions ORDER BY id DESC",
         )?;
         let rows = statement.query_map([], session_row)?;
         rows.map(|row| row?.into_session()).collect()
@@ -242,7 +293,7 @@ impl Catalog {
     pub fn session_by_name(&self, name: &str) -> Result<Option<Session>, CatalogError> {
         self.connection
             .query_row(
-                "SELECT id, name, directory, config, started_ns, stopped_ns, state FROM sessions
+                "SELECT id, name, directory, config, started_ns, stopped_ns, state, reason FROM sessions
                  WHERE name = ?1 ORDER BY id DESC LIMIT 1",
                 params![name],
                 session_row,
@@ -292,7 +343,12 @@ impl Catalog {
         parameters: impl rusqlite::Params,
     ) -> Result<Vec<File>, CatalogError> {
         let mut statement = self.connection.prepare(&format!(
-            "SELECT session, path, bytes, messages, state FROM files WHERE {condition} ORDER BY rowid"
+            "SELECT session, path, bytes, messages, state FROM files WHERE {condition}{}",
+            if condition.contains("ORDER BY") {
+                ""
+            } else {
+                " ORDER BY rowid"
+            }
         ))?;
         let rows = statement.query_map(parameters, |row| {
             Ok((
@@ -325,6 +381,7 @@ struct RawSession {
     started_ns: i64,
     stopped_ns: Option<i64>,
     state: String,
+    reason: Option<String>,
 }
 
 impl RawSession {
@@ -337,6 +394,7 @@ impl RawSession {
             started_ns: self.started_ns,
             stopped_ns: self.stopped_ns,
             state: parse_session_state(&self.state)?,
+            reason: self.reason,
         })
     }
 }
@@ -350,6 +408,7 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
         started_ns: row.get(4)?,
         stopped_ns: row.get(5)?,
         state: row.get(6)?,
+        reason: row.get(7)?,
     })
 }
 
@@ -426,7 +485,7 @@ mod tests {
                 bytes_written: 300,
             }];
             catalog
-                .finish_session(id, SessionState::Stopped, 9, &topics)
+                .finish_session(id, SessionState::Stopped, None, 9, &topics)
                 .unwrap();
             id
         };
@@ -478,7 +537,7 @@ mod tests {
             .upsert_file(&file(done, "/d/old/a.mcap", FileState::Complete))
             .unwrap();
         catalog
-            .finish_session(done, SessionState::Stopped, 2, &[])
+            .finish_session(done, SessionState::Stopped, None, 2, &[])
             .unwrap();
         let live = catalog
             .begin_session("live", Path::new("/d/live"), "{}", 3)

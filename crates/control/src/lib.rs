@@ -15,11 +15,12 @@
 mod client;
 mod protocol;
 mod state;
+pub mod units;
 
 pub use client::{Client, ClientError};
 pub use protocol::{
-    decode_request, encode, ErrorKind, ErrorReply, FileEntry, ListedSession, RatedTopic, Request,
-    RequestEnvelope, Response, SessionStarted, SessionStatus, SessionStopped, StartRequest,
-    TopicReport, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    decode_request, encode, DiskFull, ErrorKind, ErrorReply, FileEntry, ListedSession, RatedTopic,
+    Request, RequestEnvelope, Response, SessionStarted, SessionStatus, SessionStopped,
+    StartRequest, TopicReport, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use state::{FileState, SessionState, UnknownState};

@@ -85,6 +85,9 @@ pub struct StartRequest {
     /// How to write the files: `auto`, `direct` or `buffered` (overrides recd's
     /// `io_mode`).
     pub io_mode: Option<String>,
+    /// Keep at most this many files of the session (the one being written included);
+    /// older finished ones are deleted.
+    pub max_files: Option<u32>,
 }
 
 /// recd's answer to one request.
@@ -206,6 +209,19 @@ pub struct SessionStatus {
     /// How its files are written: `direct` or `buffered` (what `auto` chose).
     #[serde(default)]
     pub io_mode: String,
+    /// Set while writing is paused because its file system is nearly full.
+    #[serde(default)]
+    pub disk_full: Option<DiskFull>,
+}
+
+/// A session paused because the free space on its file system fell below recd's
+/// `min_free_space`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskFull {
+    /// Bytes free when last looked at.
+    pub free: u64,
+    /// `min_free_space`.
+    pub minimum: u64,
 }
 
 /// A topic's counts as recd reports them: live in a status, final in a stop report and
@@ -264,6 +280,9 @@ pub struct ListedSession {
     pub files: Vec<FileEntry>,
     /// Its topics' final counts (empty while recording).
     pub topics: Vec<TopicReport>,
+    /// Why it failed, when it did.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// One file of a session.

@@ -25,8 +25,13 @@ pub enum FileState {
     Recording,
     /// Finalized with its summary.
     Complete,
-    /// Left open by a crash; `rec reindex` recovers what it holds.
+    /// Left open by a crash, or ended by a write error without its summary; `rec
+    /// reindex` recovers what it holds.
     NeedsReindex,
+    /// Deleted by recd to keep the recordings within `max_total_size`.
+    Deleted,
+    /// Gone from the disk, though recd did not delete it.
+    Missing,
 }
 
 /// A state name that is not one of the known states.
@@ -56,7 +61,13 @@ impl SessionState {
 
 impl FileState {
     /// Every state, for parsing.
-    const ALL: [Self; 3] = [Self::Recording, Self::Complete, Self::NeedsReindex];
+    const ALL: [Self; 5] = [
+        Self::Recording,
+        Self::Complete,
+        Self::NeedsReindex,
+        Self::Deleted,
+        Self::Missing,
+    ];
 
     /// The state's name on the wire, in `rec list` and in the catalog.
     pub const fn as_str(self) -> &'static str {
@@ -64,6 +75,8 @@ impl FileState {
             Self::Recording => "recording",
             Self::Complete => "complete",
             Self::NeedsReindex => "needs-reindex",
+            Self::Deleted => "deleted",
+            Self::Missing => "missing",
         }
     }
 }
@@ -113,7 +126,16 @@ mod tests {
             &SessionState::ALL,
             &["recording", "stopped", "failed", "interrupted"],
         );
-        check(&FileState::ALL, &["recording", "complete", "needs-reindex"]);
+        check(
+            &FileState::ALL,
+            &[
+                "recording",
+                "complete",
+                "needs-reindex",
+                "deleted",
+                "missing",
+            ],
+        );
         assert!("paused".parse::<SessionState>().is_err());
         assert_eq!(
             serde_json::from_str::<FileState>("\"needs-reindex\"").unwrap(),

@@ -39,9 +39,16 @@ pub struct RecordingConfig {
     /// publisher's queue never waits for the writer. When this is full, such a sample
     /// is dropped and counted.
     pub spill_bytes: usize,
-    /// How often written data is forced to the disk (`fdatasync`); `None` leaves it to
-    /// the kernel's write-back, which the writer starts every 8 MiB.
+    /// How often written data is forced to the disk (`fdatasync`, on a thread of its
+    /// own): a power cut loses about this much plus one sync of what reached the writer.
+    /// `None` leaves it to the kernel's write-back, which the writer starts every 8 MiB
+    /// (and the file system's journal commits, every 5 s on ext4).
     pub sync_period: Option<Duration>,
+    /// Free bytes to leave on the output directory's file system: below this the current
+    /// file is finished and later messages are dropped (and counted) until there is room
+    /// again, when recording continues in a new file. `None` writes until the disk is
+    /// full, which ends the recording's writing with an error.
+    pub min_free_space: Option<u64>,
     /// How often the list of services is read to find new and vanished topics.
     pub discovery_interval: Duration,
     /// The shortest time between two polls of a subscriber without a same-named event
@@ -106,7 +113,8 @@ impl Default for RecordingConfig {
             io_mode: IoMode::Auto,
             ring: RingConfig::default(),
             spill_bytes: 1024 * 1024 * 1024,
-            sync_period: None,
+            sync_period: Some(Duration::from_millis(500)),
+            min_free_space: None,
             discovery_interval: Duration::from_millis(500),
             min_poll_interval: Duration::from_millis(2),
             max_poll_interval: Duration::from_millis(4),

@@ -54,4 +54,4 @@ pub use source::dds::DdsError;
 pub use source::shm::service_types::channel_name;
 pub use source::shm::ShmError;
 pub use topic::{ChannelSpec, TopicCounts};
-pub use writer::ClosedFile;
+pub use writer::{ClosedFile, DiskFull, FileObserver};

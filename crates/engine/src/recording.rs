@@ -1,7 +1,7 @@
 //! A recording: start it, watch it, stop it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -18,7 +18,10 @@ use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
 use crate::source::{SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
-use crate::writer::{ClosedFile, FilePlan, Writer, WriterProgress, WriterReport};
+use crate::writer::{
+    ClosedFile, DiskFull, FileObserver, FilePlan, SpaceGuard, Unobserved, Writer, WriterProgress,
+    WriterReport,
+};
 
 /// Why a recording could not start.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +29,26 @@ pub enum StartError {
     /// A topic pattern is not a valid glob.
     #[error(transparent)]
     Pattern(#[from] PatternError),
+    /// The file system of the output directory is smaller than `min_free_space`.
+    #[error("min_free_space ({}) is larger than the whole file system of {} ({})", bytes(*minimum), dir.display(), bytes(*total))]
+    MinFreeSpaceTooLarge {
+        /// The output directory.
+        dir: PathBuf,
+        /// The configured minimum.
+        minimum: u64,
+        /// The file system's size.
+        total: u64,
+    },
+    /// The file system of the output directory has less than `min_free_space` free.
+    #[error("only {} free on the file system of {}, less than min_free_space ({}); free some space (or lower min_free_space) and start again", bytes(*free), dir.display(), bytes(*minimum))]
+    DiskFull {
+        /// The output directory.
+        dir: PathBuf,
+        /// Bytes free.
+        free: u64,
+        /// The configured minimum.
+        minimum: u64,
+    },
     /// The output directory could not be created.
     #[error("cannot create the output directory {}: {source}", path.display())]
     OutputDir {
@@ -94,6 +117,10 @@ pub struct RecordingStatus {
     pub problems: BTreeMap<String, String>,
     /// The first write error, after which messages are dropped.
     pub write_error: Option<String>,
+    /// Set while writing is paused because the disk is nearly full (`min_free_space`);
+    /// messages are dropped and counted meanwhile.
+    #[serde(default)]
+    pub disk_full: Option<DiskFull>,
     /// How the files are written: direct or buffered (what `auto` chose).
     pub io_mode: IoMode,
 }
@@ -151,6 +178,15 @@ pub struct Recording {
 impl Recording {
     /// Creates the first file and starts the receive and writer threads.
     pub fn start(config: RecordingConfig) -> Result<Self, StartError> {
+        Self::start_observed(config, Arc::new(Unobserved))
+    }
+
+    /// As [`Self::start`], with `observer` told of each file before it is created and
+    /// once it is finished.
+    pub fn start_observed(
+        config: RecordingConfig,
+        observer: Arc<dyn FileObserver>,
+    ) -> Result<Self, StartError> {
         let filter = TopicFilter::new(&config.topics)?;
         if !config.iceoryx2 && config.dds.is_none() {
             return Err(StartError::NoSource);
@@ -188,6 +224,10 @@ impl Recording {
             path: config.output_dir.clone(),
             source,
         })?;
+        let guard = match config.min_free_space {
+            Some(minimum) => guard_for(&config.output_dir, minimum)?,
+            None => None,
+        };
         let shm = if config.iceoryx2 {
             let settings = ShmSettings {
                 common,
@@ -205,11 +245,12 @@ impl Recording {
         };
         let started_ns = now_ns();
         let progress = Arc::new(WriterProgress::default());
-        let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns));
+        let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns), observer);
         let writer = Writer::create(
             receivers,
             plan,
             progress.clone(),
+            guard,
             config.test_hooks.writer_delay,
         )?;
         let io_mode = writer.io_mode();
@@ -273,6 +314,7 @@ impl Recording {
                 .expect("problems lock")
                 .clone(),
             write_error: self.progress.error.lock().expect("progress lock").clone(),
+            disk_full: *self.progress.disk_full.lock().expect("progress lock"),
             io_mode: self.io_mode,
         }
     }
@@ -325,6 +367,39 @@ fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {
             counts: topic.counters.snapshot(),
         })
         .collect()
+}
+
+/// A free-space guard for `dir`, refused when its file system is smaller than `minimum`
+/// or has less than that free already; none for a file system that reports no size
+/// (ramfs), which has nothing to guard.
+fn guard_for(dir: &Path, minimum: u64) -> Result<Option<SpaceGuard>, StartError> {
+    let space = recd_storage::space_of(dir).map_err(|source| StartError::OutputDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if space.total == 0 {
+        return Ok(None);
+    }
+    if space.total < minimum {
+        return Err(StartError::MinFreeSpaceTooLarge {
+            dir: dir.to_path_buf(),
+            minimum,
+            total: space.total,
+        });
+    }
+    if space.available < minimum {
+        return Err(StartError::DiskFull {
+            dir: dir.to_path_buf(),
+            free: space.available,
+            minimum,
+        });
+    }
+    Ok(Some(SpaceGuard::new(dir.to_path_buf(), minimum)))
+}
+
+/// A size for people: 1.5 GiB, 30 MiB.
+fn bytes(n: u64) -> String {
+    bytesize::ByteSize::b(n).to_string()
 }
 
 fn spawn<T: Send + 'static>(

@@ -106,6 +106,14 @@ impl TopicCounters {
         self.write.bytes_written.fetch_add(bytes, Ordering::Relaxed);
     }
 
+    /// Moves messages counted as written to dropped: they were acknowledged by the file
+    /// but a write error kept them from reaching it.
+    pub(crate) fn unwrite(&self, messages: u64, bytes: u64) {
+        self.write.written.fetch_sub(messages, Ordering::Relaxed);
+        self.write.bytes_written.fetch_sub(bytes, Ordering::Relaxed);
+        self.receive.dropped.fetch_add(messages, Ordering::Relaxed);
+    }
+
     /// The counts as of now.
     pub fn snapshot(&self) -> TopicCounts {
         TopicCounts {

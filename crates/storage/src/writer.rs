@@ -83,6 +83,10 @@ pub struct FileSummary {
     pub time_range: Option<(u64, u64)>,
     /// CRC-32 of the data section, if computed.
     pub data_crc: Option<u32>,
+    /// The file ends with its summary and footer, so readers need no reindexing; false
+    /// when a write error left no room for them (the file then ends on its last complete
+    /// record, and `rec reindex` indexes it).
+    pub indexed: bool,
 }
 
 /// What went wrong while writing.
@@ -235,9 +239,6 @@ pub struct StreamWriter {
 pub struct EndedFile {
     /// What the file holds: its real size and the messages in it.
     pub summary: FileSummary,
-    /// The file ends with its summary and footer, so readers need no reindexing; false
-    /// when there was no room for them (the file ends on its last complete record).
-    pub indexed: bool,
     /// Messages whose write call had succeeded but which are not in the file (they were
     /// batched when a write failed), per channel topic: (messages, payload bytes).
     pub unwritten: BTreeMap<String, (u64, u64)>,
@@ -502,7 +503,6 @@ impl StreamWriter {
                 Ok(summary) => {
                     return EndedFile {
                         summary,
-                        indexed: true,
                         unwritten: BTreeMap::new(),
                         error: None,
                     }
@@ -573,8 +573,8 @@ impl StreamWriter {
                 channel_message_counts: channel_message_counts(&kept),
                 time_range: kept.time_range,
                 data_crc: None,
+                indexed,
             },
-            indexed,
             unwritten,
             error,
         }
@@ -745,6 +745,7 @@ impl StreamWriter {
             channel_message_counts: channel_message_counts(&self.stats),
             time_range: self.stats.time_range,
             data_crc,
+            indexed: true,
         })
     }
 

@@ -2,6 +2,7 @@
 //! command-line flags. `recording` maps a session's start request onto these settings.
 
 mod recording;
+mod units;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -25,12 +26,21 @@ pub struct DaemonConfig {
     pub state_dir: PathBuf,
     /// How long a stop (of one session, or of all at SIGTERM) may take before recd gives
     /// up waiting for it.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "units::duration")]
     pub stop_timeout: Duration,
     /// At start-up, reindex in the background the files a crashed run left open.
     pub reindex_after_crash: bool,
     /// Sessions that may record at once.
     pub max_sessions: usize,
+    /// Free space to leave on a session's file system (e.g. "1GiB"; "0" turns the guard
+    /// off): below it the session finishes its file, drops (and counts) what arrives, and
+    /// continues in a new file once there is an eighth more than this free again.
+    #[serde(with = "units::size")]
+    pub min_free_space: ByteSize,
+    /// The most the recordings may take on each file system under the data directory
+    /// (e.g. "200GiB"); beyond it the oldest finished files are deleted. None by default.
+    #[serde(with = "units::option_size")]
+    pub max_total_size: Option<ByteSize>,
     /// Defaults for every session; `rec start` flags override some of them.
     pub recording: SessionDefaults,
 }
@@ -40,9 +50,10 @@ pub struct DaemonConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct SessionDefaults {
     /// Start a new file once one holds this much (e.g. "4GiB"); none by default.
+    #[serde(with = "units::option_size")]
     pub max_file_size: Option<ByteSize>,
     /// Start a new file after this long (e.g. "10min"); none by default.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "units::option_duration")]
     pub max_duration: Option<Duration>,
     /// Keep a CRC-32 of each file's data section.
     pub crc: bool,
@@ -51,19 +62,20 @@ pub struct SessionDefaults {
     /// (through the page cache).
     pub io_mode: IoMode,
     /// Payloads this large or larger are written straight from shared memory.
+    #[serde(with = "units::size")]
     pub zero_copy_threshold: ByteSize,
     /// fdatasync at most this long after the last one; none leaves it to file close.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "units::option_duration")]
     pub sync_period: Option<Duration>,
     /// How often the list of iceoryx2 services is checked for new and vanished topics.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "units::duration")]
     pub discovery_interval: Duration,
     /// Shortest time between two polls of a subscriber without an event service.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "units::duration")]
     pub min_poll_interval: Duration,
     /// Longest time between two polls of such a subscriber: bounds how far a sample's
     /// log_time lags its publication.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "units::duration")]
     pub max_poll_interval: Duration,
     /// The iceoryx2 file prefix (`global.prefix`) of the domain to record; none is
     /// iceoryx2's default.
@@ -71,13 +83,16 @@ pub struct SessionDefaults {
     /// Messages in flight between a session's receive and writer threads.
     pub ring_items: usize,
     /// Bytes of small (copied) messages in flight.
+    #[serde(with = "units::size")]
     pub ring_copy_bytes: ByteSize,
     /// Bytes of large messages in flight, held as shared-memory samples.
+    #[serde(with = "units::size")]
     pub ring_loaned_bytes: ByteSize,
     /// Recorder memory for large samples that would otherwise use up a publisher's
     /// iceoryx2 borrow budget: they are copied here and released at once, so the
     /// publisher's queue never waits for the writer; when full, such samples are dropped
     /// and counted.
+    #[serde(with = "units::size")]
     pub spill_bytes: ByteSize,
     /// Record iceoryx2 shared-memory services (`rec start --no-iceoryx2` turns it off
     /// for a DDS-only session).
@@ -92,6 +107,7 @@ pub struct SessionDefaults {
     /// Samples each DDS reader may hold until the receive thread takes them.
     pub dds_history_depth: i32,
     /// UDP receive buffer of the DDS sockets (capped by net.core.rmem_max).
+    #[serde(with = "units::size")]
     pub dds_receive_buffer: ByteSize,
 }
 
@@ -104,6 +120,8 @@ impl Default for DaemonConfig {
             stop_timeout: Duration::from_secs(30),
             reindex_after_crash: false,
             max_sessions: 16,
+            min_free_space: ByteSize::gib(1),
+            max_total_size: None,
             recording: SessionDefaults::default(),
         }
     }
@@ -119,7 +137,7 @@ impl Default for SessionDefaults {
             crc: false,
             io_mode: engine.io_mode,
             zero_copy_threshold: ByteSize::b(engine.zero_copy_threshold as u64),
-            sync_period: None,
+            sync_period: engine.sync_period,
             discovery_interval: engine.discovery_interval,
             min_poll_interval: engine.min_poll_interval,
             max_poll_interval: engine.max_poll_interval,
@@ -239,6 +257,23 @@ mod tests {
             error.contains("io_mode") && error.contains("fast"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn sizes_and_durations_say_how_to_write_them() {
+        let error = DaemonConfig::parse("min_free_space = \"abc\"\n").unwrap_err();
+        assert!(
+            error.contains("`abc` is not a size (try 4MiB") && error.contains("line 1"),
+            "{error}"
+        );
+        let error = DaemonConfig::parse("[recording]\nsync_period = \"soon\"\n").unwrap_err();
+        assert!(error.contains("`soon` is not a duration (try"), "{error}");
+        let config =
+            DaemonConfig::parse("min_free_space = 1048576\nmax_total_size = \"2 GiB\"\n").unwrap();
+        assert_eq!(config.min_free_space, ByteSize::mib(1));
+        assert_eq!(config.max_total_size, Some(ByteSize::gib(2)));
+        assert_eq!(DaemonConfig::default().min_free_space, ByteSize::gib(1));
+        assert_eq!(DaemonConfig::default().max_total_size, None);
     }
 
     #[test]

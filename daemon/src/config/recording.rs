@@ -49,7 +49,8 @@ impl SessionDefaults {
                 loaned_bytes: self.ring_loaned_bytes.as_u64() as usize,
             },
             spill_bytes: self.spill_bytes.as_u64() as usize,
-            sync_period: self.sync_period,
+            // "0s" in recd.toml turns the periodic sync off.
+            sync_period: self.sync_period.filter(|period| !period.is_zero()),
             discovery_interval: self.discovery_interval,
             min_poll_interval: self.min_poll_interval,
             max_poll_interval: self.max_poll_interval,

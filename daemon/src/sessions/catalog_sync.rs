@@ -1,61 +1,83 @@
 //! Keeping the catalog in step with a running session: its files as they are started and
-//! closed, and its end.
+//! ended (told by the engine on its writer threads), and its end.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
 use recd_control::{FileState, SessionState, SessionStopped};
-use recd_engine::RecordingStatus;
+use recd_engine::{ClosedFile, FileObserver};
 
-/// The files of a session the catalog already has.
-#[derive(Default)]
-pub struct CatalogFiles {
-    /// Files the session started, as recording (or since as complete).
-    pub known: Vec<PathBuf>,
-    /// Files a split closed, as complete.
-    completed: Vec<PathBuf>,
+/// Writes a session's files into the catalog: each one as recording before its first
+/// byte is written (the catalog's commits are durable, so a power cut cannot hide it),
+/// and with what it holds once it ends.
+pub struct CatalogObserver {
+    catalog: Arc<Mutex<Catalog>>,
+    session: SessionId,
+    /// Files the session started, in order.
+    started: Mutex<Vec<PathBuf>>,
 }
 
-impl CatalogFiles {
-    /// Keeps the catalog's files of `session` current: a file it started is recording,
-    /// a file a split closed is complete. Failures are logged; the next call retries.
-    pub fn note(&mut self, catalog: &Catalog, session: SessionId, status: &RecordingStatus) {
-        for closed in &status.closed_files {
-            if self.completed.contains(&closed.path) {
-                continue;
-            }
-            let file = File {
-                session,
-                path: closed.path.clone(),
-                bytes: closed.bytes,
-                messages: closed.messages,
-                state: FileState::Complete,
-            };
-            match catalog.upsert_file(&file) {
-                Ok(()) => self.completed.push(closed.path.clone()),
-                Err(error) => {
-                    tracing::error!("cannot mark {} complete: {error}", closed.path.display())
-                }
-            }
-        }
-        let Some(current) = &status.current_file else {
-            return;
-        };
-        if self.known.contains(current) {
-            return;
-        }
-        self.known.push(current.clone());
-        let file = File {
+impl CatalogObserver {
+    /// Records the files of `session` in `catalog`.
+    pub fn new(catalog: Arc<Mutex<Catalog>>, session: SessionId) -> Self {
+        Self {
+            catalog,
             session,
-            path: current.clone(),
+            started: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The files the session started so far.
+    pub fn started(&self) -> Vec<PathBuf> {
+        self.started.lock().expect("files lock").clone()
+    }
+
+    fn record(&self, file: File) {
+        let result = self
+            .catalog
+            .lock()
+            .expect("catalog lock")
+            .upsert_file(&file);
+        if let Err(error) = result {
+            tracing::error!(file = %file.path.display(), "cannot record the file in the catalog: {error}");
+        }
+    }
+}
+
+impl FileObserver for CatalogObserver {
+    fn creating(&self, path: &Path) {
+        self.started
+            .lock()
+            .expect("files lock")
+            .push(path.to_path_buf());
+        self.record(File {
+            session: self.session,
+            path: path.to_path_buf(),
             bytes: 0,
             messages: 0,
             state: FileState::Recording,
-        };
-        if let Err(error) = catalog.upsert_file(&file) {
-            tracing::error!("cannot add {} to the catalog: {error}", current.display());
-        }
+        });
+    }
+
+    fn ended(&self, file: &ClosedFile) {
+        self.record(File {
+            session: self.session,
+            path: file.path.clone(),
+            bytes: file.bytes,
+            messages: file.messages,
+            state: file_state(file.indexed),
+        });
+    }
+}
+
+/// A finished file's state: complete with its summary, or needing `rec reindex`.
+pub fn file_state(indexed: bool) -> FileState {
+    if indexed {
+        FileState::Complete
+    } else {
+        FileState::NeedsReindex
     }
 }
 
@@ -77,7 +99,8 @@ pub fn record_stop(
         })?;
     }
     let topics: Vec<_> = stopped.topics.iter().map(|t| t.report.clone()).collect();
-    catalog.finish_session(session, state, now_ns(), &topics)
+    let reason = stopped.write_error.as_deref();
+    catalog.finish_session(session, state, reason, now_ns(), &topics)
 }
 
 /// Now, in ns since the Unix epoch, as the catalog keeps times.

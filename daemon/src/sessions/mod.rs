@@ -5,9 +5,9 @@ mod catalog_sync;
 mod rates;
 mod replies;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use recd_catalog::{Catalog, File, SessionId};
@@ -15,11 +15,11 @@ use recd_control::{
     ErrorKind, ErrorReply, FileState, ListedSession, SessionStarted, SessionState, SessionStatus,
     SessionStopped, StartRequest,
 };
-use recd_engine::{Recording, TopicFilter};
+use recd_engine::{Recording, RecordingStatus, TopicFilter};
 
 use crate::config::DaemonConfig;
-use crate::names;
-use catalog_sync::{now_ns, record_stop, CatalogFiles};
+use crate::{names, retention};
+use catalog_sync::{now_ns, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, error, listed, unknown_session};
 
@@ -28,8 +28,13 @@ struct Running {
     id: SessionId,
     directory: PathBuf,
     recording: Recording,
-    files: CatalogFiles,
+    files: Arc<CatalogObserver>,
     rates: Rates,
+    /// `--max-files`: the most files the session keeps.
+    max_files: Option<u32>,
+    /// What the log was already told: a pause for disk space, a write error.
+    told_disk_full: bool,
+    told_write_error: bool,
 }
 
 /// What the periodic sample found, for systemd's status line.
@@ -48,7 +53,7 @@ pub struct Load {
 /// The daemon's sessions.
 pub struct Sessions {
     config: DaemonConfig,
-    catalog: Mutex<Catalog>,
+    catalog: Arc<Mutex<Catalog>>,
     running: Mutex<BTreeMap<String, Running>>,
 }
 
@@ -57,7 +62,7 @@ impl Sessions {
     pub fn new(config: DaemonConfig, catalog: Catalog) -> Self {
         Self {
             config,
-            catalog: Mutex::new(catalog),
+            catalog: Arc::new(Mutex::new(catalog)),
             running: Mutex::new(BTreeMap::new()),
         }
     }
@@ -104,27 +109,34 @@ impl Sessions {
             .map_err(catalog_failure)?;
         config.metadata.insert("session".into(), name.clone());
         config.metadata.insert("session_id".into(), id.to_string());
-        let recording = match Recording::start(config) {
+        config.min_free_space = Some(self.config.min_free_space.as_u64()).filter(|&m| m > 0);
+        let files = Arc::new(CatalogObserver::new(self.catalog.clone(), id));
+        let recording = match Recording::start_observed(config, files.clone()) {
             Ok(recording) => recording,
             Err(start_error) => {
-                let _ = self
-                    .catalog()
-                    .finish_session(id, SessionState::Failed, now_ns(), &[]);
-                return Err(error(
-                    ErrorKind::Failed,
-                    format!("cannot start session {name:?}: {start_error}"),
-                ));
+                let reason = format!("cannot start session {name:?}: {start_error}");
+                let mut catalog = self.catalog();
+                for path in files.started() {
+                    if !path.exists() {
+                        let _ = catalog.forget_file(&path);
+                    }
+                }
+                let _ =
+                    catalog.finish_session(id, SessionState::Failed, Some(&reason), now_ns(), &[]);
+                return Err(error(ErrorKind::Failed, reason));
             }
         };
-        let mut session = Running {
+        let session = Running {
             id,
             directory: directory.clone(),
             recording,
-            files: CatalogFiles::default(),
+            files,
             rates: Rates::default(),
+            max_files: request.max_files,
+            told_disk_full: false,
+            told_write_error: false,
         };
         let status = session.recording.status();
-        session.files.note(&self.catalog(), id, &status);
         tracing::info!(
             session = %name,
             id,
@@ -228,7 +240,8 @@ impl Sessions {
             .map_err(catalog_failure)
     }
 
-    /// Updates rates and the catalog's file list; returns the load for systemd's status.
+    /// Updates rates, tells the log of pauses and write errors, applies retention;
+    /// returns the load for systemd's status.
     pub fn sample(&self) -> Load {
         let mut running = self.running.lock().expect("sessions lock");
         let mut load = Load {
@@ -249,15 +262,39 @@ impl Sessions {
                 .iter()
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
-            session.files.note(&self.catalog(), session.id, &status);
+            tell_changes(name, session, &status);
         }
+        self.apply_retention(&running);
         load
+    }
+
+    /// Deletes the oldest finished files beyond `max_total_size` and each session's
+    /// `--max-files`; failures are logged, the next sample retries.
+    fn apply_retention(&self, running: &BTreeMap<String, Running>) {
+        let writing: HashSet<PathBuf> = running
+            .values()
+            .filter_map(|s| s.recording.status().current_file)
+            .collect();
+        let catalog = self.catalog();
+        let max_total = self.config.max_total_size.map(|size| size.as_u64());
+        if let Err(failure) = retention::enforce_total(&catalog, max_total, &writing) {
+            tracing::error!("retention failed: {failure}");
+        }
+        for session in running.values() {
+            if let Some(max_files) = session.max_files {
+                if let Err(failure) =
+                    retention::enforce_ring(&catalog, session.id, max_files, &writing)
+                {
+                    tracing::error!("retention failed: {failure}");
+                }
+            }
+        }
     }
 
     /// Stops a session's recording, records the end in the catalog and reports it.
     fn finish(&self, name: String, session: Running) -> SessionStopped {
         let (state, stopped) =
-            replies::stop_report(&name, session.recording.stop(), &session.files.known);
+            replies::stop_report(&name, session.recording.stop(), &session.files.started());
         if let Err(failure) = record_stop(&mut self.catalog(), session.id, state, &stopped) {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
         }
@@ -272,6 +309,30 @@ impl Sessions {
 
     fn catalog(&self) -> MutexGuard<'_, Catalog> {
         self.catalog.lock().expect("catalog lock")
+    }
+}
+
+/// Logs what changed since the last sample: writing paused for disk space or resumed, a
+/// write error (naming the file).
+fn tell_changes(name: &str, session: &mut Running, status: &RecordingStatus) {
+    match (&status.disk_full, session.told_disk_full) {
+        (Some(full), false) => tracing::warn!(
+            session = %name,
+            free = full.free,
+            minimum = full.minimum,
+            "paused: disk full (free {}, min_free_space {}); messages are dropped and counted until there is room",
+            bytesize::ByteSize::b(full.free),
+            bytesize::ByteSize::b(full.minimum)
+        ),
+        (None, true) => {
+            tracing::info!(session = %name, "disk space is back: recording continues in a new file")
+        }
+        _ => {}
+    }
+    session.told_disk_full = status.disk_full.is_some();
+    if let (Some(write_error), false) = (&status.write_error, session.told_write_error) {
+        tracing::error!(session = %name, "writing failed, the session records nothing more until stopped: {write_error}");
+        session.told_write_error = true;
     }
 }
 

@@ -85,6 +85,7 @@ mod tests {
             }],
             problems: BTreeMap::new(),
             write_error: None,
+            disk_full: None,
             io_mode: recd_engine::IoMode::Buffered,
         }
     }

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use recd_catalog::{Catalog, CatalogError, Session};
 use recd_control::{
-    ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic, SessionState,
+    DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic, SessionState,
     SessionStatus, SessionStopped, TopicReport,
 };
 use recd_engine::{RecordingStatus, RecordingSummary, StopError, TopicStatus};
 
+use super::catalog_sync::file_state;
 use super::rates::Rates;
 
 /// A failed request of `kind`.
@@ -57,6 +58,10 @@ pub fn session_status(
         write_error: status.write_error,
         problems: status.problems.into_iter().collect(),
         io_mode: status.io_mode.to_string(),
+        disk_full: status.disk_full.map(|full| DiskFull {
+            free: full.free,
+            minimum: full.minimum,
+        }),
     }
 }
 
@@ -77,7 +82,7 @@ pub fn stop_report(
                     path: f.path.clone(),
                     bytes: f.bytes,
                     messages: f.message_count,
-                    state: FileState::Complete,
+                    state: file_state(f.indexed),
                 })
                 .collect();
             let write_error = summary.write_error.as_ref().map(|e| e.to_string());
@@ -141,6 +146,7 @@ pub fn listed(catalog: &Catalog, session: Session) -> Result<ListedSession, Cata
             })
             .collect(),
         topics,
+        reason: session.reason,
     })
 }
 

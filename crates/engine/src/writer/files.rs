@@ -1,8 +1,9 @@
 //! The files a recording writes: naming, splitting by size or duration, finishing a file
-//! with its `recorder` metadata (on a thread of its own after a split).
+//! with its `recorder` metadata (on a thread of its own after a split), and ending one
+//! early (a full disk, a write error).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -12,9 +13,9 @@ use recd_storage::{Durability, FileSummary, IoMode, StreamWriter, WriteError, Wr
 
 use super::WriterProgress;
 use crate::config::{RecordingConfig, SplitPolicy};
-use crate::topic::TopicCounts;
+use crate::topic::{Topic, TopicCounts};
 
-/// A file a split finished: complete, with its summary, on disk.
+/// A file the recording finished: on disk, synced, with what it really holds.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClosedFile {
     /// Where it is.
@@ -23,6 +24,38 @@ pub struct ClosedFile {
     pub bytes: u64,
     /// Messages in it.
     pub messages: u64,
+    /// It ends with its summary (false: a write error left no room; `rec reindex` indexes
+    /// it).
+    #[serde(default = "indexed_by_default")]
+    pub indexed: bool,
+}
+
+fn indexed_by_default() -> bool {
+    true
+}
+
+/// Hears of a recording's files as they come and go, on the writer's threads: the daemon
+/// keeps its catalog with it.
+pub trait FileObserver: Send + Sync {
+    /// `path` is about to be created: nothing of it is on disk yet.
+    fn creating(&self, path: &Path);
+    /// A file was finished (split, paused, failed or stopped).
+    fn ended(&self, file: &ClosedFile);
+}
+
+/// An observer that does nothing.
+pub(crate) struct Unobserved;
+
+impl FileObserver for Unobserved {
+    fn creating(&self, _: &Path) {}
+    fn ended(&self, _: &ClosedFile) {}
+}
+
+/// What ending a file needs from the writer: the counts for its `recorder` metadata, and
+/// the topics, whose counts a write error may correct.
+pub(crate) struct Ending<'a> {
+    pub counts: BTreeMap<&'a str, TopicCounts>,
+    pub topics: Vec<Arc<Topic>>,
 }
 
 /// How the writer names, splits and fills files.
@@ -32,11 +65,17 @@ pub(crate) struct FilePlan {
     split: SplitPolicy,
     options: WriterOptions,
     metadata: BTreeMap<String, String>,
+    observer: Arc<dyn FileObserver>,
 }
 
 impl FilePlan {
-    /// The plan of `config`; `metadata` goes into every file's `recorder` record.
-    pub fn new(config: &RecordingConfig, metadata: BTreeMap<String, String>) -> Self {
+    /// The plan of `config`; `metadata` goes into every file's `recorder` record, and
+    /// `observer` hears of each file.
+    pub fn new(
+        config: &RecordingConfig,
+        metadata: BTreeMap<String, String>,
+        observer: Arc<dyn FileObserver>,
+    ) -> Self {
         Self {
             dir: config.output_dir.clone(),
             prefix: config.file_prefix.clone(),
@@ -59,6 +98,7 @@ impl FilePlan {
                 ..WriterOptions::default()
             },
             metadata,
+            observer,
         }
     }
 
@@ -77,7 +117,7 @@ pub(crate) struct Files {
     index: u32,
     started: Instant,
     bytes_before: u64,
-    closing: Vec<JoinHandle<Result<FileSummary, WriteError>>>,
+    closing: Vec<JoinHandle<(FileSummary, Option<WriteError>)>>,
     last_flush: Instant,
 }
 
@@ -91,6 +131,7 @@ impl Files {
     /// into their `recorder` metadata as `io_mode`.
     pub fn create(mut plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
         let path = plan.path(0);
+        plan.observer.creating(&path);
         let file = StreamWriter::create(&path, plan.options.clone())?;
         plan.options.io_mode = file.io_mode();
         plan.metadata
@@ -139,32 +180,40 @@ impl Files {
         by_size || by_time
     }
 
-    /// Continues in a new file and finishes the old one, with the `recorder` metadata
-    /// `counts`, on a thread of its own, so that its summary and sync do not hold up the
-    /// handoff. An error means there is no current file any more.
-    pub fn start_next(&mut self, counts: BTreeMap<&str, TopicCounts>) -> Result<(), WriteError> {
-        let Some(mut old) = self.current.take() else {
+    /// Continues in a new file and finishes the old one (see [`Self::end_current`]). An
+    /// error means there is no current file any more.
+    pub fn start_next(&mut self, ending: Ending<'_>) -> Result<(), WriteError> {
+        if self.current.is_none() {
             return Ok(());
+        }
+        self.end_current(ending);
+        self.open_next()
+    }
+
+    /// Finishes the current file, with the `recorder` metadata of `ending`, on a thread of
+    /// its own, so that its summary and sync do not hold up the handoff; after a write
+    /// error it ends on its last complete record. Messages go nowhere until
+    /// [`Self::open_next`].
+    pub fn end_current(&mut self, ending: Ending<'_>) {
+        let Some(old) = self.current.take() else {
+            return;
         };
         self.bytes_before += old.bytes_written();
-        let metadata = self.recorder_metadata(counts);
+        let metadata = self.recorder_metadata(ending.counts);
         let progress = self.progress.clone();
+        let observer = self.plan.observer.clone();
+        let topics = ending.topics;
         self.closing.push(std::thread::spawn(move || {
-            old.add_metadata(keys::RECORDER_METADATA, &metadata)?;
-            let summary = old.close()?;
-            progress
-                .closed_files
-                .lock()
-                .expect("progress lock")
-                .push(ClosedFile {
-                    path: summary.path.clone(),
-                    bytes: summary.bytes,
-                    messages: summary.message_count,
-                });
-            Ok(summary)
+            end_file(old, &metadata, &topics, &progress, observer.as_ref())
         }));
+        *self.progress.current_file.lock().expect("progress lock") = None;
+    }
+
+    /// Starts the next file.
+    pub fn open_next(&mut self) -> Result<(), WriteError> {
         self.index += 1;
         let path = self.plan.path(self.index);
+        self.plan.observer.creating(&path);
         self.current = Some(StreamWriter::create(&path, self.plan.options.clone())?);
         self.started = Instant::now();
         *self.progress.current_file.lock().expect("progress lock") = Some(path);
@@ -206,27 +255,21 @@ impl Files {
     /// Finishes the current file with the `recorder` metadata `counts`, waits for the
     /// files still being finished, and returns every file's summary (in order) and the
     /// errors met.
-    pub fn finish(
-        mut self,
-        counts: BTreeMap<&str, TopicCounts>,
-    ) -> (Vec<FileSummary>, Vec<WriteError>) {
+    pub fn finish(mut self, ending: Ending<'_>) -> (Vec<FileSummary>, Vec<WriteError>) {
         let mut files = Vec::new();
         let mut errors = Vec::new();
-        let metadata = self.recorder_metadata(counts);
-        if let Some(mut file) = self.current.take() {
-            let closed = file
-                .add_metadata(keys::RECORDER_METADATA, &metadata)
-                .and_then(|()| file.close());
-            match closed {
-                Ok(summary) => files.push(summary),
-                Err(error) => errors.push(error),
-            }
-        }
-        for handle in self.closing.drain(..) {
-            match handle.join().expect("file closing thread does not panic") {
-                Ok(summary) => files.push(summary),
-                Err(error) => errors.push(error),
-            }
+        let metadata = self.recorder_metadata(ending.counts);
+        let ended = self.current.take().map(|file| {
+            let observer = self.plan.observer.as_ref();
+            end_file(file, &metadata, &ending.topics, &self.progress, observer)
+        });
+        let closed = self
+            .closing
+            .drain(..)
+            .map(|handle| handle.join().expect("file closing thread does not panic"));
+        for (summary, error) in ended.into_iter().chain(closed) {
+            files.push(summary);
+            errors.extend(error);
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         *self.progress.current_file.lock().expect("progress lock") = None;
@@ -244,4 +287,38 @@ impl Files {
         metadata.insert("file_index".to_string(), self.index.to_string());
         metadata
     }
+}
+
+/// Ends `file` with `metadata` (after a write error, on its last complete record), moves
+/// the messages it acknowledged but could not keep from written to dropped, and tells
+/// the status and the observer.
+fn end_file(
+    mut file: StreamWriter,
+    metadata: &BTreeMap<String, String>,
+    topics: &[Arc<Topic>],
+    progress: &WriterProgress,
+    observer: &dyn FileObserver,
+) -> (FileSummary, Option<WriteError>) {
+    // Refused only after a write error, when the file ends without it anyway.
+    let _ = file.add_metadata(keys::RECORDER_METADATA, metadata);
+    let ended = file.end();
+    for (name, (messages, bytes)) in &ended.unwritten {
+        if let Some(topic) = topics.iter().find(|t| &t.name == name) {
+            topic.counters.unwrite(*messages, *bytes);
+        }
+    }
+    let summary = ended.summary;
+    let closed = ClosedFile {
+        path: summary.path.clone(),
+        bytes: summary.bytes,
+        messages: summary.message_count,
+        indexed: summary.indexed,
+    };
+    progress
+        .closed_files
+        .lock()
+        .expect("progress lock")
+        .push(closed.clone());
+    observer.ended(&closed);
+    (summary, ended.error)
 }

@@ -1,7 +1,9 @@
 //! The writer thread: takes messages off every source's handoff and streams them into
-//! MCAP files ([`files`] names, splits and finishes them).
+//! MCAP files ([`files`] names, splits and finishes them; [`space_guard`] pauses them
+//! while the disk is nearly full).
 
 mod files;
+mod space_guard;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,10 +14,13 @@ use std::time::Duration;
 use recd_storage::{ChannelId, FileSummary, MessageHeader, StreamWriter, WriteError};
 
 use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
-use crate::topic::{Topic, TopicCounts};
-pub use files::ClosedFile;
-pub(crate) use files::FilePlan;
-use files::Files;
+use crate::topic::Topic;
+pub use files::{ClosedFile, FileObserver};
+use files::{Ending, Files};
+pub(crate) use files::{FilePlan, Unobserved};
+pub use space_guard::DiskFull;
+use space_guard::SpaceChange;
+pub(crate) use space_guard::SpaceGuard;
 
 /// What the writer shows of itself while it runs.
 #[derive(Debug, Default)]
@@ -25,6 +30,8 @@ pub(crate) struct WriterProgress {
     /// Files split off and closed (summary written, synced), in order.
     pub closed_files: Mutex<Vec<ClosedFile>>,
     pub error: Mutex<Option<String>>,
+    /// Set while writing is paused for want of disk space.
+    pub disk_full: Mutex<Option<DiskFull>>,
 }
 
 /// What the writer thread leaves behind.
@@ -54,6 +61,8 @@ pub(crate) struct Writer<S> {
     progress: Arc<WriterProgress>,
     topics: Vec<Option<TopicSlot>>,
     error: Option<WriteError>,
+    /// Pauses writing while the file system is nearly full.
+    guard: Option<SpaceGuard>,
     /// Testing aid: a sleep before each message (see `TestHooks::writer_delay`).
     delay: Option<Duration>,
 }
@@ -72,6 +81,7 @@ impl<S: LoanedBytes> Writer<S> {
         rxs: Vec<Receiver<S>>,
         plan: FilePlan,
         progress: Arc<WriterProgress>,
+        guard: Option<SpaceGuard>,
         delay: Option<Duration>,
     ) -> Result<Self, WriteError> {
         Ok(Self {
@@ -80,6 +90,7 @@ impl<S: LoanedBytes> Writer<S> {
             progress,
             topics: Vec::new(),
             error: None,
+            guard,
             delay,
         })
     }
@@ -107,6 +118,7 @@ impl<S: LoanedBytes> Writer<S> {
                     self.fail(error);
                 }
                 self.split_if_due(0);
+                self.watch_space();
                 std::thread::park_timeout(self.files.idle_wait());
             }
         }
@@ -165,6 +177,7 @@ impl<S: LoanedBytes> Writer<S> {
         });
         self.account(topic, len, result);
         self.split_if_due(len);
+        self.watch_space();
     }
 
     fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, sample: S) {
@@ -183,6 +196,7 @@ impl<S: LoanedBytes> Writer<S> {
         self.rxs[ring].release_loaned(len);
         self.account(topic, len, result);
         self.split_if_due(len);
+        self.watch_space();
     }
 
     fn account(&mut self, topic: u32, len: usize, result: Result<(), NotWritten>) {
@@ -201,7 +215,40 @@ impl<S: LoanedBytes> Writer<S> {
             Err(error) => {
                 counters.add_dropped();
                 if let Some(error) = error {
+                    let file_failed = matches!(error, WriteError::Io { .. });
                     self.fail(error);
+                    if file_failed {
+                        // The file ends on its last complete record now; what follows is
+                        // dropped and counted.
+                        self.files.end_current(ending_of(&self.topics));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pauses writing (the current file finished) when the guard finds the disk nearly
+    /// full, and resumes in a new file once there is room again.
+    fn watch_space(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(guard) = &mut self.guard else {
+            return;
+        };
+        let Some(change) = guard.poll(self.files.bytes_written()) else {
+            return;
+        };
+        match change {
+            SpaceChange::Low(full) | SpaceChange::StillLow(full) => {
+                self.files.end_current(ending_of(&self.topics));
+                *self.progress.disk_full.lock().expect("progress lock") = Some(full);
+            }
+            SpaceChange::Back => {
+                *self.progress.disk_full.lock().expect("progress lock") = None;
+                match self.files.open_next() {
+                    Ok(()) => self.repeat_latched(),
+                    Err(error) => self.fail(error),
                 }
             }
         }
@@ -224,7 +271,7 @@ impl<S: LoanedBytes> Writer<S> {
         if !self.files.split_due(just_written) {
             return;
         }
-        match self.files.start_next(counts_of(&self.topics)) {
+        match self.files.start_next(ending_of(&self.topics)) {
             Ok(()) => self.repeat_latched(),
             Err(error) => self.fail(error),
         }
@@ -257,7 +304,7 @@ impl<S: LoanedBytes> Writer<S> {
     }
 
     fn finish(self) -> WriterReport {
-        let (files, errors) = self.files.finish(counts_of(&self.topics));
+        let (files, errors) = self.files.finish(ending_of(&self.topics));
         WriterReport {
             files,
             error: self.error.or_else(|| errors.into_iter().next()),
@@ -265,13 +312,21 @@ impl<S: LoanedBytes> Writer<S> {
     }
 }
 
-/// Every announced topic's counts as of now, by channel name.
-fn counts_of(topics: &[Option<TopicSlot>]) -> BTreeMap<&str, TopicCounts> {
-    topics
-        .iter()
-        .flatten()
-        .map(|slot| (slot.topic.name.as_str(), slot.topic.counters.snapshot()))
-        .collect()
+/// What ending a file needs: every announced topic's counts as of now, by channel name,
+/// and the topics.
+fn ending_of(topics: &[Option<TopicSlot>]) -> Ending<'_> {
+    Ending {
+        counts: topics
+            .iter()
+            .flatten()
+            .map(|slot| (slot.topic.name.as_str(), slot.topic.counters.snapshot()))
+            .collect::<BTreeMap<_, _>>(),
+        topics: topics
+            .iter()
+            .flatten()
+            .map(|slot| slot.topic.clone())
+            .collect(),
+    }
 }
 
 fn keep_latched(slot: &mut TopicSlot, stamps: Stamps, parts: &[&[u8]]) {

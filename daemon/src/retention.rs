@@ -1,0 +1,123 @@
+//! Retention: keeps the recordings on each file system within `max_total_size`, and a
+//! session within its `--max-files` ring, by deleting the oldest finished files. Each
+//! deletion is logged and marked in the catalog; a file that vanished without recd is
+//! marked missing.
+
+use std::collections::{BTreeMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use recd_catalog::{Catalog, CatalogError, File, SessionId};
+use recd_control::FileState;
+
+/// A catalog file as it is on disk now.
+struct OnDisk {
+    file: File,
+    bytes: u64,
+    device: u64,
+}
+
+/// The catalog's files that are still on disk, oldest first; those gone are marked
+/// missing (and logged).
+fn files_on_disk(catalog: &Catalog) -> Result<Vec<OnDisk>, CatalogError> {
+    let mut present = Vec::new();
+    for file in catalog.files_on_disk()? {
+        match std::fs::metadata(&file.path) {
+            Ok(metadata) => present.push(OnDisk {
+                bytes: metadata.len(),
+                device: metadata.dev(),
+                file,
+            }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                tracing::warn!(file = %file.path.display(), "a recorded file was deleted outside recd; marked missing in the catalog");
+                catalog.set_file_state(&file.path, FileState::Missing)?;
+            }
+            // Unreadable for now (permissions, an unmounted disk): left alone.
+            Err(_) => {}
+        }
+    }
+    Ok(present)
+}
+
+/// Whether retention may delete `file`: finished (complete or needing reindex), not
+/// being written by anyone.
+fn deletable(file: &File, writing: &HashSet<PathBuf>) -> bool {
+    matches!(file.state, FileState::Complete | FileState::NeedsReindex)
+        && !writing.contains(&file.path)
+        && !recd_storage::is_being_recorded(&file.path).unwrap_or(true)
+}
+
+fn delete(catalog: &Catalog, file: &File, why: &str) -> Result<bool, CatalogError> {
+    match std::fs::remove_file(&file.path) {
+        Ok(()) => {
+            tracing::info!(file = %file.path.display(), "deleted the oldest recording {why}");
+            catalog.set_file_state(&file.path, FileState::Deleted)?;
+            Ok(true)
+        }
+        Err(error) => {
+            tracing::error!(file = %file.path.display(), "retention cannot delete the file: {error}");
+            Ok(false)
+        }
+    }
+}
+
+/// Deletes the oldest finished files of each file system whose recordings exceed
+/// `max_total` bytes; `writing` are the files sessions are writing now. Returns the files
+/// deleted.
+pub fn enforce_total(
+    catalog: &Catalog,
+    max_total: Option<u64>,
+    writing: &HashSet<PathBuf>,
+) -> Result<Vec<PathBuf>, CatalogError> {
+    let present = files_on_disk(catalog)?;
+    let Some(max_total) = max_total else {
+        return Ok(Vec::new());
+    };
+    let mut by_device: BTreeMap<u64, Vec<&OnDisk>> = BTreeMap::new();
+    for entry in &present {
+        by_device.entry(entry.device).or_default().push(entry);
+    }
+    let mut deleted = Vec::new();
+    for files in by_device.values() {
+        let mut total: u64 = files.iter().map(|f| f.bytes).sum();
+        for entry in files {
+            if total <= max_total {
+                break;
+            }
+            if deletable(&entry.file, writing)
+                && delete(catalog, &entry.file, "to keep within max_total_size")?
+            {
+                total -= entry.bytes;
+                deleted.push(entry.file.path.clone());
+            }
+        }
+    }
+    Ok(deleted)
+}
+
+/// Deletes the oldest finished files of `session` while it has more than `max_files`
+/// (the one being written included). Returns the files deleted.
+pub fn enforce_ring(
+    catalog: &Catalog,
+    session: SessionId,
+    max_files: u32,
+    writing: &HashSet<PathBuf>,
+) -> Result<Vec<PathBuf>, CatalogError> {
+    let files: Vec<File> = catalog
+        .files(session)?
+        .into_iter()
+        .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
+        .collect();
+    let mut excess = files.len().saturating_sub(max_files as usize);
+    let mut deleted = Vec::new();
+    for file in &files {
+        if excess == 0 {
+            break;
+        }
+        if deletable(file, writing) && delete(catalog, file, "of the session's --max-files ring")? {
+            excess -= 1;
+            deleted.push(file.path.clone());
+        }
+    }
+    Ok(deleted)
+}
