@@ -10,17 +10,6 @@ use recd_testkit::{finish_load, stopped_files, Domain, Recd};
 use recd_workload::verify::check_files;
 use serde_json::Value;
 
-/// The session called `name` in `rec list --json`.
-fn listed(recd: &Recd, name: &str) -> Value {
-    let list = recd.rec_json(&["list"]);
-    list.as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("session {name} not in {list}"))
-}
-
 /// The .mcap files in a session's directory, sorted.
 fn listed_file_paths(root: &Path, session: &str) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join("data").join(session))
@@ -97,7 +86,7 @@ fn start_status_stop_list_record_every_message_and_catalog_it() {
     assert!(files.iter().all(|f| f.starts_with(&directory)));
     assert_all_recorded(&files, "life/", 50);
 
-    let session = listed(&recd, "life");
+    let session = recd.listed("life");
     assert_eq!(session["state"], "stopped");
     let catalog_files = session["files"].as_array().unwrap();
     assert_eq!(catalog_files.len(), files.len());
@@ -147,7 +136,7 @@ fn after_sigkill_the_catalog_says_needs_reindex_and_rec_reindex_recovers_everyth
     drop(recd);
 
     let recd = Recd::start(root.path(), &domain);
-    let session = listed(&recd, "crash");
+    let session = recd.listed("crash");
     assert_eq!(session["state"], "interrupted");
     let files = session["files"].as_array().unwrap();
     assert_eq!(files.len(), 1);
@@ -165,7 +154,7 @@ fn after_sigkill_the_catalog_says_needs_reindex_and_rec_reindex_recovers_everyth
     let info = recd_storage::summarize(&path).unwrap();
     assert!(info.closed_cleanly);
     assert!(info.chunk_count > 0, "reindexed into chunks");
-    assert_eq!(listed(&recd, "crash")["files"][0]["state"], "complete");
+    assert_eq!(recd.listed("crash")["files"][0]["state"], "complete");
 }
 
 #[test]
@@ -321,12 +310,12 @@ fn after_a_crash_split_off_files_are_complete_and_open_or_uncatalogued_ones_need
     finish_load(publish(&domain, "split/", 30)); // 30 × 200 kB frames: several files
     assert!(recd.wait_written("split", 90));
     let catalogued = recd_testkit::wait_until(Duration::from_secs(10), || {
-        let files = listed(&recd, "split")["files"].clone();
+        let files = recd.listed("split")["files"].clone();
         let files = files.as_array().unwrap();
         files.len() >= 3
             && files.iter().filter(|f| f["state"] == "complete").count() == files.len() - 1
     });
-    assert!(catalogued, "{}", listed(&recd, "split"));
+    assert!(catalogued, "{}", recd.listed("split"));
     recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     drop(recd);
     // A file recd had created but not yet put in the catalog when it died.
@@ -347,7 +336,7 @@ fn after_a_crash_split_off_files_are_complete_and_open_or_uncatalogued_ones_need
     std::fs::copy(format!("{stem}.mcap"), &unlisted).unwrap();
 
     let recd = Recd::start(root.path(), &domain);
-    let files = listed(&recd, "split")["files"].clone();
+    let files = recd.listed("split")["files"].clone();
     let files = files.as_array().unwrap();
     let (last, closed) = files.split_last().unwrap();
     assert_eq!(last["path"], unlisted.to_str().unwrap(), "found on disk");

@@ -57,7 +57,7 @@ fn check(io_mode: IoMode, size: usize) {
     let mount = Mount::new("tmpfs", "size=4m");
     let (ended, acknowledged) = fill(&mount, io_mode, size);
     assert!(
-        ended.indexed,
+        ended.summary.indexed,
         "truncating to the last record made room for the summary"
     );
     let on_disk = std::fs::metadata(&ended.summary.path).unwrap().len();

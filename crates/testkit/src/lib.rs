@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 mod mount;
 mod python;
 
-pub use mount::Mount;
+pub use mount::{ext4_image, Mount};
 
 pub use python::{
     dds_publish, dds_published, python, python_file, read_ros2, ros2_fixtures, Published,
@@ -263,6 +263,17 @@ impl Recd {
             self.log()
         );
         serde_json::from_slice(&output.stdout).expect("rec prints JSON")
+    }
+
+    /// The session called `name` in `rec list --json` (the catalog's record of it).
+    pub fn listed(&self, name: &str) -> serde_json::Value {
+        let list = self.rec_json(&["list"]);
+        list.as_array()
+            .expect("rec list --json is an array")
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("session {name} not in {list}"))
     }
 
     /// Waits (at most 30 s) until `session` has written `messages` in all; false if not.

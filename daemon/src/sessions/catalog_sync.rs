@@ -103,6 +103,22 @@ pub fn record_stop(
     catalog.finish_session(session, state, reason, now_ns(), &topics)
 }
 
+/// Files of a stop report that are gone by now: deleted by retention (as the catalog
+/// says), or missing (deleted by hand while the session ran).
+pub fn mark_gone(catalog: &Catalog, stopped: &mut SessionStopped) {
+    for file in &mut stopped.files {
+        if file.path.exists() {
+            continue;
+        }
+        let deleted = matches!(catalog.file(&file.path), Ok(Some(known)) if known.state == FileState::Deleted);
+        file.state = if deleted {
+            FileState::Deleted
+        } else {
+            FileState::Missing
+        };
+    }
+}
+
 /// Now, in ns since the Unix epoch, as the catalog keeps times.
 pub fn now_ns() -> i64 {
     SystemTime::now()

@@ -19,7 +19,7 @@ use recd_engine::{Recording, RecordingStatus, TopicFilter};
 
 use crate::config::DaemonConfig;
 use crate::{names, retention};
-use catalog_sync::{now_ns, record_stop, CatalogObserver};
+use catalog_sync::{mark_gone, now_ns, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, error, listed, unknown_session};
 
@@ -293,9 +293,11 @@ impl Sessions {
 
     /// Stops a session's recording, records the end in the catalog and reports it.
     fn finish(&self, name: String, session: Running) -> SessionStopped {
-        let (state, stopped) =
+        let (state, mut stopped) =
             replies::stop_report(&name, session.recording.stop(), &session.files.started());
-        if let Err(failure) = record_stop(&mut self.catalog(), session.id, state, &stopped) {
+        let mut catalog = self.catalog();
+        mark_gone(&catalog, &mut stopped);
+        if let Err(failure) = record_stop(&mut catalog, session.id, state, &stopped) {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
         }
         tracing::info!(
