@@ -80,6 +80,10 @@ struct RecorderOptions {
     /// The recorder's `max_poll_interval` (its default when left out).
     #[arg(long, value_parser = humantime::parse_duration)]
     max_poll_interval: Option<Duration>,
+    /// The recorder's `sync_period` (its default, 500ms, when left out; 0s turns the
+    /// periodic fdatasync off).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    sync_period: Option<Duration>,
 }
 
 impl RecorderOptions {
@@ -92,6 +96,9 @@ impl RecorderOptions {
         if let Some(interval) = self.max_poll_interval {
             args.push(format!("--max-poll-interval={}ms", interval.as_millis()));
         }
+        if let Some(period) = self.sync_period {
+            args.push(format!("--sync-period={}ms", period.as_millis()));
+        }
         args
     }
 
@@ -100,6 +107,9 @@ impl RecorderOptions {
         config.io_mode = self.io_mode;
         if let Some(interval) = self.max_poll_interval {
             config.max_poll_interval = interval;
+        }
+        if let Some(period) = self.sync_period {
+            config.sync_period = Some(period).filter(|p| !p.is_zero());
         }
     }
 }
