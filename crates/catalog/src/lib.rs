@@ -201,7 +201,8 @@ impl Catalog {
     /// first and in the order each session started them.
     pub fn files_on_disk(&self) -> Result<Vec<File>, CatalogError> {
         self.files_where(
-            "state NOT IN (?1, ?2) ORDER BY (SELECT started_ns FROM sessions WHERE id = files.session), rowid",
+            "state NOT IN (?1, ?2)",
+            "(SELECT started_ns FROM sessions WHERE id = files.session), rowid",
             params![FileState::Deleted.as_str(), FileState::Missing.as_str()],
         )
     }
@@ -277,7 +278,11 @@ impl Catalog {
             ],
         )?;
         transaction.commit()?;
-        self.files_where("state = ?1", params![FileState::NeedsReindex.as_str()])
+        self.files_where(
+            "state = ?1",
+            "rowid",
+            params![FileState::NeedsReindex.as_str()],
+        )
     }
 
     /// Every session, newest first.
@@ -305,13 +310,13 @@ impl Catalog {
 
     /// The files of a session, in the order they were started.
     pub fn files(&self, session: SessionId) -> Result<Vec<File>, CatalogError> {
-        self.files_where("session = ?1", params![session])
+        self.files_where("session = ?1", "rowid", params![session])
     }
 
     /// The file at `path`, if the catalog knows it.
     pub fn file(&self, path: &Path) -> Result<Option<File>, CatalogError> {
         Ok(self
-            .files_where("path = ?1", params![path_text(path)])?
+            .files_where("path = ?1", "rowid", params![path_text(path)])?
             .into_iter()
             .next())
     }
@@ -337,18 +342,15 @@ impl Catalog {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The files matching `condition`, sorted by `order`.
     fn files_where(
         &self,
         condition: &str,
+        order: &str,
         parameters: impl rusqlite::Params,
     ) -> Result<Vec<File>, CatalogError> {
         let mut statement = self.connection.prepare(&format!(
-            "SELECT session, path, bytes, messages, state FROM files WHERE {condition}{}",
-            if condition.contains("ORDER BY") {
-                ""
-            } else {
-                " ORDER BY rowid"
-            }
+            "SELECT session, path, bytes, messages, state FROM files WHERE {condition} ORDER BY {order}"
         ))?;
         let rows = statement.query_map(parameters, |row| {
             Ok((

@@ -249,6 +249,7 @@ impl Sessions {
             healthy: true,
             ..Load::default()
         };
+        let mut writing = HashSet::new();
         for (name, session) in running.iter_mut() {
             if !session.recording.threads_alive() {
                 tracing::error!(session = %name, "a recording thread ended unexpectedly");
@@ -263,27 +264,25 @@ impl Sessions {
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
             tell_changes(name, session, &status);
+            writing.extend(status.current_file);
         }
-        self.apply_retention(&running);
+        self.apply_retention(&running, &writing);
         load
     }
 
     /// Deletes the oldest finished files beyond `max_total_size` and each session's
     /// `--max-files`; failures are logged, the next sample retries.
-    fn apply_retention(&self, running: &BTreeMap<String, Running>) {
-        let writing: HashSet<PathBuf> = running
-            .values()
-            .filter_map(|s| s.recording.status().current_file)
-            .collect();
+    /// `writing` are the files the sessions are writing now.
+    fn apply_retention(&self, running: &BTreeMap<String, Running>, writing: &HashSet<PathBuf>) {
         let catalog = self.catalog();
         let max_total = self.config.max_total_size.map(|size| size.as_u64());
-        if let Err(failure) = retention::enforce_total(&catalog, max_total, &writing) {
+        if let Err(failure) = retention::enforce_total(&catalog, max_total, writing) {
             tracing::error!("retention failed: {failure}");
         }
         for session in running.values() {
             if let Some(max_files) = session.max_files {
                 if let Err(failure) =
-                    retention::enforce_ring(&catalog, session.id, max_files, &writing)
+                    retention::enforce_ring(&catalog, session.id, max_files, writing)
                 {
                     tracing::error!("retention failed: {failure}");
                 }
