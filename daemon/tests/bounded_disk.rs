@@ -386,10 +386,14 @@ fn a_power_cut_loses_at_most_the_stated_second_and_the_catalog_knows_the_session
     let list = String::from_utf8_lossy(&recd.rec(&["list"]).stdout).to_string();
     assert!(list.contains("messages: after reindex"), "{list}");
 
+    // A cut may leave a partial record at a file's end: reindex keeps every complete one
+    // and says so with exit status 3.
     let reindexed = recd.rec(&["reindex", "drive"]);
     assert!(
-        reindexed.status.success(),
-        "{}",
+        matches!(reindexed.status.code(), Some(0 | 3)),
+        "{:?}\n{}{}",
+        reindexed.status,
+        String::from_utf8_lossy(&reindexed.stdout),
         String::from_utf8_lossy(&reindexed.stderr)
     );
     let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
