@@ -12,11 +12,18 @@ fn under_systemd() -> bool {
     std::env::var_os("INVOCATION_ID").is_some() || std::env::var_os("JOURNAL_STREAM").is_some()
 }
 
-/// Logs to the journal under systemd, to stderr otherwise; `RUST_LOG` filters.
+/// What is logged when `RUST_LOG` does not say: recd's own crates (every target starting
+/// with `recd`) at INFO, which is nothing per sample or packet; dependencies at WARN
+/// (rustdds logs INFO lines per RTPS message under load).
+pub const DEFAULT_LOG_FILTER: &str = "warn,recd=info";
+
+/// Logs to the journal under systemd, to stderr otherwise; `RUST_LOG` filters (default
+/// [`DEFAULT_LOG_FILTER`]).
 pub fn init_logging() {
     use tracing_subscriber::prelude::*;
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     if under_systemd() {
         if let Ok(journald) = tracing_journald::layer() {
             tracing_subscriber::registry()

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use recd_testkit::{
-    dds_publish, dds_published, read_ros2, ros2_fixtures, stopped_files, Domain, Published, Recd,
+    dds_publish, dds_published, ddsperf_done, ddsperf_publish, read_ros2, ros2_fixtures,
+    stopped_files, Domain, Published, Recd, DDSPERF_TOPIC,
 };
 use serde_json::Value;
 
@@ -542,4 +543,24 @@ fn a_burst_of_small_samples_is_recorded_without_loss_with_a_deep_history() {
     assert!(settled, "{counts}");
     assert_eq!(counts["lost"], 0, "{counts}");
     assert_eq!(counts["dropped"], 0, "{counts}");
+}
+
+#[test]
+fn a_fragmented_dds_load_leaves_the_log_quiet() {
+    // 64 KiB samples at 1 kHz come in fragments: rustdds logs an INFO line per
+    // HEARTBEAT_FRAG, which recd's default filter must keep out of the journal.
+    let setup = DdsRecd::start(&loopback_recording(false));
+    let recd = &setup.recd;
+    start_session(recd, "quiet", 21, &[]);
+    let before = recd.log().lines().count();
+    ddsperf_done(
+        ddsperf_publish(21, 5, "1kHz", "64k"),
+        Duration::from_secs(30),
+    );
+    let counts = status_topic(recd, "quiet", DDSPERF_TOPIC).expect("the topic is recorded");
+    assert!(counts["written"].as_u64().unwrap() > 1000, "{counts}");
+    stop_session(recd, "quiet");
+    let log = recd.log();
+    let lines = log.lines().count() - before;
+    assert!(lines < 100, "{lines} log lines:\n{log}");
 }

@@ -10,13 +10,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+mod ddsperf;
 mod mount;
 mod python;
 
+pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
-    dds_publish, dds_published, python, python_file, read_ros2, ros2_fixtures, Published,
+    cyclone_loopback_config, dds_publish, dds_published, python, python_file, read_ros2,
+    ros2_fixtures, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;

@@ -38,13 +38,18 @@ pub fn ros2_fixtures() -> PathBuf {
     workspace().join("tests/fixtures/ros2")
 }
 
+/// `CYCLONEDDS_URI` for Cyclone DDS on loopback only, discovering by unicast.
+pub fn cyclone_loopback_config() -> String {
+    format!(
+        "file://{}",
+        python_file("cyclonedds-loopback.xml").display()
+    )
+}
+
 /// Starts `tests/python/dds_publish.py` with `args`, on loopback only (Cyclone's
 /// unicast loopback configuration: `lo` may lack the MULTICAST flag).
 pub fn dds_publish(args: &[&str]) -> Child {
-    let config = format!(
-        "file://{}",
-        python_file("cyclonedds-loopback.xml").display()
-    );
+    let config = cyclone_loopback_config();
     Command::new(python())
         .arg(python_file("dds_publish.py"))
         .args(args)
