@@ -524,10 +524,10 @@ fn transient_local_history_from_before_the_start_is_recorded() {
 }
 
 #[test]
-fn a_burst_of_small_samples_is_recorded_without_loss_with_a_deep_history() {
-    // A history as deep as the burst: however late the receive thread runs (the tests
-    // share two cores), a reliable writer's samples wait in it.
-    let recording = loopback_recording(true) + "dds_history_depth = 4096\n";
+fn a_burst_of_small_samples_is_recorded_without_loss_by_the_default_history() {
+    // The default history holds the burst in bytes: however late the receive thread
+    // runs (the tests share two cores), a reliable writer's samples wait in it.
+    let recording = loopback_recording(true);
     let setup = DdsRecd::start(&recording);
     let recd = &setup.recd;
     start_session(recd, "burst", 18, &[]);

@@ -86,8 +86,9 @@ pub struct TestHooks {
     /// The writer thread sleeps this long before each message, to make the handoff
     /// overflow.
     pub writer_delay: Option<Duration>,
-    /// The shared-memory receive thread sleeps this long before each receive pass, to
-    /// make the publishers' queues overflow.
+    /// Each receive thread sleeps this long before each receive pass, as a stalled
+    /// thread would: the shared-memory publishers' queues overflow, the DDS readers'
+    /// histories fill.
     pub receive_delay: Option<Duration>,
 }
 
@@ -183,9 +184,12 @@ pub struct DdsConfig {
     /// `<dir>/share/<pkg>/msg/<Type>.msg`), before the `AMENT_PREFIX_PATH` of the
     /// recorder's environment.
     pub message_dirs: Vec<PathBuf>,
-    /// Samples each reader may hold until the receive thread takes them: deep enough for
-    /// bursts, bounded because a reader keeps this many samples in memory.
-    pub history_depth: i32,
+    /// Bytes of samples each topic's reader holds until the receive thread takes them
+    /// (a reliable writer's samples beyond it are lost when that thread stalls): its
+    /// history holds this many bytes of the topic's largest samples, 64 to 16,384
+    /// samples, so memory per topic stays near this bound (64 samples when they are
+    /// larger than a 64th of it).
+    pub reader_memory: u64,
     /// The UDP sockets' receive buffer, so that fragmented multi-MB samples and bursts
     /// survive (the kernel caps it at `net.core.rmem_max`, doubled).
     pub receive_buffer_bytes: usize,
@@ -207,7 +211,7 @@ impl Default for DdsConfig {
             domain: 0,
             interfaces: Vec::new(),
             message_dirs: Vec::new(),
-            history_depth: 64,
+            reader_memory: 32 << 20,
             receive_buffer_bytes: 16 * 1024 * 1024,
         }
     }

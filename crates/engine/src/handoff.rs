@@ -125,23 +125,39 @@ impl<S> Sender<S> {
     /// Copies the concatenation of `parts` into the byte ring and queues it; `false` when
     /// a bound would be exceeded (nothing queued).
     pub fn push_copied(&mut self, topic: u32, stamps: Stamps, parts: &[&[u8]]) -> bool {
+        match self.stage_copied(parts) {
+            Some(len) => {
+                self.push_staged(topic, stamps, len);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Copies `parts` into the byte ring ahead of their item, for a source that learns the
+    /// message's topic and stamps only after it has its bytes; `None` (nothing staged)
+    /// when a bound would be exceeded. The next push must be [`Sender::push_staged`] with
+    /// the returned length.
+    pub fn stage_copied(&mut self, parts: &[&[u8]]) -> Option<usize> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         if self.items.slots() == 0 {
-            return false;
+            return None;
         }
-        let Ok(mut chunk) = self.bytes.write_chunk_uninit(len) else {
-            return false;
-        };
+        let mut chunk = self.bytes.write_chunk_uninit(len).ok()?;
         let (first, second) = chunk.as_mut_slices();
         copy_parts(parts, first, second);
         // SAFETY: copy_parts initialized all `len` bytes of the chunk.
         unsafe { chunk.commit_all() };
+        Some(len)
+    }
+
+    /// Queues the message [`Sender::stage_copied`] put into the byte ring.
+    pub fn push_staged(&mut self, topic: u32, stamps: Stamps, len: usize) {
         let pushed = self.items.push(Item::Copied { topic, stamps, len });
         debug_assert!(
             pushed.is_ok(),
-            "a slot was free and this is the only producer"
+            "staging checked for a free slot and this is the only producer"
         );
-        true
     }
 
     /// Queues a large message held as a shared-memory sample; gives the sample back when a

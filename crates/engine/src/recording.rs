@@ -215,6 +215,7 @@ impl Recording {
                 let settings = DdsSettings {
                     common: common.clone(),
                     config: dds_config.clone(),
+                    receive_delay: config.test_hooks.receive_delay,
                 };
                 Some(DdsSource::open(settings, link())?)
             }

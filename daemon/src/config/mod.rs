@@ -104,8 +104,10 @@ pub struct SessionDefaults {
     pub dds_interfaces: Vec<std::net::IpAddr>,
     /// Directories with ROS 2 `.msg` files, searched before `AMENT_PREFIX_PATH`.
     pub dds_message_dirs: Vec<PathBuf>,
-    /// Samples each DDS reader may hold until the receive thread takes them.
-    pub dds_history_depth: i32,
+    /// Bytes of samples each DDS topic's reader holds until the receive thread takes
+    /// them (64 to 16,384 of the topic's largest samples).
+    #[serde(with = "units::size")]
+    pub dds_reader_memory: ByteSize,
     /// UDP receive buffer of the DDS sockets (capped by net.core.rmem_max).
     #[serde(with = "units::size")]
     pub dds_receive_buffer: ByteSize,
@@ -150,7 +152,7 @@ impl Default for SessionDefaults {
             dds_domain: None,
             dds_interfaces: dds.interfaces,
             dds_message_dirs: dds.message_dirs,
-            dds_history_depth: dds.history_depth,
+            dds_reader_memory: ByteSize::b(dds.reader_memory),
             dds_receive_buffer: ByteSize::b(dds.receive_buffer_bytes as u64),
         }
     }

@@ -63,7 +63,7 @@ impl SessionDefaults {
                     domain,
                     interfaces: self.dds_interfaces.clone(),
                     message_dirs: self.dds_message_dirs.clone(),
-                    history_depth: self.dds_history_depth,
+                    reader_memory: self.dds_reader_memory.as_u64(),
                     receive_buffer_bytes: self.dds_receive_buffer.as_u64() as usize,
                 }),
             ..RecordingConfig::default()

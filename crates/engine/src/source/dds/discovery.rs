@@ -11,7 +11,7 @@ use recd_ros2::names;
 
 use super::channel::{channel_spec, Naming, Offer};
 use super::qos::ReaderChoice;
-use super::reader::DdsTopic;
+use super::reader::{DdsTopic, MIN_DEPTH};
 use super::DdsSource;
 use crate::source::{announce, SequenceGaps};
 use crate::topic::{Topic, TopicCounters};
@@ -139,12 +139,14 @@ impl DdsSource {
             return;
         }
         let service = topic.topic.service.clone();
+        let depth = topic.depth;
         match self.create_reader(
             slot,
             &writer.topic,
             &writer.type_name,
             topic_keyed(writer),
             choice,
+            depth,
         ) {
             Ok(reader) => {
                 // What the old reader holds is recorded first; what its writers send
@@ -191,8 +193,14 @@ impl DdsSource {
         let choice = ReaderChoice::for_offers(offers.iter().map(|o| o.qos));
         let slot = self.topics.len();
         let keyed = topic_keyed(writer);
-        let reader = match self.create_reader(slot, &writer.topic, &writer.type_name, keyed, choice)
-        {
+        let reader = match self.create_reader(
+            slot,
+            &writer.topic,
+            &writer.type_name,
+            keyed,
+            choice,
+            MIN_DEPTH,
+        ) {
             Ok(reader) => reader,
             Err(reason) => {
                 self.link.registry.note_problem(&service, reason);
@@ -222,6 +230,8 @@ impl DdsSource {
             type_name: writer.type_name.clone(),
             reader,
             choice,
+            depth: MIN_DEPTH,
+            largest: 0,
             writers: HashMap::from([(writer.guid, writer.qos.clone())]),
             gaps: SequenceGaps::default(),
             announced,

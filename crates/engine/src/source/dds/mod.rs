@@ -36,6 +36,9 @@ use receive::Pass;
 pub(crate) struct DdsSettings {
     pub common: SourceSettings,
     pub config: DdsConfig,
+    /// (test hook) The receive thread sleeps this long before each pass, as a stalled
+    /// thread would.
+    pub receive_delay: Option<Duration>,
 }
 
 /// Why the DDS source could not start.
@@ -69,7 +72,8 @@ const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
 /// After a pass that took samples, how long the thread lets the next ones gather before
 /// it looks again: a busy topic's samples are then taken in batches instead of one
 /// wake-up each (the readers' history holds them meanwhile). Only while no reader's
-/// history filled beyond a quarter in the pass, so that a burst is taken at once.
+/// history filled beyond a quarter in the pass ([`receive::Drained::crowded`]), so that
+/// a burst is taken at once.
 const GATHER_TIME: Duration = Duration::from_millis(1);
 
 /// Stops the DDS thread from another thread.
@@ -167,6 +171,9 @@ impl DdsSource {
         let mut next_discovery = Instant::now();
         let mut next_sweep = Instant::now();
         loop {
+            if let Some(delay) = self.settings.receive_delay {
+                std::thread::sleep(delay);
+            }
             let stopping = self.link.stopping();
             let now = Instant::now();
             if now >= next_discovery {
@@ -195,8 +202,7 @@ impl DdsSource {
             if stopping {
                 break;
             }
-            let depth = self.settings.config.history_depth.max(1) as u64;
-            if pass.taken > 0 && pass.most_from_one_reader * 4 < depth {
+            if pass.taken > 0 && !pass.crowded {
                 std::thread::sleep(GATHER_TIME);
             }
             let wait = next_sweep

@@ -38,9 +38,11 @@ impl ReaderChoice {
         choice
     }
 
-    /// The reader's policies: the choice, a history `depth` deep, and both XCDR1 and
-    /// XCDR2 data representation (a reader asking for XCDR1 only, the default, does not
-    /// match an XCDR2 writer).
+    /// The reader's policies: the choice, a history of `depth` samples (rustdds' topic
+    /// cache holds that many; the reader's own cache keeps all until taken, since the
+    /// recorder takes everything each time), and both XCDR1 and XCDR2 data
+    /// representation (a reader asking for XCDR1 only, the default, does not match an
+    /// XCDR2 writer).
     pub fn policies(self, depth: i32) -> QosPolicies {
         let reliability = if self.reliable {
             Reliability::Reliable {
@@ -57,11 +59,11 @@ impl ReaderChoice {
         QosPolicyBuilder::new()
             .reliability(reliability)
             .durability(durability)
-            .history(History::KeepLast { depth })
+            .history(History::KeepAll)
             .resource_limits(policy::ResourceLimits {
                 max_samples: depth,
-                max_instances: 1,
-                max_samples_per_instance: depth,
+                max_instances: i32::MAX,
+                max_samples_per_instance: i32::MAX,
             })
             .build()
             .with_data_representation(policy::DataRepresentation {

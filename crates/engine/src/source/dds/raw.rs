@@ -6,13 +6,35 @@
 //! XCDR2 data, where they only say how much padding ends the payload), so that the stored
 //! message is the complete CDR a ROS 2 reader expects. Keyed topics get one instance for
 //! all keys: the recorder cannot compute a key without knowing the type, and needs none.
+//!
+//! rustdds lends the payload only for the decoder's call, so its bytes are copied once,
+//! straight to where the writer takes them from: [`IntoHandoff`] puts a small sample into
+//! the handoff's byte ring, a large one into a buffer of its own that is lent to the
+//! writer. Keyed topics are read through rustdds' `DataReader`, which only knows the
+//! default decoder [`CdrCopy`] (always a buffer of its own).
+
+use std::cell::RefCell;
 
 use rustdds::{no_key, with_key, Keyed, RepresentationIdentifier};
 
-/// One sample's complete serialized CDR (encapsulation header included).
+use crate::handoff::Sender;
+use crate::source::Held;
+
+/// Where a sample's complete serialized CDR (encapsulation header included) went.
 #[derive(Debug, Clone)]
-pub(crate) struct RawSample {
-    pub cdr: Vec<u8>,
+pub(crate) enum RawSample {
+    /// Into a buffer of its own.
+    Heap(Vec<u8>),
+    /// Into the handoff's byte ring, `len` bytes, ahead of its item.
+    Staged { len: usize },
+    /// Nowhere: the handoff was full.
+    Dropped,
+}
+
+/// The encapsulation header rustdds took off, rebuilt.
+fn encapsulation(encoding: RepresentationIdentifier) -> [u8; 4] {
+    let id = encoding.to_bytes();
+    [id[0], id[1], 0, 0]
 }
 
 impl Keyed for RawSample {
@@ -63,7 +85,7 @@ impl no_key::DeserializerAdapter<RawSample> for PassThrough {
     }
 }
 
-/// The decoder the adapter uses.
+/// The default decoder: every sample into a buffer of its own.
 #[derive(Clone)]
 pub(crate) struct CdrCopy;
 
@@ -75,12 +97,44 @@ impl<'de> no_key::Decode<'de, RawSample> for CdrCopy {
         payload: &'de [u8],
         encoding: RepresentationIdentifier,
     ) -> Result<RawSample, Infallible> {
-        // The one copy of a DDS sample: out of rustdds' receive buffer.
-        let mut cdr = Vec::with_capacity(4 + payload.len());
-        cdr.extend_from_slice(&encoding.to_bytes());
-        cdr.extend_from_slice(&[0, 0]);
-        cdr.extend_from_slice(payload);
-        Ok(RawSample { cdr })
+        Ok(RawSample::Heap(heap_copy(payload, encoding)))
+    }
+}
+
+fn heap_copy(payload: &[u8], encoding: RepresentationIdentifier) -> Vec<u8> {
+    let mut cdr = Vec::with_capacity(4 + payload.len());
+    cdr.extend_from_slice(&encapsulation(encoding));
+    cdr.extend_from_slice(payload);
+    cdr
+}
+
+/// The decoder of no-key readers: a sample smaller than `zero_copy_threshold` is copied
+/// straight into the handoff's byte ring (its item follows once the caller knows its
+/// stamps), a larger one into a buffer of its own.
+#[derive(Clone)]
+pub(crate) struct IntoHandoff<'a, 'tx> {
+    pub tx: &'a RefCell<&'tx mut Sender<Held>>,
+    pub zero_copy_threshold: usize,
+}
+
+impl<'de> no_key::Decode<'de, RawSample> for IntoHandoff<'_, '_> {
+    type Error = Infallible;
+
+    fn decode_bytes(
+        self,
+        payload: &'de [u8],
+        encoding: RepresentationIdentifier,
+    ) -> Result<RawSample, Infallible> {
+        if 4 + payload.len() >= self.zero_copy_threshold {
+            return Ok(RawSample::Heap(heap_copy(payload, encoding)));
+        }
+        let header = encapsulation(encoding);
+        Ok(
+            match self.tx.borrow_mut().stage_copied(&[&header, payload]) {
+                Some(len) => RawSample::Staged { len },
+                None => RawSample::Dropped,
+            },
+        )
     }
 }
 
@@ -120,10 +174,10 @@ mod tests {
         let xcdr1 = CdrCopy
             .decode_bytes(&[5, 0, 0, 0], RepresentationIdentifier::CDR_LE)
             .unwrap();
-        assert_eq!(xcdr1.cdr, [0, 1, 0, 0, 5, 0, 0, 0]);
+        assert!(matches!(xcdr1, RawSample::Heap(cdr) if cdr == [0, 1, 0, 0, 5, 0, 0, 0]));
         let xcdr2 = CdrCopy
             .decode_bytes(&[7], RepresentationIdentifier::XCDR2_LE)
             .unwrap();
-        assert_eq!(xcdr2.cdr, [0, 7, 0, 0, 7]);
+        assert!(matches!(xcdr2, RawSample::Heap(cdr) if cdr == [0, 7, 0, 0, 7]));
     }
 }

@@ -1,45 +1,120 @@
-//! The readers of raw samples, one per recorded topic.
+//! The readers of raw samples, one per recorded topic, and how deep their history is.
+//!
+//! rustdds keeps a topic's received samples in a cache that evicts the oldest beyond the
+//! reader's `max_samples`, whether or not the reader took them, and a reliable reader has
+//! acknowledged them by then: a receive thread that falls behind by more than the history
+//! loses reliable data. The history is therefore sized in bytes: it starts at
+//! [`MIN_DEPTH`] samples and, once a topic's sample size is known, grows to hold
+//! `reader_memory` bytes of its largest samples (at most [`MAX_DEPTH`]). rustdds only
+//! ever raises a topic's limits, so it grows and never shrinks.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use rustdds::mio1::{Interest, Token};
-use rustdds::{no_key, with_key, QosPolicies, RTPSEntity, SampleInfo, TopicKind, GUID};
+use rustdds::{
+    no_key, with_key, QosPolicies, RTPSEntity, ReadCondition, Timestamp, TopicKind, GUID,
+};
 
 use super::qos::ReaderChoice;
-use super::raw::{PassThrough, RawSample};
+use super::raw::{IntoHandoff, PassThrough, RawSample};
 use super::DdsSource;
-use crate::source::SequenceGaps;
+use crate::handoff::Sender;
+use crate::source::{Held, SequenceGaps};
 use crate::topic::Topic;
+
+/// The history every reader starts with, and its least.
+pub(super) const MIN_DEPTH: i32 = 64;
+/// The deepest history: 1.6 s at 10 kHz. rustdds copies samples older than 5 s into
+/// fresh memory, which a deeper history would make it do for every sample.
+pub(super) const MAX_DEPTH: i32 = 16_384;
+
+/// The history that holds `reader_memory` bytes of samples of `largest` bytes.
+pub(super) fn depth_for(reader_memory: u64, largest: usize) -> i32 {
+    let samples = reader_memory / (largest.max(1) as u64);
+    samples.clamp(MIN_DEPTH as u64, MAX_DEPTH as u64) as i32
+}
+
+/// One sample taken from a reader: where its bytes went, and who sent it when.
+pub(super) struct Taken {
+    pub sample: RawSample,
+    pub writer: GUID,
+    pub sequence: i64,
+    pub source_time: Option<Timestamp>,
+}
 
 /// A reader of raw samples; keyed writers are only matched by keyed readers.
 pub(super) enum Reader {
-    NoKey(no_key::DataReader<RawSample, PassThrough>),
+    /// rustdds' plain reader: each sample is decoded straight into the handoff.
+    NoKey(no_key::SimpleDataReader<RawSample, PassThrough>),
+    /// rustdds' full reader (its plain one is not public for keyed topics).
     Keyed(with_key::DataReader<RawSample, PassThrough>),
 }
 
 impl Reader {
-    /// The next sample: its CDR (`None` for a dispose or unregister) and its info.
-    pub fn take(&mut self) -> Result<Option<(Option<RawSample>, SampleInfo)>, String> {
+    /// Takes every sample waiting, in order, and gives each to `each` together with the
+    /// handoff (small samples of no-key topics are already staged in it).
+    pub fn take_all(
+        &mut self,
+        tx: &mut Sender<Held>,
+        zero_copy_threshold: usize,
+        mut each: impl FnMut(&mut Sender<Held>, Taken),
+    ) -> Result<(), String> {
         match self {
-            Reader::NoKey(reader) => reader
-                .take_next_sample()
-                .map(|sample| {
-                    sample.map(|sample| {
-                        let info = sample.sample_info().clone();
-                        (Some(sample.into_value()), info)
-                    })
-                })
-                .map_err(|e| e.to_string()),
-            Reader::Keyed(reader) => reader
-                .take_next_sample()
-                .map(|sample| {
-                    sample.map(|sample| {
-                        let info = sample.sample_info().clone();
-                        (sample.into_value().value(), info)
-                    })
-                })
-                .map_err(|e| e.to_string()),
+            Reader::NoKey(reader) => {
+                reader.drain_read_notifications();
+                loop {
+                    let staging = RefCell::new(&mut *tx);
+                    let decoder = IntoHandoff {
+                        tx: &staging,
+                        zero_copy_threshold,
+                    };
+                    // `None` also after a dispose or unregister, which carry no message:
+                    // the samples after it are taken at the next event or sweep.
+                    let Some(change) = reader
+                        .try_take_one_with(decoder)
+                        .map_err(|e| e.to_string())?
+                    else {
+                        return Ok(());
+                    };
+                    let taken = Taken {
+                        source_time: change.source_timestamp(),
+                        writer: change.writer_guid(),
+                        sequence: i64::from(change.sequence_number),
+                        sample: change.into_value(),
+                    };
+                    each(tx, taken);
+                }
+            }
+            Reader::Keyed(reader) => loop {
+                // One take for all: each take scans rustdds' whole local cache.
+                let samples = reader
+                    .take(usize::MAX, ReadCondition::not_read())
+                    .map_err(|e| e.to_string())?;
+                if samples.is_empty() {
+                    return Ok(());
+                }
+                for sample in samples {
+                    let info = sample.sample_info();
+                    let identity = info.sample_identity();
+                    let (writer, sequence, source_time) = (
+                        identity.writer_guid,
+                        i64::from(identity.sequence_number),
+                        info.source_timestamp(),
+                    );
+                    // A dispose or unregister carries no message.
+                    if let Some(raw) = sample.into_value().value() {
+                        let taken = Taken {
+                            sample: raw,
+                            writer,
+                            sequence,
+                            source_time,
+                        };
+                        each(tx, taken);
+                    }
+                }
+            },
         }
     }
 
@@ -48,6 +123,10 @@ impl Reader {
             Reader::NoKey(reader) => reader.guid(),
             Reader::Keyed(reader) => reader.guid(),
         }
+    }
+
+    pub fn keyed(&self) -> bool {
+        matches!(self, Reader::Keyed(_))
     }
 
     pub fn source(&mut self) -> &mut dyn rustdds::mio1::event::Source {
@@ -65,6 +144,10 @@ pub(super) struct DdsTopic {
     pub type_name: String,
     pub reader: Reader,
     pub choice: ReaderChoice,
+    /// The samples the reader's history holds.
+    pub depth: i32,
+    /// The largest sample taken so far, in bytes.
+    pub largest: usize,
     /// The writers known to be alive, with what they offer.
     pub writers: HashMap<GUID, QosPolicies>,
     /// Each writer's last sequence number, to count gaps.
@@ -80,16 +163,17 @@ impl DdsSource {
         type_name: &str,
         keyed: bool,
         choice: ReaderChoice,
+        depth: i32,
     ) -> Result<Reader, String> {
-        let qos = choice.policies(self.settings.config.history_depth.max(1));
-        let kind = if keyed {
-            TopicKind::WithKey
-        } else {
-            TopicKind::NoKey
-        };
+        let qos = choice.policies(depth);
         let topic = self
             .participant
-            .create_topic(topic_name.to_string(), type_name.to_string(), &qos, kind)
+            .create_topic(
+                topic_name.to_string(),
+                type_name.to_string(),
+                &qos,
+                topic_kind(keyed),
+            )
             .map_err(|e| format!("cannot create the DDS topic: {e}"))?;
         let mut reader = if keyed {
             Reader::Keyed(
@@ -100,7 +184,7 @@ impl DdsSource {
         } else {
             Reader::NoKey(
                 self.subscriber
-                    .create_datareader_no_key::<RawSample, PassThrough>(&topic, Some(qos))
+                    .create_simple_datareader_no_key::<RawSample, PassThrough>(&topic, Some(qos))
                     .map_err(|e| format!("cannot create a DDS reader: {e}"))?,
             )
         };
@@ -109,5 +193,53 @@ impl DdsSource {
             .register(reader.source(), Token(slot), Interest::READABLE)
             .map_err(|e| format!("cannot wait on the DDS reader: {e}"))?;
         Ok(reader)
+    }
+
+    /// Deepens a topic's history to hold `reader_memory` bytes of its largest samples,
+    /// when that is deeper than it is.
+    pub(super) fn fit_history(&mut self, slot: usize) {
+        let topic = &self.topics[slot];
+        let depth = depth_for(self.settings.config.reader_memory, topic.largest);
+        if depth <= topic.depth {
+            return;
+        }
+        // Declaring the topic again with larger limits raises those of rustdds' cache,
+        // which every reader of the topic shares.
+        let raised = self.participant.create_topic(
+            topic.dds_name.clone(),
+            topic.type_name.clone(),
+            &topic.choice.policies(depth),
+            topic_kind(topic.reader.keyed()),
+        );
+        match raised {
+            Ok(_) => self.topics[slot].depth = depth,
+            Err(error) => {
+                let service = topic.topic.service.clone();
+                self.link
+                    .note_problem(&service, format!("cannot deepen the DDS history: {error}"));
+            }
+        }
+    }
+}
+
+fn topic_kind(keyed: bool) -> TopicKind {
+    if keyed {
+        TopicKind::WithKey
+    } else {
+        TopicKind::NoKey
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_history_holds_the_reader_memory_within_its_bounds() {
+        let memory = 32 << 20;
+        assert_eq!(depth_for(memory, 100), MAX_DEPTH, "10 kHz × 100 B: 1.6 s");
+        assert_eq!(depth_for(memory, 64 << 10), 512, "1 kHz × 64 KiB: 0.5 s");
+        assert_eq!(depth_for(memory, 1 << 20), MIN_DEPTH, "60 Hz × 1 MiB: 1 s");
+        assert_eq!(depth_for(memory, 0), MAX_DEPTH);
     }
 }

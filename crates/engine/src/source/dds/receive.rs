@@ -2,6 +2,7 @@
 
 use rustdds::Timestamp;
 
+use super::raw::RawSample;
 use super::DdsSource;
 use crate::handoff::{now_ns, Stamps};
 use crate::source::{hand_over, Held};
@@ -14,43 +15,50 @@ impl DdsSource {
         if !topic.announced {
             return Drained::default();
         }
-        let counters = &topic.topic.counters;
+        let record = &*topic.topic;
+        let counters = &record.counters;
+        let gaps = &mut topic.gaps;
+        let largest = &mut topic.largest;
         let mut drained = Drained::default();
-        loop {
-            let (raw, info) = match topic.reader.take() {
-                Ok(Some((Some(raw), info))) => (raw, info),
-                // A dispose or unregister carries no message.
-                Ok(Some((None, _))) => continue,
-                Ok(None) => break,
-                Err(reason) => {
-                    self.link.registry.note_problem(
-                        &topic.topic.service,
-                        format!("cannot take a sample: {reason}"),
-                    );
-                    break;
+        let taken = topic
+            .reader
+            .take_all(&mut self.link.tx, threshold, |tx, taken| {
+                counters.add_received();
+                drained.taken += 1;
+                let mut stamps = Stamps::received_at(now_ns());
+                // Samples that came in fragments may lack a source timestamp.
+                if let Some(source_time) = taken.source_time {
+                    stamps.publish_time = unix_ns(source_time);
                 }
-            };
-            counters.add_received();
-            drained.taken += 1;
-            let mut stamps = Stamps::received_at(now_ns());
-            // Samples that came in fragments may lack a source timestamp.
-            if let Some(source_time) = info.source_timestamp() {
-                stamps.publish_time = unix_ns(source_time);
-            }
-            let identity = info.sample_identity();
-            // RTPS sequence numbers start at 1; a negative one would be malformed.
-            let sequence = u64::try_from(i64::from(identity.sequence_number)).unwrap_or(0);
-            let lost = topic.gaps.track(identity.writer_guid, sequence);
-            if lost > 0 {
-                counters.add_lost(lost);
-            }
-            drained.handed_over |= hand_over(
-                &mut self.link.tx,
-                &topic.topic,
-                stamps,
-                Held::Dds(raw.cdr),
-                threshold,
+                // RTPS sequence numbers start at 1; a negative one would be malformed.
+                let sequence = u64::try_from(taken.sequence).unwrap_or(0);
+                let lost = gaps.track(taken.writer, sequence);
+                if lost > 0 {
+                    counters.add_lost(lost);
+                }
+                match taken.sample {
+                    RawSample::Staged { len } => {
+                        *largest = (*largest).max(len);
+                        tx.push_staged(record.index, stamps, len);
+                        drained.handed_over = true;
+                    }
+                    RawSample::Heap(cdr) => {
+                        *largest = (*largest).max(cdr.len());
+                        drained.handed_over |=
+                            hand_over(tx, record, stamps, Held::Dds(cdr), threshold);
+                    }
+                    RawSample::Dropped => counters.add_dropped(),
+                }
+            });
+        if let Err(reason) = taken {
+            self.link.registry.note_problem(
+                &self.topics[slot].topic.service,
+                format!("cannot take a sample: {reason}"),
             );
+        }
+        if drained.taken > 0 {
+            drained.crowded = drained.taken * 4 >= self.topics[slot].depth as u64;
+            self.fit_history(slot);
         }
         drained
     }
@@ -61,20 +69,22 @@ impl DdsSource {
 pub(super) struct Drained {
     pub taken: u64,
     pub handed_over: bool,
+    /// The reader's history was filled beyond a quarter.
+    pub crowded: bool,
 }
 
 /// What one pass over the readers did.
 #[derive(Default)]
 pub(super) struct Pass {
     pub taken: u64,
-    pub most_from_one_reader: u64,
+    pub crowded: bool,
     pub handed_over: bool,
 }
 
 impl Pass {
     pub fn add(&mut self, drained: Drained) {
         self.taken += drained.taken;
-        self.most_from_one_reader = self.most_from_one_reader.max(drained.taken);
+        self.crowded |= drained.crowded;
         self.handed_over |= drained.handed_over;
     }
 }
