@@ -4,6 +4,7 @@
 //! `iox2 service record` (the peer), all on the same disk in the same run. The load goes
 //! over iceoryx2 shared memory, or over DDS / RTPS on loopback (scenario `dds`).
 
+mod ddsperf;
 mod measure;
 mod table;
 mod throttle;
@@ -35,6 +36,15 @@ struct Cli {
 enum Cmd {
     /// Run a scenario and print the table.
     Run(RunArgs),
+    /// Record Cyclone's `ddsperf pub` and compare with `ddsperf sub` and a plain write,
+    /// printing one Markdown table row (`--header` prints the header first).
+    Ddsperf {
+        #[command(flatten)]
+        args: ddsperf::DdsperfArgs,
+        /// Print the table's header before the row.
+        #[arg(long)]
+        header: bool,
+    },
     /// (internal) Record until SIGINT and print the summary as JSON.
     #[command(hide = true)]
     Record(RecordArgs),
@@ -64,6 +74,9 @@ struct RecordArgs {
     /// Where the DDS recorder finds message definitions.
     #[arg(long)]
     msg_dir: Option<PathBuf>,
+    /// Leave iceoryx2 out (a DDS-only recording).
+    #[arg(long)]
+    no_iceoryx2: bool,
 }
 
 /// How the recorder is configured: given to `run`, passed on to `record`.
@@ -159,6 +172,12 @@ fn main() -> ExitCode {
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     let result = match Cli::parse().command {
         Cmd::Run(args) => run(&args),
+        Cmd::Ddsperf { args, header } => {
+            if header {
+                ddsperf::print_header();
+            }
+            ddsperf::run(&args)
+        }
         Cmd::Record(args) => record(args),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
     };
@@ -449,6 +468,7 @@ fn record(args: RecordArgs) -> Result<(), String> {
         message_dirs: args.msg_dir.into_iter().collect(),
         ..DdsConfig::new(domain)
     });
+    config.iceoryx2 = !args.no_iceoryx2;
     config.topics = TopicSelection {
         include: vec![args.include],
         exclude: vec![],

@@ -1,0 +1,181 @@
+//! `recd-e2e ddsperf`: the DDS recorder against Cyclone DDS's own subscriber.
+//!
+//! The load is Cyclone's `ddsperf pub` (reliable, keep-all, keyed topic `DDSPerfRDataKS`,
+//! a DDS none of us wrote) on loopback. In the same run, one after the other on the same
+//! load: `ddsperf sub` (the cost of a bare DDS subscriber), the recorder (`recd-e2e
+//! record`, the engine as recd runs it), and a plain write of the bytes the recorder
+//! wrote (the cost of the disk). Each in a DDS domain of its own.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use recd_engine::TopicStatus;
+
+use crate::measure::{interrupt, spawn, wait_measured, Usage};
+
+/// The three loads of the DDS study.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Load {
+    /// 100 B × 10 kHz.
+    Small,
+    /// 64 KiB × 1 kHz (fragmented).
+    Medium,
+    /// 1 MiB × 60 Hz (fragmented).
+    Large,
+}
+
+impl Load {
+    /// ddsperf's rate and size arguments, and the size in bytes.
+    fn ddsperf(self) -> (&'static str, &'static str, usize) {
+        match self {
+            Load::Small => ("10kHz", "100", 100),
+            Load::Medium => ("1kHz", "64KiB", 64 << 10),
+            Load::Large => ("60Hz", "1MiB", 1 << 20),
+        }
+    }
+}
+
+/// Options of `recd-e2e ddsperf`.
+#[derive(clap::Args, Debug)]
+pub struct DdsperfArgs {
+    /// Which load.
+    #[arg(long, value_enum)]
+    load: Load,
+    /// How long ddsperf publishes, in whole seconds.
+    #[arg(long, default_value_t = 10)]
+    seconds: u32,
+    /// Directory on the disk under test.
+    #[arg(long, default_value = "/var/tmp/recd-e2e")]
+    dir: PathBuf,
+    /// The first of the two DDS domains the run uses.
+    #[arg(long, default_value_t = 60)]
+    domain: u16,
+    /// `CYCLONEDDS_URI` for ddsperf (default: Cyclone on loopback only, unicast discovery).
+    #[arg(long)]
+    cyclonedds_uri: Option<String>,
+}
+
+/// Runs the reference and the recorder on the same load and prints one table row.
+pub fn run(args: &DdsperfArgs) -> Result<(), String> {
+    let uri = match &args.cyclonedds_uri {
+        Some(uri) => uri.clone(),
+        None => write_loopback_config(&args.dir)?,
+    };
+    let (rate, size, bytes) = args.load.ddsperf();
+    let publisher = |domain: u16| {
+        let mut command = Command::new("ddsperf");
+        command
+            .args(["-i", &domain.to_string(), "-D", &args.seconds.to_string()])
+            .args(["pub", rate, "size", size])
+            .env("CYCLONEDDS_URI", &uri)
+            .stdout(Stdio::null());
+        spawn(&mut command)
+    };
+
+    // The reference: ddsperf's own subscriber (it prints its statistics; not needed).
+    let mut sub_command = Command::new("ddsperf");
+    sub_command
+        .args(["-i", &args.domain.to_string(), "-D"])
+        .arg((args.seconds + 2).to_string())
+        .arg("sub")
+        .env("CYCLONEDDS_URI", &uri)
+        .stdout(Stdio::null());
+    let sub = spawn(&mut sub_command)?;
+    std::thread::sleep(Duration::from_secs(1));
+    let publishing = publisher(args.domain)?;
+    let _ = wait_measured(publishing)?;
+    let (_, sub_usage) = wait_measured(sub)?;
+
+    // The recorder.
+    let domain = args.domain + 1;
+    let run_dir = args.dir.join(format!("ddsperf-{}", std::process::id()));
+    std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut record_command = Command::new(&exe);
+    record_command
+        .args(["record", "--no-iceoryx2", "--include", "*DataKS"])
+        .args(["--dds-domain", &domain.to_string()])
+        .arg("--dir")
+        .arg(run_dir.join("recd"))
+        .stdout(Stdio::piped());
+    let recorder = spawn(&mut record_command)?;
+    std::thread::sleep(Duration::from_secs(1));
+    let publishing = publisher(domain)?;
+    let _ = wait_measured(publishing)?;
+    std::thread::sleep(Duration::from_secs(1));
+    interrupt(&recorder);
+    let (out, recd_usage) = wait_measured(recorder)?;
+    let recorded: serde_json::Value =
+        serde_json::from_slice(&out).map_err(|e| format!("recorder output: {e}"))?;
+    let topics: Vec<TopicStatus> = serde_json::from_value(recorded["topics"].clone())
+        .map_err(|e| format!("recorder counts: {e}"))?;
+    let counts = topics
+        .iter()
+        .find(|t| t.name == "DDSPerfRDataKS")
+        .map(|t| t.counts)
+        .ok_or("the recorder saw no ddsperf data")?;
+    let recorded_bytes = recorded["bytes"].as_u64().unwrap_or(0);
+
+    // The disk's share: a plain write of the same bytes.
+    let plain = spawn(
+        Command::new(&exe)
+            .args(["plain-write", "--dir"])
+            .arg(&run_dir)
+            .args(["--bytes", &recorded_bytes.to_string(), "--chunk"])
+            .arg(bytes.to_string())
+            .stdout(Stdio::piped()),
+    )?;
+    let (_, plain_usage) = wait_measured(plain)?;
+    let _ = std::fs::remove_dir_all(&run_dir);
+
+    print_row(
+        args,
+        &sub_usage,
+        &recd_usage,
+        &plain_usage,
+        counts.received,
+        counts.lost + counts.dropped,
+    );
+    Ok(())
+}
+
+fn print_row(
+    args: &DdsperfArgs,
+    sub: &Usage,
+    recd: &Usage,
+    plain: &Usage,
+    received: u64,
+    lost: u64,
+) {
+    let (rate, size, _) = args.load.ddsperf();
+    println!(
+        "| {size} × {rate}, {} s | {:.2} s | {:.2} s | {:.2} s | {:.2}× | {:.2}× | {received} | {lost} | {} MiB |",
+        args.seconds,
+        sub.cpu(),
+        plain.cpu(),
+        recd.cpu(),
+        recd.cpu() / sub.cpu().max(1e-3),
+        recd.cpu() / (sub.cpu() + plain.cpu()).max(1e-3),
+        recd.max_rss_kib / 1024,
+    );
+}
+
+/// The table's header.
+pub fn print_header() {
+    println!("| load | ddsperf sub CPU | plain write CPU | recd CPU | recd / sub | recd / (sub + write) | recd received | lost + dropped | recd peak RSS |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+}
+
+/// Cyclone on loopback only with unicast discovery (this machine's `lo` has no
+/// multicast), written where the run works.
+fn write_loopback_config(dir: &std::path::Path) -> Result<String, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join("cyclonedds-loopback.xml");
+    let config = r#"<CycloneDDS xmlns="https://cdds.io/config"><Domain Id="any">
+<General><Interfaces><NetworkInterface name="lo"/></Interfaces><AllowMulticast>false</AllowMulticast></General>
+<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>
+<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>"#;
+    std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(format!("file://{}", path.display()))
+}
