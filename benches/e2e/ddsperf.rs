@@ -51,17 +51,15 @@ pub struct DdsperfArgs {
     /// The first of the two DDS domains the run uses.
     #[arg(long, default_value_t = 60)]
     domain: u16,
-    /// `CYCLONEDDS_URI` for ddsperf (default: Cyclone on loopback only, unicast discovery).
+    /// `CYCLONEDDS_URI` for ddsperf (default: the tests' loopback-only configuration,
+    /// tests/python/cyclonedds-loopback.xml).
     #[arg(long)]
     cyclonedds_uri: Option<String>,
 }
 
 /// Runs the reference and the recorder on the same load and prints one table row.
 pub fn run(args: &DdsperfArgs) -> Result<(), String> {
-    let uri = match &args.cyclonedds_uri {
-        Some(uri) => uri.clone(),
-        None => write_loopback_config(&args.dir)?,
-    };
+    let uri = args.cyclonedds_uri.clone().unwrap_or_else(loopback_config);
     let (rate, size, bytes) = args.load.ddsperf();
     let publisher = |domain: u16| {
         let mut command = Command::new("ddsperf");
@@ -167,15 +165,10 @@ pub fn print_header() {
     println!("|---|---|---|---|---|---|---|---|---|");
 }
 
-/// Cyclone on loopback only with unicast discovery (this machine's `lo` has no
-/// multicast), written where the run works.
-fn write_loopback_config(dir: &std::path::Path) -> Result<String, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join("cyclonedds-loopback.xml");
-    let config = r#"<CycloneDDS xmlns="https://cdds.io/config"><Domain Id="any">
-<General><Interfaces><NetworkInterface name="lo"/></Interfaces><AllowMulticast>false</AllowMulticast></General>
-<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>
-<Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>"#;
-    std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(format!("file://{}", path.display()))
+/// The tests' Cyclone configuration: loopback only, unicast discovery (this machine's
+/// `lo` has no multicast).
+fn loopback_config() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/python/cyclonedds-loopback.xml");
+    format!("file://{}", path.display())
 }
