@@ -10,7 +10,10 @@ macro_rules! socketpair_bridge {
       use std::{
         io,
         io::{Read, Write},
-        sync::{Arc, Mutex},
+        sync::{
+          atomic::{AtomicBool, Ordering},
+          Arc, Mutex,
+        },
       };
       #[cfg(not(target_os = "windows"))]
       use std::os::fd::OwnedFd;
@@ -24,11 +27,15 @@ macro_rules! socketpair_bridge {
 
       pub struct Source {
         rec: Mutex<$mio::net::TcpStream>,
+        pending: Arc<AtomicBool>,
       }
 
       #[derive(Clone)]
       pub struct Sender {
         send: Arc<Mutex<$mio::net::TcpStream>>,
+        // A wake-up byte is in the socketpair that the receiver has not drained yet:
+        // further sends need not write another one (one write per batch, not per sample).
+        pending: Arc<AtomicBool>,
       }
 
       #[cfg(not(target_os = "windows"))]
@@ -47,12 +54,15 @@ macro_rules! socketpair_bridge {
         let rec = $mio::net::TcpStream::from_std(std::net::TcpStream::from(OwnedFd::from(rec_sps)));
         let send =
           $mio::net::TcpStream::from_std(std::net::TcpStream::from(OwnedFd::from(send_sps)));
+        let pending = Arc::new(AtomicBool::new(false));
         Ok((
           Source {
             rec: Mutex::new(rec),
+            pending: pending.clone(),
           },
           Sender {
             send: Arc::new(Mutex::new(send)),
+            pending,
           },
         ))
       }
@@ -69,18 +79,24 @@ macro_rules! socketpair_bridge {
         }
         let (send, _addr_send) = accepted?;
         debug!("IPC socket: {addr:#?} <-> {_addr_send:#?}");
+        let pending = Arc::new(AtomicBool::new(false));
         Ok((
           Source {
             rec: Mutex::new(rec),
+            pending: pending.clone(),
           },
           Sender {
             send: Arc::new(Mutex::new(send)),
+            pending,
           },
         ))
       }
 
       impl Sender {
         pub fn send(&self) {
+          if self.pending.swap(true, Ordering::SeqCst) {
+            return;
+          }
           match self.send.lock().unwrap().write(&[0xcc]) {
             Ok(_b) => {}
             Err(e) => info!("PollEventSender.send: {e}"),
@@ -98,6 +114,9 @@ macro_rules! socketpair_bridge {
               other_kind => info!("PollEventSource.drain(): {other_kind}"),
             },
           }
+          // Only after the socketpair is empty: a send that saw `pending` still set
+          // happened before this store, so the caller's next look at the data sees it.
+          self.pending.store(false, Ordering::SeqCst);
         }
       }
 
