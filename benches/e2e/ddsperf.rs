@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use recd_engine::TopicStatus;
+use recd_storage::IoMode;
 
 use crate::measure::{interrupt, spawn, wait_measured, Usage};
 
@@ -55,6 +56,12 @@ pub struct DdsperfArgs {
     /// tests/python/cyclonedds-loopback.xml).
     #[arg(long)]
     cyclonedds_uri: Option<String>,
+    /// How the recorder writes: auto (its default: direct I/O where the file system
+    /// accepts O_DIRECT), direct or buffered. The plain write is buffered: its write-back
+    /// runs in the kernel's flusher threads, which no process is charged for, while
+    /// direct I/O submits from the recorder's writer thread.
+    #[arg(long, default_value_t = IoMode::Auto)]
+    io_mode: IoMode,
 }
 
 /// Runs the reference and the recorder on the same load and prints one table row.
@@ -97,6 +104,7 @@ pub fn run(args: &DdsperfArgs) -> Result<(), String> {
         .arg("--dir")
         .arg(run_dir.join("recd"))
         .stdout(Stdio::piped());
+    record_command.args(["--io-mode", &args.io_mode.to_string()]);
     let recorder = spawn(&mut record_command)?;
     std::thread::sleep(Duration::from_secs(1));
     let publishing = publisher(domain)?;
@@ -147,8 +155,12 @@ fn print_row(
     lost: u64,
 ) {
     let (rate, size, _) = args.load.ddsperf();
+    let io = match args.io_mode {
+        IoMode::Auto => String::new(),
+        mode => format!(", {mode} I/O"),
+    };
     println!(
-        "| {size} × {rate}, {} s | {:.2} s | {:.2} s | {:.2} s | {:.2}× | {:.2}× | {received} | {lost} | {} MiB |",
+        "| {size} × {rate}, {} s{io} | {:.2} s | {:.2} s | {:.2} s | {:.2}× | {:.2}× | {received} | {lost} | {} MiB |",
         args.seconds,
         sub.cpu(),
         plain.cpu(),
