@@ -1,8 +1,9 @@
-//! The readiness event of a rustdds reader, as recd's DDS receive thread waits for it. The
-//! vendored rustdds (vendor/README.md) writes the reader's wake-up once per batch instead
-//! of once per sample; a wake-up lost in that hand-off would leave samples waiting until
-//! the receive thread's next sweep. Two participants in this process, over real UDP on
-//! loopback.
+//! The readiness event of a rustdds reader, as recd's DDS receive thread waits for it:
+//! the thread sleeps in mio until a reader is readable, lets samples gather, then drains
+//! the reader's notifications and takes everything. Every batch written after a take must
+//! raise the event again, or its samples would wait for the thread's next sweep. (Kept
+//! for any change to how rustdds notifies, such as writing the wake-up once per batch.)
+//! Two participants in this process, over real UDP on loopback.
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};

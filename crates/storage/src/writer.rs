@@ -447,7 +447,7 @@ impl StreamWriter {
             return Ok(());
         }
         let end = self.bytes_written();
-        if end as usize % direct::BLOCK != 0 {
+        if !(end as usize).is_multiple_of(direct::BLOCK) {
             // Pad so that the next byte lands on a block boundary.
             let padding = direct::padding_for(end, 0, 0);
             direct::append_padding(&mut self.pending, padding);
