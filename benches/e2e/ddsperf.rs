@@ -10,12 +10,12 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use recd_engine::TopicStatus;
+use recd_engine::{TopicCounts, TopicStatus};
 use recd_storage::IoMode;
 
 use crate::measure::{interrupt, spawn, wait_measured, Usage};
 
-/// The three loads of the DDS study.
+/// The loads of the DDS study.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Load {
     /// 100 B × 10 kHz.
@@ -24,6 +24,9 @@ pub enum Load {
     Medium,
     /// 1 MiB × 60 Hz (fragmented).
     Large,
+    /// 1 MiB as fast as the subscriber takes it (reliable, keep-all: the publisher
+    /// waits for acknowledgements), for the highest loss-free rate.
+    Max,
 }
 
 impl Load {
@@ -33,6 +36,7 @@ impl Load {
             Load::Small => ("10kHz", "100", 100),
             Load::Medium => ("1kHz", "64KiB", 64 << 10),
             Load::Large => ("60Hz", "1MiB", 1 << 20),
+            Load::Max => ("inf", "1MiB", 1 << 20),
         }
     }
 }
@@ -62,12 +66,24 @@ pub struct DdsperfArgs {
     /// direct I/O submits from the recorder's writer thread.
     #[arg(long, default_value_t = IoMode::Auto)]
     io_mode: IoMode,
+    /// ddsperf's publishing rate instead of the load's (e.g. 500Hz, or inf), to find the
+    /// highest rate the recorder takes without loss.
+    #[arg(long)]
+    rate: Option<String>,
+}
+
+impl DdsperfArgs {
+    /// ddsperf's rate and size arguments, and the size in bytes.
+    fn load(&self) -> (&str, &'static str, usize) {
+        let (rate, size, bytes) = self.load.ddsperf();
+        (self.rate.as_deref().unwrap_or(rate), size, bytes)
+    }
 }
 
 /// Runs the reference and the recorder on the same load and prints one table row.
 pub fn run(args: &DdsperfArgs) -> Result<(), String> {
     let uri = args.cyclonedds_uri.clone().unwrap_or_else(loopback_config);
-    let (rate, size, bytes) = args.load.ddsperf();
+    let (rate, size, bytes) = args.load();
     let publisher = |domain: u16| {
         let mut command = Command::new("ddsperf");
         command
@@ -85,12 +101,14 @@ pub fn run(args: &DdsperfArgs) -> Result<(), String> {
         .arg((args.seconds + 2).to_string())
         .arg("sub")
         .env("CYCLONEDDS_URI", &uri)
-        .stdout(Stdio::null());
+        .stdout(Stdio::piped());
     let sub = spawn(&mut sub_command)?;
     std::thread::sleep(Duration::from_secs(1));
     let publishing = publisher(args.domain)?;
     let _ = wait_measured(publishing)?;
-    let (_, sub_usage) = wait_measured(sub)?;
+    let (sub_out, sub_usage) = wait_measured(sub)?;
+    let sub_received = received_by_ddsperf_sub(&String::from_utf8_lossy(&sub_out))
+        .ok_or("ddsperf sub printed no sample count")?;
 
     // The recorder.
     let domain = args.domain + 1;
@@ -135,15 +153,65 @@ pub fn run(args: &DdsperfArgs) -> Result<(), String> {
     let (_, plain_usage) = wait_measured(plain)?;
     let _ = std::fs::remove_dir_all(&run_dir);
 
-    print_row(
-        args,
-        &sub_usage,
-        &recd_usage,
-        &plain_usage,
-        counts.received,
-        counts.lost + counts.dropped,
-    );
+    if matches!(args.load, Load::Max) {
+        print_rate_row(args, &sub_usage, sub_received, &recd_usage, &counts);
+    } else {
+        print_row(
+            args,
+            &sub_usage,
+            &recd_usage,
+            &plain_usage,
+            counts.received,
+            counts.lost + counts.dropped,
+        );
+    }
     Ok(())
+}
+
+/// The last `total` of ddsperf sub's per-second lines (`… size 1048576 total 3346 lost 0
+/// …`): the samples it received in the run.
+fn received_by_ddsperf_sub(output: &str) -> Option<u64> {
+    output.lines().rev().find_map(|line| {
+        let mut words = line.split_whitespace().skip_while(|w| *w != "total");
+        words.next()?;
+        words.next()?.parse().ok()
+    })
+}
+
+/// A row of the rate table: what each subscriber took of a publisher that goes as fast
+/// as it is acknowledged.
+fn print_rate_row(
+    args: &DdsperfArgs,
+    sub: &Usage,
+    sub_received: u64,
+    recd: &Usage,
+    counts: &TopicCounts,
+) {
+    let seconds = f64::from(args.seconds);
+    let io = io_label(args.io_mode);
+    let (rate, size, _) = args.load();
+    let rate = if rate == "inf" {
+        "as fast as taken"
+    } else {
+        rate
+    };
+    println!(
+        "| {size} × {rate}, {} s{io} | {:.0}/s | {:.2} s | {:.0}/s | {:.2} s | {:.0} % | {} | {} |",
+        args.seconds,
+        sub_received as f64 / seconds,
+        sub.cpu(),
+        counts.received as f64 / seconds,
+        recd.cpu(),
+        100.0 * counts.received as f64 / (sub_received as f64).max(1.0),
+        counts.lost,
+        counts.dropped,
+    );
+}
+
+/// The rate table's header.
+fn print_rate_header() {
+    println!("| load | ddsperf sub received | ddsperf sub CPU | recd received | recd CPU | recd / sub rate | lost | dropped (disk) |");
+    println!("|---|---|---|---|---|---|---|---|");
 }
 
 fn print_row(
@@ -154,11 +222,8 @@ fn print_row(
     received: u64,
     lost: u64,
 ) {
-    let (rate, size, _) = args.load.ddsperf();
-    let io = match args.io_mode {
-        IoMode::Auto => String::new(),
-        mode => format!(", {mode} I/O"),
-    };
+    let (rate, size, _) = args.load();
+    let io = io_label(args.io_mode);
     println!(
         "| {size} × {rate}, {} s{io} | {:.2} s | {:.2} s | {:.2} s | {:.2}× | {:.2}× | {received} | {lost} | {} MiB |",
         args.seconds,
@@ -171,8 +236,25 @@ fn print_row(
     );
 }
 
-/// The table's header.
-pub fn print_header() {
+/// What a row says about the recorder's I/O mode: nothing for its default.
+fn io_label(mode: IoMode) -> String {
+    match mode {
+        IoMode::Auto => String::new(),
+        mode => format!(", {mode} I/O"),
+    }
+}
+
+/// The header of the table `args`' row belongs to.
+pub fn print_header(args: &DdsperfArgs) {
+    if matches!(args.load, Load::Max) {
+        print_rate_header();
+    } else {
+        print_cpu_header();
+    }
+}
+
+/// The CPU table's header.
+fn print_cpu_header() {
     println!("| load | ddsperf sub CPU | plain write CPU | recd CPU | recd / sub | recd / (sub + write) | recd received | lost + dropped | recd peak RSS |");
     println!("|---|---|---|---|---|---|---|---|---|");
 }

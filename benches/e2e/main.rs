@@ -174,7 +174,7 @@ fn main() -> ExitCode {
         Cmd::Run(args) => run(&args),
         Cmd::Ddsperf { args, header } => {
             if header {
-                ddsperf::print_header();
+                ddsperf::print_header(&args);
             }
             ddsperf::run(&args)
         }
