@@ -311,12 +311,7 @@ impl<'f> ChunkedSink<'_, 'f> {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             n => n,
         };
-        let library = match header {
-            Some(h) if !h.library.is_empty() => {
-                format!("{}; reindexed by {}", h.library, crate::LIBRARY)
-            }
-            _ => format!("reindexed by {}", crate::LIBRARY),
-        };
+        let library = reindexed_library(header.map_or("", |h| h.library.as_str()));
         mcap::WriteOptions::new()
             .profile(header.map_or("", |h| h.profile.as_str()))
             .library(library)
@@ -382,5 +377,33 @@ impl RecordSink for ChunkedSink<'_, '_> {
         }
         (self.progress)(offset, self.input_bytes);
         Ok(())
+    }
+}
+
+/// The Header's `library` of a reindexed file: the writer that made the original, then
+/// this reindexer, once however often the file was reindexed.
+fn reindexed_library(original: &str) -> String {
+    let maker = original
+        .split("; reindexed by ")
+        .next()
+        .filter(|maker| !maker.is_empty() && !maker.starts_with("reindexed by "));
+    match maker {
+        Some(maker) => format!("{maker}; reindexed by {}", crate::LIBRARY),
+        None => format!("reindexed by {}", crate::LIBRARY),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_library_names_the_reindexer_once_however_often_it_ran() {
+        let once = reindexed_library("recd 0.1.0");
+        assert_eq!(once, format!("recd 0.1.0; reindexed by {}", crate::LIBRARY));
+        assert_eq!(reindexed_library(&once), once);
+        let anonymous = reindexed_library("");
+        assert_eq!(anonymous, format!("reindexed by {}", crate::LIBRARY));
+        assert_eq!(reindexed_library(&anonymous), anonymous);
     }
 }
