@@ -329,6 +329,69 @@ fn one_session_records_shared_memory_and_dds_together() {
     assert_eq!(recorded.len(), 40, "nothing but the DDS topic");
     let decoded = read_ros2(&files[0]);
     assert_eq!(decoded_by(&decoded, "rosbags", "/chatter").len(), 40);
+
+    // Only the DDS-only session's directory is a ROS 2 bag: ROS 2 tools cannot read a file
+    // with iceoryx2 channels.
+    let bag = files[0].parent().unwrap();
+    let from_bag = read_ros2(bag);
+    assert_eq!(decoded_by(&from_bag, "rosbags", "/chatter").len(), 40);
+    let mixed_dir = setup.root.path().join("data/mixed");
+    assert!(mixed_dir.is_dir());
+    assert!(!mixed_dir.join("metadata.yaml").exists());
+}
+
+#[test]
+fn a_dds_session_directory_is_a_ros2_bag_across_splits_and_after_reindex() {
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "bag",
+        "--dds-domain",
+        "22",
+        "--no-iceoryx2",
+        "--max-file-size",
+        "4MiB",
+    ]);
+    let published = publish(&[
+        "--domain", "22", "--topic", "rt/blob", "--kind", "blob", "--size", "1000000", "--count",
+        "24", "--rate", "20",
+    ]);
+    assert!(
+        wait_topic_written(recd, "bag", "/blob", 24),
+        "not all 24 written: {:?}",
+        status_topic(recd, "bag", "/blob")
+    );
+    let files = stopped_files(&stop_session(recd, "bag"));
+    assert!(files.len() >= 4, "split into {} files", files.len());
+    let bag = files[0].parent().unwrap().to_path_buf();
+    let metadata = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    assert!(metadata.contains("storage_identifier: mcap"), "{metadata}");
+    for file in &files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(
+            metadata.contains(&format!("- \"{name}\"")),
+            "{name} not in {metadata}"
+        );
+    }
+
+    // rosbags opens the directory through metadata.yaml and reads every message in order,
+    // byte for byte; again after the session was reindexed.
+    for pass in ["recorded", "reindexed"] {
+        let decoded = read_ros2(&bag);
+        let messages = decoded_by(&decoded, "rosbags", "/blob");
+        assert_eq!(messages.len(), 24, "{pass}");
+        for (message, sample) in messages.iter().zip(&published.samples) {
+            assert_eq!(message["cdr_sha256"], sample["sha256"], "{pass}");
+            assert_eq!(message["data"]["seq"], sample["i"], "{pass}");
+        }
+        if pass == "recorded" {
+            std::fs::remove_file(bag.join("metadata.yaml")).unwrap();
+            let reindexed = recd.rec(&["reindex", "bag"]);
+            assert!(reindexed.status.success(), "{reindexed:?}");
+        }
+    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 """Reads a ROS 2 profile MCAP file (message encoding "cdr", schema encoding "ros2msg") with two
 independent ROS 2 readers none of us wrote, and prints one JSON line per message and reader:
 
-  usage: read_ros2.py [--lenient] FILE.mcap
+  usage: read_ros2.py [--lenient] FILE.mcap|BAG_DIR
 
   {"reader": "rosbags", "topic": "/chatter", "type": "std_msgs/msg/String",
    "log_time": 1700000000000000000, "cdr_len": 16, "cdr_sha256": "<hex>", "data": "hello 0"}
@@ -30,6 +30,10 @@ included). "data" is
     given has a decoder factory that wraps mcap_ros2's own and keeps each message's raw bytes
     next to the decoded message. It looks at the endianness bit only, so it also decodes XCDR2
     of types whose XCDR2 layout equals CDR's (no 8-byte fields), such as String and the blob.
+
+Given a directory, it is read as a ROS 2 bag: rosbags' AnyReader opens it through its
+metadata.yaml (as `ros2 bag play` would) and only rosbags lines are printed, the files in the
+order metadata.yaml lists them.
 
 Any failure (unreadable file, unknown schema, a message either reader cannot decode) prints a
 message to stderr and exits 1. With --lenient a message that cannot be decoded gives a line
@@ -123,7 +127,7 @@ def decode_failed(reader, topic, log_time, err, lenient):
 
 def read_rosbags(path: Path, lenient: bool):
     with tempfile.TemporaryDirectory(prefix="read_ros2_") as tmp:
-        if path.suffix != ".mcap":  # rosbags chooses its storage plugin by the file suffix
+        if path.is_file() and path.suffix != ".mcap":  # rosbags picks its storage by suffix
             link = Path(tmp) / (path.name + ".mcap")
             os.symlink(path.resolve(), link)
             path = link
@@ -193,18 +197,19 @@ def read_mcap_ros2(path: Path, lenient: bool):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("file", type=Path, help="ROS 2 profile MCAP file")
+    ap.add_argument("file", type=Path, help="ROS 2 profile MCAP file, or a bag directory")
     ap.add_argument("--lenient", action="store_true",
                     help='undecodable messages give "data": null and "error" instead of failing')
     args = ap.parse_args(argv)
-    if not args.file.is_file():
-        print(f"read_ros2: {args.file}: no such file", file=sys.stderr)
+    if not args.file.exists():
+        print(f"read_ros2: {args.file}: no such file or directory", file=sys.stderr)
         return 1
     try:
         for out in read_rosbags(args.file, args.lenient):
             emit(out)
-        for out in read_mcap_ros2(args.file, args.lenient):
-            emit(out)
+        if args.file.is_file():
+            for out in read_mcap_ros2(args.file, args.lenient):
+                emit(out)
     except ReadError as err:
         print(f"read_ros2: {err}", file=sys.stderr)
         return 1

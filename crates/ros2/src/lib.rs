@@ -8,6 +8,7 @@
 //! - [`msgdef`]: the `ros2msg` schema text rosbag2 stores for a type, built from the `.msg`
 //!   files of an ament install tree.
 //! - [`qos`]: the `offered_qos_profiles` channel metadata (YAML) rosbag2 writes.
+//! - [`bag`]: the `metadata.yaml` that makes a directory of MCAP files a ROS 2 bag.
 //!
 //! Each format follows the rosbag2/rmw source it is named after in the module docs, so that
 //! `ros2 bag`, Foxglove and `rosbags` read recd's files as they read rosbag2's.
@@ -15,6 +16,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod bag;
 pub mod msgdef;
 pub mod names;
 pub mod qos;

@@ -77,6 +77,9 @@ pub struct ChannelInfo {
     pub schema_bytes: Option<usize>,
     /// Messages on the channel.
     pub message_count: u64,
+    /// The channel's metadata (for ROS 2 channels: `offered_qos_profiles`,
+    /// `topic_type_hash`).
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 /// Chunks of one compression format.
@@ -386,6 +389,7 @@ fn fill_from_summary(
                 .get(&channel.id)
                 .copied()
                 .unwrap_or(0),
+            metadata: channel.metadata.clone(),
         })
         .collect();
     let mut compression = CompressionTally::default();
@@ -470,6 +474,7 @@ impl RecordSink for Tally {
                     schema_encoding: schema.map(|s| s.1.clone()),
                     schema_bytes: schema.map(|s| s.2),
                     message_count: 0,
+                    metadata: channel.metadata,
                 });
             }
             Record::Message { header, .. } => {

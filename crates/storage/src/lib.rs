@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod bag;
 pub mod direct;
 mod durability;
 pub mod iceoryx2;
@@ -33,6 +34,7 @@ mod space;
 mod wire;
 mod writer;
 
+pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use durability::Durability;
 pub use info::{
     summarize, summarize_from, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome,

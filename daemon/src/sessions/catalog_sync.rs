@@ -1,5 +1,7 @@
 //! Keeping the catalog in step with a running session: its files as they are started and
-//! ended (told by the engine on its writer threads), and its end.
+//! ended (told by the engine on its writer threads), and its end. Each ended file also
+//! renews the session directory's rosbag2 `metadata.yaml` when the session records
+//! ROS 2 topics only.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -8,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
 use recd_control::{FileState, SessionState, SessionStopped};
 use recd_engine::{ClosedFile, FileObserver};
+use recd_storage::BagPart;
 
 /// Writes a session's files into the catalog: each one as recording before its first
 /// byte is written (the catalog's commits are durable, so a power cut cannot hide it),
@@ -17,6 +20,8 @@ pub struct CatalogObserver {
     session: SessionId,
     /// Files the session started, in order.
     started: Mutex<Vec<PathBuf>>,
+    /// What each ended file is to rosbag2, in order.
+    bag: Mutex<Vec<BagPart>>,
 }
 
 impl CatalogObserver {
@@ -26,6 +31,7 @@ impl CatalogObserver {
             catalog,
             session,
             started: Mutex::new(Vec::new()),
+            bag: Mutex::new(Vec::new()),
         }
     }
 
@@ -69,6 +75,26 @@ impl FileObserver for CatalogObserver {
             messages: file.messages,
             state: file_state(file.indexed),
         });
+        self.renew_bag_metadata(&file.path);
+    }
+}
+
+impl CatalogObserver {
+    /// Adds the ended file at `path` to the session's bag and rewrites its metadata.yaml.
+    fn renew_bag_metadata(&self, path: &Path) {
+        let part = match recd_storage::bag_part(path) {
+            Ok(part) => part,
+            Err(error) => {
+                tracing::warn!(file = %path.display(), "cannot read the file back for metadata.yaml: {error}");
+                return;
+            }
+        };
+        let mut bag = self.bag.lock().expect("bag lock");
+        bag.push(part);
+        let Some(dir) = path.parent() else { return };
+        if let Err(error) = recd_storage::write_bag_metadata(dir, &bag) {
+            tracing::warn!("{error}");
+        }
     }
 }
 
