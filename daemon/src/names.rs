@@ -1,6 +1,7 @@
 //! Session names: they become directory names under the data directory, so only plain
 //! names are accepted.
 
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// The longest session name.
@@ -39,6 +40,35 @@ pub fn timestamp(at: SystemTime) -> String {
         .replace(['-', ':'], "")
 }
 
+/// The directory a new session called `name` records into under `data_dir`: `<name>`
+/// when it is free (absent, or an empty directory such as a disk mounted there for it),
+/// else the first free `<name>_2`, `<name>_3`, …, so that a session never writes into
+/// an older one's directory.
+pub fn fresh_directory(data_dir: &Path, name: &str) -> PathBuf {
+    std::iter::once(name.to_string())
+        .chain((2u32..).map(|n| format!("{name}_{n}")))
+        .map(|candidate| data_dir.join(candidate))
+        .find(|path| is_free(path))
+        .expect("some suffix is free")
+}
+
+/// A name for a session started without one: `session-<time stamp>`, with `-2`, `-3`, …
+/// when `taken` says that one is in use (two starts within a second).
+pub fn default_name(at: SystemTime, taken: impl Fn(&str) -> bool) -> String {
+    let base = format!("session-{}", timestamp(at));
+    std::iter::once(base.clone())
+        .chain((2u32..).map(|n| format!("{base}-{n}")))
+        .find(|name| !taken(name))
+        .expect("some suffix is free")
+}
+
+fn is_free(path: &Path) -> bool {
+    match std::fs::read_dir(path) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +90,40 @@ mod tests {
     fn time_stamps_are_compact_utc() {
         let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
         assert_eq!(timestamp(at), "20261118T110640Z");
+    }
+
+    #[test]
+    fn a_used_name_gets_a_directory_of_its_own() {
+        let data = tempfile::tempdir().unwrap();
+        assert_eq!(
+            fresh_directory(data.path(), "drive"),
+            data.path().join("drive")
+        );
+        // An empty directory (a mount point) is free.
+        std::fs::create_dir(data.path().join("drive")).unwrap();
+        assert_eq!(
+            fresh_directory(data.path(), "drive"),
+            data.path().join("drive")
+        );
+        std::fs::write(data.path().join("drive/drive_1.mcap"), b"x").unwrap();
+        assert_eq!(
+            fresh_directory(data.path(), "drive"),
+            data.path().join("drive_2")
+        );
+        std::fs::create_dir(data.path().join("drive_2")).unwrap();
+        std::fs::write(data.path().join("drive_2/a.mcap"), b"x").unwrap();
+        assert_eq!(
+            fresh_directory(data.path(), "drive"),
+            data.path().join("drive_3")
+        );
+    }
+
+    #[test]
+    fn default_names_within_one_second_differ() {
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
+        let first = default_name(at, |_| false);
+        assert_eq!(first, "session-20261118T110640Z");
+        let second = default_name(at, |name| name == first);
+        assert_eq!(second, "session-20261118T110640Z-2");
     }
 }

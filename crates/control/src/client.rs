@@ -18,9 +18,15 @@ pub struct Client {
 /// Why talking to recd failed; each says what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// Nothing listens on the socket.
+    /// There is no socket.
     #[error("recd is not running (no socket at {}); start it with `systemctl start recd`, or pass --socket or set RECD_SOCKET", socket.display())]
     NotRunning {
+        /// The socket tried.
+        socket: PathBuf,
+    },
+    /// The socket file exists but nothing listens on it.
+    #[error("{} exists but no recd answers on it (left by a crashed recd?); start recd again (`systemctl restart recd`), it replaces the socket", socket.display())]
+    StaleSocket {
         /// The socket tried.
         socket: PathBuf,
     },
@@ -55,7 +61,10 @@ impl Client {
     /// Connects to recd at `socket`; a reply that takes longer than `timeout` is an error.
     pub fn connect(socket: &Path, timeout: Duration) -> Result<Self, ClientError> {
         let stream = UnixStream::connect(socket).map_err(|source| match source.kind() {
-            io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ClientError::NotRunning {
+            io::ErrorKind::NotFound => ClientError::NotRunning {
+                socket: socket.to_path_buf(),
+            },
+            io::ErrorKind::ConnectionRefused => ClientError::StaleSocket {
                 socket: socket.to_path_buf(),
             },
             io::ErrorKind::PermissionDenied => ClientError::PermissionDenied {

@@ -65,7 +65,8 @@ pub enum Request {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StartRequest {
-    /// The session's name, which is also its directory under recd's data directory; recd
+    /// The session's name, which is also its directory under recd's data directory
+    /// (`<name>_2`, `<name>_3`, … when an older session's files are in `<name>`); recd
     /// picks one when missing.
     pub name: Option<String>,
     /// Glob patterns of topics to record; empty means all.

@@ -10,16 +10,52 @@ use recd_storage::UnknownIoMode;
 
 use super::SessionDefaults;
 
+/// The smallest file size a session splits at (0 is no splitting).
+pub const MIN_SPLIT_BYTES: u64 = 1 << 20;
+/// The shortest file duration a session splits at (0 is no splitting).
+pub const MIN_SPLIT_DURATION: Duration = Duration::from_secs(1);
+
+/// Why a start request cannot become a recording configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The I/O mode does not exist.
+    #[error(transparent)]
+    IoMode(#[from] UnknownIoMode),
+    /// A file size limit so small that every message would get a file of its own.
+    #[error("max_file_size of {0} bytes is too small to split at: use 0 for no splitting, or at least 1MiB")]
+    FileSizeTooSmall(u64),
+    /// A file duration limit so short that every message would get a file of its own.
+    #[error(
+        "max_duration of {0:?} is too short to split at: use 0s for no splitting, or at least 1s"
+    )]
+    DurationTooShort(Duration),
+}
+
+/// A split limit as the session applies it: 0 is no limit (ros2 bag's convention);
+/// other values below `min` are refused.
+fn split_limit<T: PartialOrd + Default + Copy, E>(
+    value: Option<T>,
+    min: T,
+    too_small: impl FnOnce(T) -> E,
+) -> Result<Option<T>, E> {
+    match value {
+        Some(value) if value == T::default() => Ok(None),
+        Some(value) if value < min => Err(too_small(value)),
+        other => Ok(other),
+    }
+}
+
 impl SessionDefaults {
     /// The configuration a session records with: what `request` asks for, the rest from
     /// these defaults; files go to `output_dir` and are named `<file_prefix>_NNNN.mcap`.
-    /// Fails on an I/O mode that does not exist.
+    /// Fails on an I/O mode that does not exist and on split limits too small to make
+    /// sense.
     pub fn recording_config(
         &self,
         request: &StartRequest,
         file_prefix: String,
         output_dir: PathBuf,
-    ) -> Result<RecordingConfig, UnknownIoMode> {
+    ) -> Result<RecordingConfig, RequestError> {
         let io_mode = match &request.io_mode {
             Some(name) => name.parse()?,
             None => self.io_mode,
@@ -32,13 +68,21 @@ impl SessionDefaults {
             output_dir,
             file_prefix,
             split: SplitPolicy {
-                max_bytes: request
-                    .max_file_size
-                    .or(self.max_file_size.map(|s| s.as_u64())),
-                max_duration: request
-                    .max_duration_ms
-                    .map(Duration::from_millis)
-                    .or(self.max_duration),
+                max_bytes: split_limit(
+                    request
+                        .max_file_size
+                        .or(self.max_file_size.map(|s| s.as_u64())),
+                    MIN_SPLIT_BYTES,
+                    RequestError::FileSizeTooSmall,
+                )?,
+                max_duration: split_limit(
+                    request
+                        .max_duration_ms
+                        .map(Duration::from_millis)
+                        .or(self.max_duration),
+                    MIN_SPLIT_DURATION,
+                    RequestError::DurationTooShort,
+                )?,
             },
             crc: request.crc || self.crc,
             io_mode,
@@ -101,8 +145,8 @@ mod tests {
 
         let request = StartRequest {
             topics: vec!["camera/*".into()],
-            max_file_size: Some(4096),
-            max_duration_ms: Some(500),
+            max_file_size: Some(4 << 20),
+            max_duration_ms: Some(1500),
             crc: true,
             dds_domain: Some(7),
             no_iceoryx2: true,
@@ -113,8 +157,8 @@ mod tests {
             .recording_config(&request, "a_1".into(), PathBuf::from("/d/a"))
             .unwrap();
         assert_eq!(asked.topics.include, ["camera/*"]);
-        assert_eq!(asked.split.max_bytes, Some(4096));
-        assert_eq!(asked.split.max_duration, Some(Duration::from_millis(500)));
+        assert_eq!(asked.split.max_bytes, Some(4 << 20));
+        assert_eq!(asked.split.max_duration, Some(Duration::from_millis(1500)));
         assert!(asked.crc);
         assert_eq!(asked.dds.as_ref().map(|d| d.domain), Some(7));
         assert!(!asked.iceoryx2);
@@ -129,5 +173,48 @@ mod tests {
             .recording_config(&unknown, "a_1".into(), PathBuf::from("/d/a"))
             .unwrap_err();
         assert!(error.to_string().contains("\"fast\""), "{error}");
+    }
+
+    #[test]
+    fn zero_is_no_splitting_and_tiny_limits_are_refused() {
+        let defaults = SessionDefaults {
+            max_file_size: Some(ByteSize::gib(1)),
+            max_duration: Some(Duration::from_secs(60)),
+            ..SessionDefaults::default()
+        };
+        let config = |max_file_size, max_duration_ms| {
+            let request = StartRequest {
+                max_file_size,
+                max_duration_ms,
+                ..StartRequest::default()
+            };
+            defaults.recording_config(&request, "a_1".into(), PathBuf::from("/d/a"))
+        };
+        let unsplit = config(Some(0), Some(0)).unwrap();
+        assert_eq!(unsplit.split.max_bytes, None);
+        assert_eq!(unsplit.split.max_duration, None);
+
+        let error = config(Some(4096), None).unwrap_err();
+        assert!(
+            error.to_string().contains("4096 bytes is too small"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("0 for no splitting"), "{error}");
+        let error = config(None, Some(500)).unwrap_err();
+        assert!(error.to_string().contains("500ms is too short"), "{error}");
+
+        let unsplit_by_default = SessionDefaults {
+            max_file_size: Some(ByteSize::b(0)),
+            max_duration: Some(Duration::ZERO),
+            ..SessionDefaults::default()
+        }
+        .recording_config(
+            &StartRequest::default(),
+            "a_1".into(),
+            PathBuf::from("/d/a"),
+        )
+        .unwrap();
+        assert_eq!(unsplit_by_default.split.max_bytes, None);
+        assert_eq!(unsplit_by_default.split.max_duration, None);
     }
 }

@@ -70,12 +70,14 @@ impl Sessions {
     /// Starts a session.
     pub fn start(&self, request: &StartRequest) -> Result<SessionStarted, ErrorReply> {
         let started_at = SystemTime::now();
+        let mut running = self.running.lock().expect("sessions lock");
         let name = match &request.name {
             Some(name) => name.clone(),
-            None => format!("session-{}", names::timestamp(started_at)),
+            None => names::default_name(started_at, |name| {
+                running.contains_key(name) || self.config.data_dir.join(name).exists()
+            }),
         };
         names::validate(&name).map_err(|m| error(ErrorKind::InvalidArgument, m))?;
-        let mut running = self.running.lock().expect("sessions lock");
         if running.contains_key(&name) {
             return Err(error(
                 ErrorKind::AlreadyRunning,
@@ -93,7 +95,7 @@ impl Sessions {
                 ),
             ));
         }
-        let directory = self.config.data_dir.join(&name);
+        let directory = names::fresh_directory(&self.config.data_dir, &name);
         let file_prefix = format!("{name}_{}", names::timestamp(started_at));
         let mut config = self
             .config
