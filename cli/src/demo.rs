@@ -15,6 +15,7 @@ use recd_storage::{
 use recd_workload::{demo_topics, PayloadPool, Schedule, Sensor, TopicSpec};
 
 use crate::format;
+use crate::output::outln;
 
 /// Record a synthetic vehicle (FullHD camera at 30 Hz, lidar at 10 Hz, IMU at 1 kHz) as
 /// fast as the disk takes it, reindex the file with zstd, and print both summaries.
@@ -30,7 +31,10 @@ pub struct DemoArgs {
 
 pub fn run(args: &DemoArgs) -> Result<ExitCode, String> {
     if !(args.seconds > 0.0 && args.seconds <= 3600.0) {
-        return Err("--seconds must be between 0 and 3600".into());
+        return Err(format!(
+            "--seconds must be more than 0 and at most 3600 (got {})",
+            args.seconds
+        ));
     }
     let temporary;
     let dir = match &args.dir {
@@ -103,27 +107,27 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, String> {
     .map_err(|e| e.to_string())?;
     let reindex_elapsed = reindex_started.elapsed().as_secs_f64();
 
-    println!(
+    outln!(
         "recorded {} of vehicle time on {} topics:",
         format_secs(args.seconds),
         topics.len()
     );
     for (topic, n) in topics.iter().zip(&sent) {
-        println!(
+        outln!(
             "  {:<28} {:>7} messages of {}",
             topic.topic,
             n,
             format::bytes(topic.payload_len() as u64)
         );
     }
-    println!(
+    outln!(
         "wrote {} messages, {} in {:.3} s: {} (unchunked, streamed)",
         summary.message_count,
         format::bytes(summary.bytes),
         elapsed,
         format::rate(summary.bytes as f64 / elapsed)
     );
-    println!(
+    outln!(
         "reindexed with zstd in {:.3} s: {} → {}\n",
         reindex_elapsed,
         format::bytes(report.input_bytes),
@@ -131,11 +135,11 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, String> {
     );
     for path in [&recorded, &indexed] {
         let info = recd_storage::summarize(path).map_err(|e| e.to_string())?;
-        println!("$ rec info {}", path.display());
-        println!("{}", crate::info::render(&info));
+        outln!("$ rec info {}", path.display());
+        outln!("{}", crate::info::render(&info));
     }
     if args.dir.is_none() {
-        println!("(the files were in a temporary directory and are removed now; --dir keeps them)");
+        outln!("(the files were in a temporary directory and are removed now; --dir keeps them)");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,36 +1,228 @@
-//! `rec info`: what an MCAP file holds.
+//! `rec info`: what an MCAP file, or all files of a session, hold.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 use recd_storage::FileInfo;
 
 use crate::format;
+use crate::output::out;
 
-/// Summarize an MCAP file: profile, duration, messages, channels, chunks, metadata.
+/// Summarize MCAP files: profile, duration, messages, channels, chunks, metadata.
 ///
-/// A cleanly closed file is summarized from its footer and summary alone, however large it
-/// is. A file without a summary (a crash left it open) is scanned; `rec reindex` fixes it.
+/// One file gets its full summary. A session (its directory, or its name when recd
+/// answers) or several files get one summary over all of them, like `ros2 bag info`,
+/// then a line per file. A cleanly closed file is summarized from its footer and summary
+/// alone, however large it is. A file without a summary (a crash left it open) is
+/// scanned; `rec reindex` fixes it.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// The MCAP file.
-    file: PathBuf,
-    /// Print one JSON object instead of text.
+    /// MCAP files, session directories or names of recd's sessions.
+    #[arg(required = true, value_name = "FILE|DIR|SESSION")]
+    paths: Vec<PathBuf>,
+    /// Print one JSON object instead of text: a file's summary for one file, else the
+    /// totals with every file's summary under `files`.
     #[arg(long)]
     json: bool,
 }
 
-pub fn run(args: &InfoArgs) -> Result<ExitCode, String> {
-    let info = recd_storage::summarize(&args.file).map_err(|e| e.to_string())?;
+pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
+    if let [single] = args.paths.as_slice() {
+        if single.is_file() {
+            let info = summarize(single)?;
+            if args.json {
+                crate::output::print_json(&info)?;
+            } else {
+                out!("{}", render(&info));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let mut files = Vec::new();
+    for path in &args.paths {
+        files.extend(files_of(socket, path)?);
+    }
+    let infos = files
+        .iter()
+        .map(|file| summarize(file))
+        .collect::<Result<Vec<_>, _>>()?;
+    let totals = Totals::of(infos);
     if args.json {
-        let json = serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?;
-        println!("{json}");
+        crate::output::print_json(&totals)?;
     } else {
-        print!("{}", render(&info));
+        out!("{}", render_totals(&totals));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn summarize(file: &Path) -> Result<FileInfo, String> {
+    recd_storage::summarize(file).map_err(|e| e.to_string())
+}
+
+/// The MCAP files `path` stands for: a file itself, a directory's `.mcap` files in name
+/// order (recd's split order), or the catalog's files of a session of that name.
+fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if path.is_dir() {
+        let entries =
+            std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+            .collect();
+        if files.is_empty() {
+            return Err(format!("{} holds no .mcap files", path.display()));
+        }
+        files.sort();
+        return Ok(files);
+    }
+    let name = path.to_string_lossy();
+    if path.components().count() != 1 || path.extension().is_some_and(|e| e == "mcap") {
+        return Err(format!("{name}: No such file or directory"));
+    }
+    let files: Vec<PathBuf> = crate::session::session_files(socket, &name)
+        .map_err(|e| format!("{name} is neither a file nor a directory, and as a session: {e}"))?
+        .into_iter()
+        .filter(|f| f.is_file())
+        .collect();
+    if files.is_empty() {
+        return Err(format!("session {name} has no files left on disk"));
+    }
+    Ok(files)
+}
+
+/// A summary over several files.
+#[derive(Debug, serde::Serialize)]
+struct Totals {
+    size: u64,
+    message_count: u64,
+    start_time: Option<u64>,
+    end_time: Option<u64>,
+    topics: Vec<TopicTotal>,
+    files: Vec<FileInfo>,
+}
+
+/// A topic over several files.
+#[derive(Debug, serde::Serialize)]
+struct TopicTotal {
+    topic: String,
+    message_count: u64,
+    message_encoding: String,
+    schema_name: Option<String>,
+    schema_encoding: Option<String>,
+    /// Some file's channel of the topic has no message definition.
+    lacks_definition: bool,
+}
+
+impl Totals {
+    fn of(files: Vec<FileInfo>) -> Self {
+        let mut topics: BTreeMap<String, TopicTotal> = BTreeMap::new();
+        for channel in files.iter().flat_map(|f| &f.channels) {
+            let total = topics
+                .entry(channel.topic.clone())
+                .or_insert_with(|| TopicTotal {
+                    topic: channel.topic.clone(),
+                    message_count: 0,
+                    message_encoding: channel.message_encoding.clone(),
+                    schema_name: channel.schema_name.clone(),
+                    schema_encoding: channel.schema_encoding.clone(),
+                    lacks_definition: false,
+                });
+            total.message_count += channel.message_count;
+            total.lacks_definition |= lacks_definition(channel);
+        }
+        let mut topics: Vec<TopicTotal> = topics.into_values().collect();
+        topics.sort_by(|a, b| crate::table::natural_cmp(&a.topic, &b.topic));
+        Self {
+            size: files.iter().map(|f| f.size).sum(),
+            message_count: files.iter().map(|f| f.message_count).sum(),
+            start_time: files.iter().filter_map(|f| f.start_time).min(),
+            end_time: files.iter().filter_map(|f| f.end_time).max(),
+            topics,
+            files,
+        }
+    }
+
+    fn duration_secs(&self) -> f64 {
+        match (self.start_time, self.end_time) {
+            (Some(start), Some(end)) => end.saturating_sub(start) as f64 / 1e9,
+            _ => 0.0,
+        }
+    }
+}
+
+/// The text form of `rec info` over several files.
+fn render_totals(totals: &Totals) -> String {
+    let mut out = String::new();
+    let duration = totals.duration_secs();
+    let _ = writeln!(
+        out,
+        "files:       {} ({})",
+        totals.files.len(),
+        format::bytes(totals.size)
+    );
+    let _ = writeln!(out, "messages:    {}", totals.message_count);
+    let _ = writeln!(out, "duration:    {duration:.3} s");
+    if let (Some(start), Some(end)) = (totals.start_time, totals.end_time) {
+        let _ = writeln!(out, "start:       {} ({start})", format::timestamp(start));
+        let _ = writeln!(out, "end:         {} ({end})", format::timestamp(end));
+    }
+    let _ = writeln!(out, "topics:      {}", totals.topics.len());
+    let topic_width = totals
+        .topics
+        .iter()
+        .map(|t| t.topic.len())
+        .max()
+        .unwrap_or(0);
+    for t in &totals.topics {
+        let hz = if duration > 0.0 {
+            t.message_count as f64 / duration
+        } else {
+            0.0
+        };
+        let schema = match (&t.schema_name, &t.schema_encoding) {
+            (Some(name), Some(encoding)) => format!("{name} [{encoding}]"),
+            _ => "no schema".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<topic_width$}  {:>9} msgs ({hz:>9.2} Hz)  {schema}  {}",
+            t.topic, t.message_count, t.message_encoding
+        );
+    }
+    let undefined: Vec<&str> = (totals.topics.iter())
+        .filter(|t| t.lacks_definition)
+        .map(|t| t.topic.as_str())
+        .collect();
+    if !undefined.is_empty() {
+        let _ = writeln!(
+            out,
+            "topics without message definitions (readers must know their types): {}",
+            undefined.join(", ")
+        );
+    }
+    let _ = writeln!(out, "per file:");
+    for file in &totals.files {
+        let state = if file.scan.is_some() {
+            "  not closed cleanly: rec reindex it"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {}  {}  {} msgs  {:.3} s{state}",
+            file.path.display(),
+            format::bytes(file.size),
+            file.message_count,
+            file.duration_secs()
+        );
+    }
+    out
 }
 
 /// A channel whose schema should carry a message definition but has none (a DDS topic

@@ -6,6 +6,7 @@
 mod demo;
 mod format;
 mod info;
+mod output;
 mod reindex;
 mod session;
 mod table;
@@ -61,11 +62,13 @@ fn main() -> ExitCode {
         Command::Stop(args) => session::stop(&cli.socket, &args),
         Command::Status(args) => session::status(&cli.socket, &args),
         Command::List(args) => session::list(&cli.socket, &args),
-        Command::Info(args) => info::run(&args),
+        Command::Info(args) => info::run(&cli.socket, &args),
         Command::Reindex(args) => reindex::run(&cli.socket, &args),
         Command::Demo(args) => demo::run(&args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "rec", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "rec", &mut script);
+            output::write_bytes(&script);
             Ok(ExitCode::SUCCESS)
         }
     };

@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use recd_storage::{Compression, ReindexError, ReindexOptions, ReindexReport};
 
 use crate::format;
+use crate::output::outln;
 
 /// Exit status when the input was damaged and the output holds everything recoverable.
 const EXIT_DAMAGED: u8 = 3;
@@ -37,7 +38,8 @@ pub struct ReindexArgs {
     /// The MCAP file to reindex, or the name of a recd session.
     #[arg(value_name = "FILE|SESSION")]
     file: PathBuf,
-    /// Write the result here instead of replacing FILE (not with a session).
+    /// Write the result here instead of replacing FILE: a file, or a directory to write a
+    /// file of FILE's name into (not with a session).
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// How to compress chunks.
@@ -80,9 +82,19 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         || args.file.components().count() != 1
         || args.file.extension().is_some_and(|e| e == "mcap");
     if looks_like_file {
-        let output = args.output.clone().unwrap_or_else(|| args.file.clone());
-        return reindex_file(&args.file, &output, &options, args.json, &cancel)
-            .map(|(code, _)| code);
+        let output = output_path(&args.file, args.output.as_deref());
+        let (code, report) = reindex_file(&args.file, &output, &options, &cancel)?;
+        if let Some(report) = report {
+            if args.json {
+                crate::output::print_json(&report)?;
+            } else {
+                print_report(&args.file, &report);
+            }
+            if output == args.file {
+                renew_bag_of(&output);
+            }
+        }
+        return Ok(code);
     }
     // Not a file: a session name.
     if args.output.is_some() {
@@ -104,9 +116,14 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         ));
     }
     let mut worst = ExitCode::SUCCESS;
-    for file in files {
-        let (code, report) = reindex_file(&file, &file, &options, args.json, &cancel)?;
+    // With --json, one document: the reports of every file, in order.
+    let mut reports = Vec::new();
+    for file in &files {
+        let (code, report) = reindex_file(file, file, &options, &cancel)?;
         if let Some(report) = report {
+            if !args.json {
+                print_report(file, &report);
+            }
             crate::session::ask(
                 socket,
                 &recd_control::Request::Reindexed {
@@ -115,6 +132,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
                     messages: report.messages,
                 },
             )?;
+            reports.push(report);
         }
         if code != ExitCode::SUCCESS {
             worst = code;
@@ -123,15 +141,63 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
             break;
         }
     }
+    if args.json {
+        crate::output::print_json(&reports)?;
+    }
+    if let Some(dir) = files.first().and_then(|f| f.parent()) {
+        renew_bag_metadata(dir, &files);
+    }
     Ok(worst)
 }
 
-/// Reindexes one file; returns the exit status and, when the output was written, the report.
+/// After a file was reindexed in place: renews its directory's rosbag2 metadata.yaml, if
+/// the directory is a bag (every `.mcap` in it, in name order, as recd names its splits).
+fn renew_bag_of(file: &Path) {
+    let Some(dir) = file.parent() else { return };
+    if !dir.join(recd_ros2::bag::METADATA_FILE).exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .collect();
+    files.sort();
+    renew_bag_metadata(dir, &files);
+}
+
+/// Writes `dir`'s metadata.yaml from `files`; a failure is told, not fatal (the files
+/// themselves are reindexed).
+fn renew_bag_metadata(dir: &Path, files: &[PathBuf]) {
+    if let Err(error) = recd_storage::refresh_bag_metadata(dir, files) {
+        eprintln!("rec: {error}");
+    }
+}
+
+/// Where a file's reindexed copy goes: `output` itself, or the file's name inside it
+/// when it is a directory (or ends with `/`); the file itself without one.
+fn output_path(file: &Path, output: Option<&Path>) -> PathBuf {
+    match output {
+        None => file.to_path_buf(),
+        Some(output) => {
+            let names_a_directory =
+                output.is_dir() || output.as_os_str().as_encoded_bytes().ends_with(b"/");
+            match file.file_name() {
+                Some(name) if names_a_directory => output.join(name),
+                _ => output.to_path_buf(),
+            }
+        }
+    }
+}
+
+/// Reindexes one file; returns the exit status and, when the output was written, the
+/// report (the caller prints it).
 fn reindex_file(
     input: &Path,
     output: &Path,
     options: &ReindexOptions,
-    json: bool,
     cancel: &AtomicBool,
 ) -> Result<(ExitCode, Option<ReindexReport>), String> {
     let bar = progress_bar();
@@ -147,12 +213,6 @@ fn reindex_file(
     }
     match result {
         Ok(report) => {
-            if json {
-                let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-                println!("{json}");
-            } else {
-                print_report(input, &report);
-            }
             let code = if report.lost_nothing() {
                 ExitCode::SUCCESS
             } else {
@@ -203,7 +263,7 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
 }
 
 fn print_report(input: &std::path::Path, report: &ReindexReport) {
-    println!(
+    outln!(
         "reindexed {} → {}: {} messages, {} → {}",
         input.display(),
         report.output.display(),
@@ -212,10 +272,10 @@ fn print_report(input: &std::path::Path, report: &ReindexReport) {
         format::bytes(report.output_bytes)
     );
     if !report.input_was_closed && report.damage.is_none() {
-        println!("the input had not been closed cleanly, but every record in it was complete");
+        outln!("the input had not been closed cleanly, but every record in it was complete");
     }
     if let Some(damage) = &report.damage {
-        println!(
+        outln!(
             "damaged input: readable records end at offset {} ({}); the last {} could not be used",
             damage.offset,
             damage.reason,
@@ -223,12 +283,12 @@ fn print_report(input: &std::path::Path, report: &ReindexReport) {
         );
     }
     if report.crc_mismatch {
-        println!(
+        outln!(
             "damaged input: its data-section CRC does not match, so some record was altered in place; all records were kept as found"
         );
     }
     if report.skipped_private_records > 0 {
-        println!(
+        outln!(
             "left out {} private records (opcode ≥ 0x80)",
             report.skipped_private_records
         );

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_control::{
-    Client, FileState, ListedSession, RatedTopic, Request, Response, SessionStatus, SessionStopped,
-    StartRequest,
+    Client, FileState, ListedSession, Request, Response, SessionStatus, SessionStopped,
+    StartRequest, TopicReport,
 };
 use recd_storage::IoMode;
 
 use crate::format;
-use crate::table::table;
+use crate::output::{out, outln};
+use crate::table::{natural_cmp, table};
 
 /// How long recd may take to answer (a stop finalizes files, which takes a moment).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -38,10 +39,12 @@ pub struct StartArgs {
     /// Never record topics matching this glob; repeatable.
     #[arg(long = "exclude", value_name = "GLOB")]
     exclude: Vec<String>,
-    /// Start a new file once one holds this much, e.g. 4GiB.
+    /// Start a new file once one holds this much, e.g. 4GiB; 0 is no splitting (also
+    /// when recd.toml sets a size); at least 1MiB otherwise.
     #[arg(long, value_name = "SIZE", value_parser = format::parse_size)]
     max_file_size: Option<u64>,
-    /// Start a new file after this long, e.g. 10min.
+    /// Start a new file after this long, e.g. 10min; 0s is no splitting (also when
+    /// recd.toml sets a duration); at least 1s otherwise.
     #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
     max_duration: Option<Duration>,
     /// Keep a CRC-32 of each file's data section.
@@ -117,14 +120,6 @@ fn unexpected(response: &Response) -> String {
     format!("recd answered with an unexpected {response:?}")
 }
 
-fn print_json<T: serde::Serialize>(value: &T) -> Result<(), String> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).map_err(|e| e.to_string())?
-    );
-    Ok(())
-}
-
 pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
     let request = Request::Start(StartRequest {
         name: args.name.clone(),
@@ -142,9 +137,9 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         return Err("recd answered a start with something else".into());
     };
     if args.json {
-        print_json(&started)?;
+        crate::output::print_json(&started)?;
     } else {
-        println!(
+        outln!(
             "recording session {} into {} ({} I/O)",
             started.name,
             started.directory.display(),
@@ -164,9 +159,9 @@ pub fn stop(socket: &Path, args: &StopArgs) -> Result<ExitCode, String> {
         return Err(unexpected(&response));
     };
     if args.json {
-        print_json(sessions)?;
+        crate::output::print_json(sessions)?;
     } else if sessions.is_empty() {
-        println!("no session was recording");
+        outln!("no session was recording");
     } else {
         sessions.iter().for_each(print_stopped);
     }
@@ -184,7 +179,7 @@ fn print_stopped(session: &SessionStopped) {
     let dropped: u64 = session.topics.iter().map(|t| t.report.dropped).sum();
     let lost: u64 = session.topics.iter().map(|t| t.report.lost).sum();
     let overflows: u64 = session.topics.iter().map(|t| t.report.overflows).sum();
-    println!(
+    outln!(
         "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows",
         session.name,
         messages,
@@ -197,37 +192,21 @@ fn print_stopped(session: &SessionStopped) {
         lost,
         overflows
     );
-    let rows = rows_by_topic(&session.topics, |t| {
-        vec![
-            t.report.received.to_string(),
-            t.report.written.to_string(),
-            format::bytes(t.report.bytes_written),
-        ]
-    });
-    print!(
-        "{}",
-        table(
-            &[
-                "topic",
-                "received",
-                "written",
-                "bytes",
-                "dropped",
-                "lost",
-                "overflows",
-            ],
-            &rows
-        )
+    let rows = rows_by_topic(
+        &session.topics,
+        |t| &t.report,
+        |t| finished_counts(&t.report),
     );
+    out!("{}", table(&FINISHED_TOPIC_HEADER, &rows));
     for file in &session.files {
-        println!(
+        outln!(
             "file {}  {}",
             file.path.display(),
             format::bytes(file.bytes)
         );
     }
     if let Some(error) = &session.write_error {
-        println!("write error: {error}");
+        outln!("write error: {error}");
     }
 }
 
@@ -236,11 +215,21 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
         name: args.name.clone(),
     };
     if !args.watch {
-        let sessions = fetch_status(socket, &request)?;
+        let sessions = match (fetch_status(socket, &request), &args.name) {
+            (Ok(sessions), _) => sessions,
+            (Err(not_running), Some(name)) => {
+                return if finished_status(socket, name, args.json)? {
+                    Ok(ExitCode::SUCCESS)
+                } else {
+                    Err(not_running)
+                };
+            }
+            (Err(error), None) => return Err(error),
+        };
         if args.json {
-            print_json(&sessions)?;
+            crate::output::print_json(&sessions)?;
         } else {
-            print!("{}", status_text(&sessions));
+            out!("{}", status_text(&sessions, None));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -249,8 +238,10 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
         let sessions = fetch_status(socket, &request)?;
         let text = if args.json {
             serde_json::to_string(&sessions).map_err(|e| e.to_string())? + "\n"
+        } else if interactive {
+            status_text(&sessions, topic_rows_that_fit(&sessions))
         } else {
-            status_text(&sessions)
+            status_text(&sessions, None)
         };
         let mut stdout = std::io::stdout().lock();
         if interactive && !args.json {
@@ -269,27 +260,104 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
     }
 }
 
-/// One row per topic, sorted by name: the name, `middle`'s cells, dropped, lost and
-/// overflows.
-fn rows_by_topic(
-    topics: &[RatedTopic],
-    middle: impl Fn(&RatedTopic) -> Vec<String>,
+/// One row per topic, sorted by name (naturally: `topic_6` before `topic_56`): the
+/// name, `middle`'s cells, dropped, lost and overflows.
+fn rows_by_topic<T>(
+    topics: &[T],
+    report: impl Fn(&T) -> &TopicReport,
+    middle: impl Fn(&T) -> Vec<String>,
 ) -> Vec<Vec<String>> {
-    let mut topics: Vec<&RatedTopic> = topics.iter().collect();
-    topics.sort_by(|a, b| a.report.name.cmp(&b.report.name));
+    let mut topics: Vec<&T> = topics.iter().collect();
+    topics.sort_by(|a, b| natural_cmp(&report(a).name, &report(b).name));
     topics
         .into_iter()
         .map(|t| {
-            let mut row = vec![t.report.name.clone()];
+            let counts = report(t);
+            let mut row = vec![counts.name.clone()];
             row.extend(middle(t));
             row.extend([
-                t.report.dropped.to_string(),
-                t.report.lost.to_string(),
-                t.report.overflows.to_string(),
+                counts.dropped.to_string(),
+                counts.lost.to_string(),
+                counts.overflows.to_string(),
             ]);
             row
         })
         .collect()
+}
+
+/// The header of a finished session's topic table (`rec stop`, `rec status` of a
+/// stopped session).
+const FINISHED_TOPIC_HEADER: [&str; 7] = [
+    "topic",
+    "received",
+    "written",
+    "bytes",
+    "dropped",
+    "lost",
+    "overflows",
+];
+
+/// The counts a finished session's table shows between a topic's name and its losses.
+fn finished_counts(report: &TopicReport) -> Vec<String> {
+    vec![
+        report.received.to_string(),
+        report.written.to_string(),
+        format::bytes(report.bytes_written),
+    ]
+}
+
+/// `rec status NAME` of a session that no longer records: its summary from the catalog
+/// (the newest session of that name); false when the catalog has none.
+fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String> {
+    let response = ask(socket, &Request::List)?;
+    let Response::List { sessions } = response else {
+        return Err(unexpected(&response));
+    };
+    let Some(session) = sessions
+        .iter()
+        .filter(|s| s.name == name)
+        .max_by_key(|s| s.started_ns)
+    else {
+        return Ok(false);
+    };
+    if json {
+        crate::output::print_json(&[session])?;
+        return Ok(true);
+    }
+    let kept: Vec<_> = (session.files.iter())
+        .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
+        .collect();
+    let sum = |count: fn(&TopicReport) -> u64| session.topics.iter().map(count).sum::<u64>();
+    let seconds = session
+        .stopped_ns
+        .map(|stopped| (stopped - session.started_ns).max(0) as f64 / 1e9);
+    outln!(
+        "{} {} (not recording): {} messages, {} in {} file{}{}, {} dropped, {} lost, {} overflows",
+        session.name,
+        session.state,
+        sum(|t| t.written),
+        format::bytes(kept.iter().map(|f| f.bytes).sum()),
+        kept.len(),
+        if kept.len() == 1 { "" } else { "s" },
+        seconds.map_or(String::new(), |s| format!(", {s:.1} s")),
+        sum(|t| t.dropped),
+        sum(|t| t.lost),
+        sum(|t| t.overflows),
+    );
+    let rows = rows_by_topic(&session.topics, |t| t, finished_counts);
+    out!("{}", table(&FINISHED_TOPIC_HEADER, &rows));
+    for file in &session.files {
+        outln!(
+            "file {}  {}  {}",
+            file.path.display(),
+            format::bytes(file.bytes),
+            file.state
+        );
+    }
+    if let Some(reason) = &session.reason {
+        outln!("failed: {reason}");
+    }
+    Ok(true)
 }
 
 fn fetch_status(socket: &Path, request: &Request) -> Result<Vec<SessionStatus>, String> {
@@ -299,7 +367,31 @@ fn fetch_status(socket: &Path, request: &Request) -> Result<Vec<SessionStatus>, 
     }
 }
 
-fn status_text(sessions: &[SessionStatus]) -> String {
+/// How many topic rows each session may show so that every session line and column
+/// heading stays on the terminal; `None` when all fit or the height is unknown.
+fn topic_rows_that_fit(sessions: &[SessionStatus]) -> Option<usize> {
+    let (rows, _) = console::Term::stdout().size_checked()?;
+    let rows = usize::from(rows);
+    let topics: usize = sessions.iter().map(|s| s.topics.len()).sum();
+    let fixed: usize = sessions.iter().map(status_lines_besides_topics).sum();
+    // One line is left for the cursor.
+    if fixed + topics < rows {
+        return None;
+    }
+    let cut_marks = sessions.len();
+    Some(rows.saturating_sub(1 + fixed + cut_marks) / sessions.len().max(1))
+}
+
+/// The lines of a session's status that are not topic rows.
+fn status_lines_besides_topics(session: &SessionStatus) -> usize {
+    2 + session.problems.len()
+        + usize::from(session.disk_full.is_some())
+        + usize::from(session.write_error.is_some())
+}
+
+/// The status of running sessions as text; with `max_topic_rows`, each session's topic
+/// table stops after that many rows and says how many it left out.
+fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> String {
     if sessions.is_empty() {
         return "no session is recording\n".into();
     }
@@ -317,14 +409,19 @@ fn status_text(sessions: &[SessionStatus]) -> String {
                 .as_deref()
                 .map_or("-".into(), |p| p.display().to_string())
         );
-        let rows = rows_by_topic(&session.topics, |t| {
-            vec![
-                t.report.written.to_string(),
-                format!("{:.1}", t.messages_per_s),
-                format::bytes(t.report.bytes_written),
-                format::rate(t.bytes_per_s),
-            ]
-        });
+        let rows = rows_by_topic(
+            &session.topics,
+            |t| &t.report,
+            |t| {
+                vec![
+                    t.report.written.to_string(),
+                    format!("{:.1}", t.messages_per_s),
+                    format::bytes(t.report.bytes_written),
+                    format::rate(t.bytes_per_s),
+                ]
+            },
+        );
+        let shown = max_topic_rows.unwrap_or(rows.len()).min(rows.len());
         text += &table(
             &[
                 "topic",
@@ -336,8 +433,15 @@ fn status_text(sessions: &[SessionStatus]) -> String {
                 "lost",
                 "overflows",
             ],
-            &rows,
+            &rows[..shown],
         );
+        if shown < rows.len() {
+            text += &format!(
+                "  … {} more topics (a taller terminal, or rec status {} --json, shows them)\n",
+                rows.len() - shown,
+                session.name
+            );
+        }
         for (service, problem) in &session.problems {
             text += &format!("  problem: {service}: {problem}\n");
         }
@@ -361,11 +465,11 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
         return Err(unexpected(&response));
     };
     if args.json {
-        print_json(sessions)?;
+        crate::output::print_json(sessions)?;
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {
-        println!("no sessions yet");
+        outln!("no sessions yet");
         return Ok(ExitCode::SUCCESS);
     }
     let rows: Vec<Vec<String>> = sessions.iter().map(session_row).collect();
@@ -374,18 +478,18 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
         &rows,
     );
     let mut lines = text.lines();
-    println!("{}", lines.next().unwrap_or_default());
+    outln!("{}", lines.next().unwrap_or_default());
     for (session, line) in sessions.iter().zip(lines) {
-        println!("{line}");
+        outln!("{line}");
         if let Some(reason) = &session.reason {
-            println!("    failed: {reason}");
+            outln!("    failed: {reason}");
         }
         for file in &session.files {
             let messages = match file.state {
                 FileState::NeedsReindex if file.messages == 0 => "messages: after reindex".into(),
                 _ => format!("{} messages", file.messages),
             };
-            println!(
+            outln!(
                 "    {}  {}  {}  {}",
                 file.path.display(),
                 format::bytes(file.bytes),
@@ -424,5 +528,65 @@ pub fn session_files(socket: &Path, name: &str) -> Result<Vec<PathBuf>, String> 
     )? {
         Response::Files { session } => Ok(session.files.into_iter().map(|f| f.path).collect()),
         other => Err(unexpected(&other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recd_control::RatedTopic;
+
+    fn session_with_topics(count: usize) -> SessionStatus {
+        SessionStatus {
+            name: "drive".into(),
+            id: 1,
+            directory: PathBuf::from("/data/drive"),
+            current_file: None,
+            elapsed_s: 1.0,
+            bytes_written: 0,
+            bytes_per_s: 0.0,
+            topics: (0..count)
+                .map(|n| RatedTopic {
+                    report: TopicReport {
+                        name: format!("topic_{n}"),
+                        service: format!("topic_{n}"),
+                        received: 0,
+                        written: 0,
+                        dropped: 0,
+                        lost: 0,
+                        overflows: 0,
+                        bytes_written: 0,
+                    },
+                    messages_per_s: 0.0,
+                    bytes_per_s: 0.0,
+                })
+                .collect(),
+            write_error: None,
+            problems: Vec::new(),
+            io_mode: "direct".into(),
+            disk_full: None,
+        }
+    }
+
+    #[test]
+    fn a_cut_status_keeps_the_session_line_and_headings_and_says_what_it_left_out() {
+        let text = status_text(&[session_with_topics(60)], Some(5));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("drive "), "{text}");
+        assert!(lines[1].starts_with("topic "), "{text}");
+        // Natural order: topic_2 before topic_10.
+        let shown: Vec<&str> = lines[2..7]
+            .iter()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(
+            shown,
+            ["topic_0", "topic_1", "topic_2", "topic_3", "topic_4"]
+        );
+        assert!(lines[7].contains("55 more topics"), "{text}");
+        assert_eq!(lines.len(), 8, "{text}");
+
+        let whole = status_text(&[session_with_topics(60)], None);
+        assert_eq!(whole.lines().count(), 62);
     }
 }

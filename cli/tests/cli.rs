@@ -40,6 +40,49 @@ fn info_prints_the_summary_as_text_and_json() {
 }
 
 #[test]
+fn info_over_a_directory_or_several_files_sums_them_and_lists_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("s_0000.mcap");
+    let second = dir.path().join("s_0001.mcap");
+    write_recording(&first, 10, 1000);
+    write_recording(&second, 6, 1000);
+
+    let (code, stdout, stderr) = outcome(&run(&["info", dir.path().to_str().unwrap()]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("files:       2 ("), "{stdout}");
+    assert!(stdout.contains("messages:    16"), "{stdout}");
+    assert!(stdout.contains("s_0000.mcap"), "{stdout}");
+    assert!(stdout.contains("s_0001.mcap"), "{stdout}");
+    assert!(
+        stdout.contains("sensor_msgs/msg/Image [ros2msg]"),
+        "{stdout}"
+    );
+
+    let (code, stdout, _) = outcome(&run(&[
+        "info",
+        "--json",
+        first.to_str().unwrap(),
+        second.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["message_count"], 16);
+    assert_eq!(json["files"].as_array().unwrap().len(), 2);
+    let camera = json["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["topic"] == "/camera")
+        .unwrap()
+        .clone();
+    assert_eq!(camera["message_count"], 8);
+
+    let (code, _, stderr) = outcome(&run(&["info", dir.path().join("nope").to_str().unwrap()]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("No such file or directory"), "{stderr}");
+}
+
+#[test]
 fn info_on_a_crashed_file_says_so_and_points_to_reindex() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rec.mcap");

@@ -291,6 +291,15 @@ fn rec_without_a_daemon_says_so_in_one_line() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(not_a_socket.to_str().unwrap()), "{stderr}");
+
+    // A socket a crashed recd left behind: the file is there, nobody listens.
+    let stale = dir.path().join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let output = recd_testkit::rec(&stale, &["list"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("exists but no recd answers"), "{stderr}");
 }
 
 #[test]
@@ -382,4 +391,61 @@ fn a_file_or_session_being_recorded_is_not_reindexed_and_the_recording_goes_on_i
     let reindexed = recd.rec(&["reindex", "live"]);
     assert!(reindexed.status.success(), "a stopped session reindexes");
     assert_all_recorded(&files, "live/", 200);
+}
+
+#[test]
+fn sessions_never_share_a_directory_and_unnamed_starts_within_a_second_both_record() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+
+    // Two starts without a name, back to back (the same second, nearly always).
+    let first = recd.rec_json(&["start", "--topic", "none/*"]);
+    let second = recd.rec_json(&["start", "--topic", "none/*"]);
+    assert_ne!(first["name"], second["name"]);
+    assert_ne!(first["directory"], second["directory"]);
+    recd.rec_json(&["stop", "--all"]);
+
+    // The same name twice within a second: each session gets a directory of its own.
+    let mut directories = Vec::new();
+    for _ in 0..2 {
+        let started = recd.rec_json(&["start", "--name", "again", "--topic", "none/*"]);
+        directories.push(PathBuf::from(started["directory"].as_str().unwrap()));
+        recd.rec_json(&["stop", "again"]);
+    }
+    // A stopped session's status is its summary from the catalog (the newest of the name).
+    let status = recd.rec(&["status", "again"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{status:?}");
+    assert!(text.starts_with("again stopped (not recording)"), "{text}");
+    assert!(text.contains("again_2"), "{text}");
+    let status = recd.rec_json(&["status", "again"]);
+    assert_eq!(status[0]["state"], "stopped", "{status}");
+    // rec info of a session name: one summary over its files (the newest "again").
+    let info = recd.rec(&["info", "again"]);
+    assert!(info.status.success(), "{info:?}");
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.starts_with("files:       1 ("), "{text}");
+    assert!(text.contains("again_2"), "{text}");
+    let unknown = recd.rec(&["status", "never-started"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session named"));
+
+    assert_eq!(directories[0], root.path().join("data/again"));
+    assert_eq!(directories[1], root.path().join("data/again_2"));
+    let list = recd.rec_json(&["list"]);
+    let again: Vec<&Value> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == "again")
+        .collect();
+    assert_eq!(again.len(), 2, "{list}");
+    for session in again {
+        let directory = PathBuf::from(session["directory"].as_str().unwrap());
+        for file in session["files"].as_array().unwrap() {
+            let path = PathBuf::from(file["path"].as_str().unwrap());
+            assert_eq!(path.parent(), Some(directory.as_path()), "{session}");
+        }
+    }
 }
