@@ -83,6 +83,20 @@ fn info_over_a_directory_or_several_files_sums_them_and_lists_each() {
 }
 
 #[test]
+fn reindex_into_a_directory_writes_a_file_of_the_same_name_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("drive_0000.mcap");
+    write_recording(&input, 10, 1000);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let target = format!("{}/", out.display());
+    let (code, _, stderr) = outcome(&run(&["reindex", input.to_str().unwrap(), "-o", &target]));
+    assert_eq!(code, 0, "{stderr}");
+    let written = out.join("drive_0000.mcap");
+    assert_eq!(recd_storage::summarize(&written).unwrap().message_count, 10);
+}
+
+#[test]
 fn info_on_a_crashed_file_says_so_and_points_to_reindex() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rec.mcap");

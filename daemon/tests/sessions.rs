@@ -144,12 +144,15 @@ fn after_sigkill_the_catalog_says_needs_reindex_and_rec_reindex_recovers_everyth
     let path = PathBuf::from(files[0]["path"].as_str().unwrap());
     assert!(!recd_storage::summarize(&path).unwrap().closed_cleanly);
 
-    let reindexed = recd.rec(&["reindex", "crash"]);
+    let reindexed = recd.rec(&["reindex", "crash", "--json"]);
     assert!(
         reindexed.status.success(),
         "{}",
         String::from_utf8_lossy(&reindexed.stderr)
     );
+    // One JSON document: the reports of the session's files.
+    let reports: Value = serde_json::from_slice(&reindexed.stdout).expect("one JSON document");
+    assert_eq!(reports.as_array().map(Vec::len), Some(1), "{reports}");
     assert_all_recorded(std::slice::from_ref(&path), "crash/", 30);
     let info = recd_storage::summarize(&path).unwrap();
     assert!(info.closed_cleanly);
