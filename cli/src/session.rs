@@ -68,6 +68,9 @@ pub struct StartArgs {
     /// are deleted and marked deleted in `rec list`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_files: Option<u32>,
+    /// Stop by itself after this long, e.g. 60s or 2h (within a second of it).
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    duration: Option<Duration>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -132,6 +135,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         no_iceoryx2: args.no_iceoryx2,
         io_mode: args.io_mode.map(|mode| mode.to_string()),
         max_files: args.max_files,
+        duration_ms: args.duration.map(|d| d.as_millis() as u64),
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

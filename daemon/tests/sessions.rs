@@ -452,3 +452,39 @@ fn sessions_never_share_a_directory_and_unnamed_starts_within_a_second_both_reco
         }
     }
 }
+
+#[test]
+fn a_session_with_a_duration_stops_by_itself_with_its_files_complete() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    let began = std::time::Instant::now();
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "timed",
+        "--topic",
+        "timed/*",
+        "--duration",
+        "2s",
+    ]);
+    finish_load(publish(&domain, "timed/", 10));
+    let stopped = recd_testkit::wait_until(Duration::from_secs(20), || {
+        recd.listed("timed")["state"] == "stopped"
+    });
+    assert!(stopped, "{}", recd.listed("timed"));
+    assert!(began.elapsed() >= Duration::from_secs(2), "stopped early");
+    let running = recd.rec_json(&["status"]);
+    assert_eq!(running, serde_json::json!([]), "{running}");
+    let session = recd.listed("timed");
+    for file in session["files"].as_array().unwrap() {
+        assert_eq!(file["state"], "complete", "{session}");
+    }
+    let files = listed_file_paths(root.path(), "timed");
+    assert_all_recorded(&files, "timed/", 10);
+
+    let refused = recd.rec(&["start", "--name", "never", "--duration", "0s"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("duration must be more than 0"), "{stderr}");
+}

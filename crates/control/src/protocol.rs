@@ -89,6 +89,8 @@ pub struct StartRequest {
     /// Keep at most this many files of the session (the one being written included);
     /// older finished ones are deleted.
     pub max_files: Option<u32>,
+    /// Stop the session by itself this many milliseconds after it started.
+    pub duration_ms: Option<u64>,
 }
 
 /// recd's answer to one request.

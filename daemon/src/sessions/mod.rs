@@ -8,7 +8,7 @@ mod replies;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use recd_catalog::{Catalog, File, SessionId};
 use recd_control::{
@@ -32,6 +32,8 @@ struct Running {
     rates: Rates,
     /// `--max-files`: the most files the session keeps.
     max_files: Option<u32>,
+    /// `--duration`: when the session stops by itself.
+    stop_at: Option<Instant>,
     /// What the log was already told: a pause for disk space, a write error.
     told_disk_full: bool,
     told_write_error: bool,
@@ -78,6 +80,12 @@ impl Sessions {
             }),
         };
         names::validate(&name).map_err(|m| error(ErrorKind::InvalidArgument, m))?;
+        if request.duration_ms == Some(0) {
+            return Err(error(
+                ErrorKind::InvalidArgument,
+                "a session's duration must be more than 0",
+            ));
+        }
         if running.contains_key(&name) {
             return Err(error(
                 ErrorKind::AlreadyRunning,
@@ -135,6 +143,9 @@ impl Sessions {
             files,
             rates: Rates::default(),
             max_files: request.max_files,
+            stop_at: request
+                .duration_ms
+                .map(|ms| Instant::now() + Duration::from_millis(ms)),
             told_disk_full: false,
             told_write_error: false,
         };
@@ -269,6 +280,20 @@ impl Sessions {
             writing.extend(status.current_file);
         }
         self.apply_retention(&running, &writing);
+        let now = Instant::now();
+        let expired: Vec<String> = (running.iter())
+            .filter(|(_, session)| session.stop_at.is_some_and(|at| at <= now))
+            .map(|(name, _)| name.clone())
+            .collect();
+        let expired: Vec<(String, Running)> = expired
+            .into_iter()
+            .filter_map(|name| running.remove(&name).map(|session| (name, session)))
+            .collect();
+        drop(running);
+        for (name, session) in expired {
+            tracing::info!(session = %name, "its --duration has passed: stopping");
+            self.finish(name, session);
+        }
         load
     }
 
