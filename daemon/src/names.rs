@@ -41,14 +41,23 @@ pub fn timestamp(at: SystemTime) -> String {
 }
 
 /// The directory a new session called `name` records into under `data_dir`: `<name>`
-/// when it is free (absent, or an empty directory such as a disk mounted there for it),
-/// else the first free `<name>_2`, `<name>_3`, …, so that a session never writes into
-/// an older one's directory.
+/// unless an older session's recordings (`.mcap` files) are there. Then the first
+/// `<name>_2`, `<name>_3`, … without any, next to it, or inside it when `<name>` is a
+/// file system mounted for this name's sessions (they stay on that disk). A session never
+/// writes into an older one's directory.
 pub fn fresh_directory(data_dir: &Path, name: &str) -> PathBuf {
-    std::iter::once(name.to_string())
-        .chain((2u32..).map(|n| format!("{name}_{n}")))
-        .map(|candidate| data_dir.join(candidate))
-        .find(|path| is_free(path))
+    let first = data_dir.join(name);
+    if !holds_recordings(&first) {
+        return first;
+    }
+    let base = if is_mount_point(&first) {
+        first
+    } else {
+        data_dir.to_path_buf()
+    };
+    (2u32..)
+        .map(|n| base.join(format!("{name}_{n}")))
+        .find(|path| !holds_recordings(path))
         .expect("some suffix is free")
 }
 
@@ -62,10 +71,20 @@ pub fn default_name(at: SystemTime, taken: impl Fn(&str) -> bool) -> String {
         .expect("some suffix is free")
 }
 
-fn is_free(path: &Path) -> bool {
-    match std::fs::read_dir(path) {
-        Ok(mut entries) => entries.next().is_none(),
-        Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+fn holds_recordings(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|entry| entry.path().extension().is_some_and(|e| e == "mcap"))
+    })
+}
+
+fn is_mount_point(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let device = |path: &Path| std::fs::metadata(path).map(|m| m.dev()).ok();
+    match dir.parent() {
+        Some(parent) => device(dir) != device(parent),
+        None => false,
     }
 }
 
@@ -99,8 +118,9 @@ mod tests {
             fresh_directory(data.path(), "drive"),
             data.path().join("drive")
         );
-        // An empty directory (a mount point) is free.
-        std::fs::create_dir(data.path().join("drive")).unwrap();
+        // A directory without recordings (a mount point, with lost+found or ballast) is free.
+        std::fs::create_dir_all(data.path().join("drive/lost+found")).unwrap();
+        std::fs::write(data.path().join("drive/ballast"), b"x").unwrap();
         assert_eq!(
             fresh_directory(data.path(), "drive"),
             data.path().join("drive")

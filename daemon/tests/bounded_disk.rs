@@ -183,6 +183,11 @@ fn the_guard_pauses_before_the_disk_is_full_and_resumes_in_a_new_file_when_room_
         big["big/camera/0"][1], 100,
         "the session on the other disk lost nothing"
     );
+
+    // The name again: a directory of its own, on the disk mounted for the name.
+    let again = recd.rec_json(&["start", "--name", "small", "--topic", "small/*"]);
+    assert_eq!(again["directory"], small.join("small_2").to_str().unwrap());
+    recd.rec_json(&["stop", "small"]);
 }
 
 #[test]
