@@ -14,8 +14,10 @@ fn under_systemd() -> bool {
 
 /// What is logged when `RUST_LOG` does not say: recd's own crates (every target starting
 /// with `recd`) at INFO, which is nothing per sample or packet; dependencies at WARN
-/// (rustdds logs INFO lines per RTPS message under load).
-pub const DEFAULT_LOG_FILTER: &str = "warn,recd=info";
+/// (rustdds logs INFO lines per RTPS message under load). rustdds' RTPS writers at ERROR:
+/// recd writes no DDS topics, and for a remote reader it can reach only through loopback
+/// rustdds warns "No locators" at every discovery send, over ten lines a second.
+pub const DEFAULT_LOG_FILTER: &str = "warn,recd=info,rustdds::rtps::writer=error";
 
 /// Logs to the journal under systemd, to stderr otherwise; `RUST_LOG` filters (default
 /// [`DEFAULT_LOG_FILTER`]).
