@@ -388,7 +388,8 @@ fn topic_rows_that_fit(sessions: &[SessionStatus]) -> Option<usize> {
 
 /// The lines of a session's status that are not topic rows.
 fn status_lines_besides_topics(session: &SessionStatus) -> usize {
-    2 + session.problems.len()
+    2 + usize::from(session.topics.is_empty())
+        + session.problems.len()
         + usize::from(session.disk_full.is_some())
         + usize::from(session.write_error.is_some())
 }
@@ -439,6 +440,9 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
             ],
             &rows[..shown],
         );
+        if rows.is_empty() {
+            text += "  no topic matches the selection yet\n";
+        }
         if shown < rows.len() {
             text += &format!(
                 "  … {} more topics (a taller terminal, or rec status {} --json, shows them)\n",

@@ -488,3 +488,24 @@ fn a_session_with_a_duration_stops_by_itself_with_its_files_complete() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("duration must be more than 0"), "{stderr}");
 }
+
+#[test]
+fn a_selection_that_matches_nothing_is_told_in_the_log_and_the_status() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "typo", "--topic", "no/such/*"]);
+    let status = recd.rec(&["status", "typo"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("no topic matches the selection yet"),
+        "{text}"
+    );
+    let warned = recd_testkit::wait_until(Duration::from_secs(10), || {
+        recd.log().lines().any(|line| {
+            line.contains("WARN") && line.contains("no topic matches --topic no/such/*")
+        })
+    });
+    assert!(warned, "{}", recd.log());
+    recd.rec_json(&["stop", "typo"]);
+}

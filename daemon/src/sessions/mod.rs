@@ -37,7 +37,16 @@ struct Running {
     /// What the log was already told: a pause for disk space, a write error.
     told_disk_full: bool,
     told_write_error: bool,
+    /// When the session started, and what its --topic globs were, to warn once when
+    /// discovery found nothing they select.
+    started: Instant,
+    selection: Vec<String>,
+    told_no_topic: bool,
 }
+
+/// How long discovery has to find a session's first topic before the log warns that its
+/// selection matches nothing.
+const FIRST_TOPIC_GRACE: Duration = Duration::from_secs(3);
 
 /// What the periodic sample found, for systemd's status line.
 #[derive(Debug, Default, Clone, Copy)]
@@ -148,6 +157,9 @@ impl Sessions {
                 .map(|ms| Instant::now() + Duration::from_millis(ms)),
             told_disk_full: false,
             told_write_error: false,
+            started: Instant::now(),
+            selection: request.topics.clone(),
+            told_no_topic: false,
         };
         let status = session.recording.status();
         tracing::info!(
@@ -361,6 +373,25 @@ fn tell_changes(name: &str, session: &mut Running, status: &RecordingStatus) {
     if let (Some(write_error), false) = (&status.write_error, session.told_write_error) {
         tracing::error!(session = %name, "writing failed, the session records nothing more until stopped: {write_error}");
         session.told_write_error = true;
+    }
+    if status.topics.is_empty()
+        && !session.told_no_topic
+        && session.started.elapsed() >= FIRST_TOPIC_GRACE
+    {
+        let selection = if session.selection.is_empty() {
+            "no topic exists to record".to_string()
+        } else {
+            format!(
+                "no topic matches --topic {}",
+                session.selection.join(", --topic ")
+            )
+        };
+        tracing::warn!(
+            session = %name,
+            "{selection} after {} s of discovery; recording starts when one appears (rec status shows what is recorded)",
+            FIRST_TOPIC_GRACE.as_secs()
+        );
+        session.told_no_topic = true;
     }
 }
 
