@@ -69,16 +69,11 @@ fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
         return Ok(vec![path.to_path_buf()]);
     }
     if path.is_dir() {
-        let entries =
-            std::fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
-            .collect();
+        let files =
+            mcap_files_in(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         if files.is_empty() {
             return Err(format!("{} holds no .mcap files", path.display()));
         }
-        files.sort();
         return Ok(files);
     }
     let name = path.to_string_lossy();
@@ -93,6 +88,16 @@ fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
     if files.is_empty() {
         return Err(format!("session {name} has no files left on disk"));
     }
+    Ok(files)
+}
+
+/// The `.mcap` files directly in `dir`, in name order (recd's split order).
+pub fn mcap_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .collect();
+    files.sort();
     Ok(files)
 }
 
@@ -166,12 +171,12 @@ fn render_totals(totals: &Totals) -> String {
         totals.files.len(),
         format::bytes(totals.size)
     );
-    let _ = writeln!(out, "messages:    {}", totals.message_count);
-    let _ = writeln!(out, "duration:    {duration:.3} s");
-    if let (Some(start), Some(end)) = (totals.start_time, totals.end_time) {
-        let _ = writeln!(out, "start:       {} ({start})", format::timestamp(start));
-        let _ = writeln!(out, "end:         {} ({end})", format::timestamp(end));
-    }
+    write_span(
+        &mut out,
+        totals.message_count,
+        duration,
+        totals.start_time.zip(totals.end_time),
+    );
     let _ = writeln!(out, "topics:      {}", totals.topics.len());
     let topic_width = totals
         .topics
@@ -180,32 +185,25 @@ fn render_totals(totals: &Totals) -> String {
         .max()
         .unwrap_or(0);
     for t in &totals.topics {
-        let hz = if duration > 0.0 {
-            t.message_count as f64 / duration
-        } else {
-            0.0
-        };
-        let schema = match (&t.schema_name, &t.schema_encoding) {
-            (Some(name), Some(encoding)) => format!("{name} [{encoding}]"),
-            _ => "no schema".to_string(),
-        };
         let _ = writeln!(
             out,
-            "  {:<topic_width$}  {:>9} msgs ({hz:>9.2} Hz)  {schema}  {}",
-            t.topic, t.message_count, t.message_encoding
+            "  {:<topic_width$}  {}",
+            t.topic,
+            topic_counts(
+                t.message_count,
+                duration,
+                &t.schema_name,
+                &t.schema_encoding,
+                &t.message_encoding
+            )
         );
     }
-    let undefined: Vec<&str> = (totals.topics.iter())
-        .filter(|t| t.lacks_definition)
-        .map(|t| t.topic.as_str())
-        .collect();
-    if !undefined.is_empty() {
-        let _ = writeln!(
-            out,
-            "topics without message definitions (readers must know their types): {}",
-            undefined.join(", ")
-        );
-    }
+    write_undefined(
+        &mut out,
+        (totals.topics.iter())
+            .filter(|t| t.lacks_definition)
+            .map(|t| t.topic.as_str()),
+    );
     let _ = writeln!(out, "per file:");
     for file in &totals.files {
         let state = if file.scan.is_some() {
@@ -223,6 +221,49 @@ fn render_totals(totals: &Totals) -> String {
         );
     }
     out
+}
+
+/// The message count, duration and time span lines of both summaries.
+fn write_span(out: &mut String, messages: u64, duration: f64, span: Option<(u64, u64)>) {
+    let _ = writeln!(out, "messages:    {messages}");
+    let _ = writeln!(out, "duration:    {duration:.3} s");
+    if let Some((start, end)) = span {
+        let _ = writeln!(out, "start:       {} ({start})", format::timestamp(start));
+        let _ = writeln!(out, "end:         {} ({end})", format::timestamp(end));
+    }
+}
+
+/// A topic's line after its name: messages, their rate over `duration`, schema and
+/// message encoding.
+fn topic_counts(
+    messages: u64,
+    duration: f64,
+    schema_name: &Option<String>,
+    schema_encoding: &Option<String>,
+    message_encoding: &str,
+) -> String {
+    let hz = if duration > 0.0 {
+        messages as f64 / duration
+    } else {
+        0.0
+    };
+    let schema = match (schema_name, schema_encoding) {
+        (Some(name), Some(encoding)) => format!("{name} [{encoding}]"),
+        _ => "no schema".to_string(),
+    };
+    format!("{messages:>9} msgs ({hz:>9.2} Hz)  {schema}  {message_encoding}")
+}
+
+/// The line naming topics whose schema lacks its message definition, if any.
+fn write_undefined<'a>(out: &mut String, topics: impl Iterator<Item = &'a str>) {
+    let undefined: Vec<&str> = topics.collect();
+    if !undefined.is_empty() {
+        let _ = writeln!(
+            out,
+            "topics without message definitions (readers must know their types): {}",
+            undefined.join(", ")
+        );
+    }
 }
 
 /// A channel whose schema should carry a message definition but has none (a DDS topic
@@ -246,12 +287,12 @@ pub fn render(info: &FileInfo) -> String {
     );
     let _ = writeln!(out, "library:     {}", info.library);
     let _ = writeln!(out, "profile:     {}", info.profile);
-    let _ = writeln!(out, "messages:    {}", info.message_count);
-    let _ = writeln!(out, "duration:    {duration:.3} s");
-    if let (Some(start), Some(end)) = (info.start_time, info.end_time) {
-        let _ = writeln!(out, "start:       {} ({start})", format::timestamp(start));
-        let _ = writeln!(out, "end:         {} ({end})", format::timestamp(end));
-    }
+    write_span(
+        &mut out,
+        info.message_count,
+        duration,
+        info.start_time.zip(info.end_time),
+    );
     let _ = writeln!(out, "chunks:      {}", info.chunk_count);
     for c in &info.compression {
         let ratio = c.compressed_bytes as f64 / c.uncompressed_bytes.max(1) as f64;
@@ -278,34 +319,26 @@ pub fn render(info: &FileInfo) -> String {
         .max()
         .unwrap_or(0);
     for c in &info.channels {
-        let hz = if duration > 0.0 {
-            c.message_count as f64 / duration
-        } else {
-            0.0
-        };
-        let schema = match (&c.schema_name, &c.schema_encoding) {
-            (Some(name), Some(encoding)) => format!("{name} [{encoding}]"),
-            _ => "no schema".to_string(),
-        };
         let _ = writeln!(
             out,
-            "  ({:>3}) {:<topic_width$}  {:>9} msgs ({hz:>9.2} Hz)  {schema}  {}",
-            c.id, c.topic, c.message_count, c.message_encoding
+            "  ({:>3}) {:<topic_width$}  {}",
+            c.id,
+            c.topic,
+            topic_counts(
+                c.message_count,
+                duration,
+                &c.schema_name,
+                &c.schema_encoding,
+                &c.message_encoding
+            )
         );
     }
-    let undefined: Vec<&str> = info
-        .channels
-        .iter()
-        .filter(|c| lacks_definition(c))
-        .map(|c| c.topic.as_str())
-        .collect();
-    if !undefined.is_empty() {
-        let _ = writeln!(
-            out,
-            "topics without message definitions (readers must know their types): {}",
-            undefined.join(", ")
-        );
-    }
+    write_undefined(
+        &mut out,
+        (info.channels.iter())
+            .filter(|c| lacks_definition(c))
+            .map(|c| c.topic.as_str()),
+    );
     let _ = writeln!(out, "attachments: {}", info.attachment_count);
     let _ = writeln!(out, "metadata:    {}", info.metadata_count);
     if let Some(scan) = &info.scan {

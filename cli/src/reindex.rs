@@ -157,15 +157,9 @@ fn renew_bag_of(file: &Path) {
     if !dir.join(recd_ros2::bag::METADATA_FILE).exists() {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
-        .collect();
-    files.sort();
-    renew_bag_metadata(dir, &files);
+    if let Ok(files) = crate::info::mcap_files_in(dir) {
+        renew_bag_metadata(dir, &files);
+    }
 }
 
 /// Writes `dir`'s metadata.yaml from `files`; a failure is told, not fatal (the files

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_control::{
-    Client, FileState, ListedSession, Request, Response, SessionStatus, SessionStopped,
+    Client, FileEntry, FileState, ListedSession, Request, Response, SessionStatus, SessionStopped,
     StartRequest, TopicReport,
 };
 use recd_storage::IoMode;
@@ -328,9 +328,7 @@ fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String
         crate::output::print_json(&[session])?;
         return Ok(true);
     }
-    let kept: Vec<_> = (session.files.iter())
-        .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
-        .collect();
+    let kept = kept_files(session);
     let sum = |count: fn(&TopicReport) -> u64| session.topics.iter().map(count).sum::<u64>();
     let seconds = session
         .stopped_ns
@@ -510,9 +508,7 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
 }
 
 fn session_row(session: &ListedSession) -> Vec<String> {
-    let kept: Vec<_> = (session.files.iter())
-        .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
-        .collect();
+    let kept = kept_files(session);
     vec![
         session.name.clone(),
         session.state.to_string(),
@@ -524,6 +520,13 @@ fn session_row(session: &ListedSession) -> Vec<String> {
         format::bytes(kept.iter().map(|f| f.bytes).sum()),
         kept.iter().map(|f| f.messages).sum::<u64>().to_string(),
     ]
+}
+
+/// A listed session's files still on disk (neither deleted by retention nor missing).
+fn kept_files(session: &ListedSession) -> Vec<&FileEntry> {
+    (session.files.iter())
+        .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
+        .collect()
 }
 
 /// The catalog's files of a session, for `rec reindex SESSION`.
