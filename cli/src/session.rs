@@ -24,7 +24,9 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 /// With no --topic every topic is recorded. Files go to recd's data directory, in a
 /// directory named after the session. Shared-memory (iceoryx2) topics are recorded
 /// unless --no-iceoryx2; with --dds-domain (or `dds_domain` in recd's configuration)
-/// DDS / ROS 2 topics of that domain are recorded too, as ROS 2 MCAP (CDR as received).
+/// DDS / ROS 2 topics of that domain are recorded too, as ROS 2 MCAP (CDR as received),
+/// into files of their own (`…_dds_NNNN.mcap` beside `…_iceoryx2_NNNN.mcap`), listed in
+/// the directory's rosbag2 metadata.yaml.
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The session's name (letters, digits, '-', '_', '.'); recd picks one when left out.
@@ -53,8 +55,7 @@ pub struct StartArgs {
     /// Record DDS / ROS 2 topics of this domain too (0 to 232, ROS_DOMAIN_ID).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=232))]
     dds_domain: Option<u16>,
-    /// Record DDS topics only, no iceoryx2 shared memory: the files then hold nothing but
-    /// ROS 2 channels, as ROS 2 readers such as rosbags require.
+    /// Record DDS topics only, no iceoryx2 shared memory.
     #[arg(long)]
     no_iceoryx2: bool,
     /// How to write the files (overrides recd's `io_mode`): auto uses direct I/O
@@ -392,6 +393,16 @@ fn status_lines_besides_topics(session: &SessionStatus) -> usize {
         + usize::from(session.write_error.is_some())
 }
 
+/// "file F", "files F, G" (a file per source family), or "file -" while none is open.
+fn current_files(files: &[PathBuf]) -> String {
+    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    match paths.len() {
+        0 => "file -".to_string(),
+        1 => format!("file {}", paths[0]),
+        _ => format!("files {}", paths.join(", ")),
+    }
+}
+
 /// The status of running sessions as text; with `max_topic_rows`, each session's topic
 /// table stops after that many rows and says how many it left out.
 fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> String {
@@ -401,16 +412,13 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
     let mut text = String::new();
     for session in sessions {
         text += &format!(
-            "{}  {:.0} s  {}  {}  {} I/O  file {}\n",
+            "{}  {:.0} s  {}  {}  {} I/O  {}\n",
             session.name,
             session.elapsed_s,
             format::bytes(session.bytes_written),
             format::rate(session.bytes_per_s),
             session.io_mode,
-            session
-                .current_file
-                .as_deref()
-                .map_or("-".into(), |p| p.display().to_string())
+            current_files(&session.current_files)
         );
         let rows = rows_by_topic(
             &session.topics,
@@ -552,7 +560,7 @@ mod tests {
             name: "drive".into(),
             id: 1,
             directory: PathBuf::from("/data/drive"),
-            current_file: None,
+            current_files: Vec::new(),
             elapsed_s: 1.0,
             bytes_written: 0,
             bytes_per_s: 0.0,

@@ -148,7 +148,7 @@ fn the_guard_pauses_before_the_disk_is_full_and_resumes_in_a_new_file_when_room_
     assert!(wait_until(Duration::from_secs(10), || {
         let status = recd.rec_json(&["status", "small"]);
         status[0]["disk_full"].is_null()
-            && status[0]["current_file"]
+            && status[0]["current_files"][0]
                 .as_str()
                 .is_some_and(|f| f.ends_with("_0001.mcap"))
     }));

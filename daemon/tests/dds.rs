@@ -265,20 +265,19 @@ fn xcdr2_writers_late_topics_and_leaving_writers_are_recorded() {
 }
 
 #[test]
-fn one_session_records_shared_memory_and_dds_together() {
+fn a_session_of_shared_memory_and_dds_writes_a_ros2_bag_beside_its_iceoryx2_files() {
     let setup = DdsRecd::start(&loopback_recording(true));
     let recd = &setup.recd;
     let prefix = format!("mixed{}/", std::process::id());
     let selection = [format!("{prefix}*"), "/chatter".to_string()];
-    start_session(recd, "mixed", 14, &[&selection[0], &selection[1]]);
-    // The same selection without iceoryx2: a file of ROS 2 channels only.
     recd.rec_json(&[
         "start",
         "--name",
-        "ddsonly",
+        "mixed",
         "--dds-domain",
         "14",
-        "--no-iceoryx2",
+        "--max-duration",
+        "1s",
         "--topic",
         &selection[0],
         "--topic",
@@ -293,9 +292,9 @@ fn one_session_records_shared_memory_and_dds_together() {
         "--small-topics",
         "1",
         "--small-rate",
-        "100",
+        "20",
         "--count",
-        "40",
+        "60",
         "--duration",
         "30s",
         "--wait-subscribers",
@@ -309,35 +308,52 @@ fn one_session_records_shared_memory_and_dds_together() {
         "--kind",
         "string",
         "--count",
-        "40",
+        "60",
         "--rate",
-        "100",
+        "20",
     ]);
     let report = recd_testkit::finish_load(load);
-    assert_eq!(report.topics.iter().map(|t| t.sent).sum::<u64>(), 40);
-    assert!(recd.wait_written("mixed", 80));
+    assert_eq!(report.topics.iter().map(|t| t.sent).sum::<u64>(), 60);
+    assert!(recd.wait_written("mixed", 120));
     let files = stopped_files(&stop_session(recd, "mixed"));
-    let recorded = read_mcap(&files);
-    assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
+
+    // A file per source family per split: DDS files hold the ROS 2 topic alone.
+    let name = |f: &PathBuf| f.file_name().unwrap().to_string_lossy().into_owned();
+    let (dds, shm): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .iter()
+        .cloned()
+        .partition(|f| name(f).contains("_dds_"));
+    assert!(
+        shm.iter().all(|f| name(f).contains("_iceoryx2_")),
+        "{files:?}"
+    );
+    assert!(
+        dds.len() >= 2 && shm.len() >= 2,
+        "split by duration: {files:?}"
+    );
     let shm_topic = format!("{prefix}small/0");
-    assert_eq!(of_topic(&recorded, &shm_topic).len(), 40, "{shm_topic}");
-    assert_eq!(published.samples.len(), 40);
+    let from_dds = read_mcap(&dds);
+    assert_eq!(from_dds.len(), 60, "nothing but /chatter in the DDS files");
+    assert_eq!(of_topic(&from_dds, "/chatter").len(), 60);
+    let from_shm = read_mcap(&shm);
+    assert_eq!(
+        from_shm.len(),
+        60,
+        "nothing but {shm_topic} in the iceoryx2 files"
+    );
+    assert_eq!(of_topic(&from_shm, &shm_topic).len(), 60);
 
-    let files = stopped_files(&stop_session(recd, "ddsonly"));
-    let recorded = read_mcap(&files);
-    assert_eq!(of_topic(&recorded, "/chatter").len(), 40);
-    assert_eq!(recorded.len(), 40, "nothing but the DDS topic");
-    let decoded = read_ros2(&files[0]);
-    assert_eq!(decoded_by(&decoded, "rosbags", "/chatter").len(), 40);
-
-    // Only the DDS-only session's directory is a ROS 2 bag: ROS 2 tools cannot read a file
-    // with iceoryx2 channels.
-    let bag = files[0].parent().unwrap();
-    let from_bag = read_ros2(bag);
-    assert_eq!(decoded_by(&from_bag, "rosbags", "/chatter").len(), 40);
-    let mixed_dir = setup.root.path().join("data/mixed");
-    assert!(mixed_dir.is_dir());
-    assert!(!mixed_dir.join("metadata.yaml").exists());
+    // The directory is a ROS 2 bag of the DDS files: rosbags reads every message,
+    // byte for byte, in order.
+    let bag = setup.root.path().join("data/mixed");
+    let metadata = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    assert!(!metadata.contains("_iceoryx2_"), "{metadata}");
+    let from_bag = read_ros2(&bag);
+    let chatter = decoded_by(&from_bag, "rosbags", "/chatter");
+    assert_eq!(chatter.len(), 60);
+    for (message, sample) in chatter.iter().zip(&published.samples) {
+        assert_eq!(message["cdr_sha256"], sample["sha256"]);
+    }
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn start_status_stop_list_record_every_message_and_catalog_it() {
     let status = recd.rec_json(&["status", "life"]);
     let session = &status[0];
     assert_eq!(session["name"], "life");
-    assert!(session["current_file"]
+    assert!(session["current_files"][0]
         .as_str()
         .unwrap()
         .starts_with(directory.to_str().unwrap()));
@@ -372,7 +372,7 @@ fn a_file_or_session_being_recorded_is_not_reindexed_and_the_recording_goes_on_i
     recd.rec_json(&["start", "--name", "live", "--topic", "live/*"]);
     let load = publish(&domain, "live/", 200);
     let status = recd.rec_json(&["status", "live"]);
-    let current = PathBuf::from(status[0]["current_file"].as_str().unwrap());
+    let current = PathBuf::from(status[0]["current_files"][0].as_str().unwrap());
 
     for target in [current.to_str().unwrap(), "live"] {
         let refused = recd.rec(&["reindex", target]);

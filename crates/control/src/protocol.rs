@@ -195,8 +195,9 @@ pub struct SessionStatus {
     pub id: i64,
     /// The directory its files go to.
     pub directory: PathBuf,
-    /// The file being written.
-    pub current_file: Option<PathBuf>,
+    /// The files being written: one, or two when the session records iceoryx2 and DDS
+    /// (a file per source family); none while paused for disk space.
+    pub current_files: Vec<PathBuf>,
     /// Seconds since the start.
     pub elapsed_s: f64,
     /// Bytes written so far.

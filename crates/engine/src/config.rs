@@ -14,7 +14,9 @@ pub struct RecordingConfig {
     pub topics: TopicSelection,
     /// Directory the files go to; created if missing.
     pub output_dir: PathBuf,
-    /// Files are named `<file_prefix>_<NNNN>.mcap`, numbered from 0.
+    /// Files are named `<file_prefix>_<NNNN>.mcap`, numbered from 0; a recording of both
+    /// iceoryx2 and DDS writes `<file_prefix>_iceoryx2_<NNNN>.mcap` and
+    /// `<file_prefix>_dds_<NNNN>.mcap`, each family split on its own.
     pub file_prefix: String,
     /// When to start a new file.
     pub split: SplitPolicy,
@@ -65,9 +67,8 @@ pub struct RecordingConfig {
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
-    /// Record iceoryx2 shared-memory services. Off, a recording of DDS topics alone
-    /// writes files that hold only ROS 2 channels, which ROS 2 readers (rosbags, say)
-    /// require.
+    /// Record iceoryx2 shared-memory services. DDS topics always go to files of their
+    /// own, with ROS 2 channels only, as ROS 2 readers (rosbags, say) require.
     pub iceoryx2: bool,
     /// Record DDS / ROS 2 topics too (RTPS over UDP); `None` records shared memory only.
     pub dds: Option<DdsConfig>,

@@ -19,8 +19,8 @@ use crate::source::shm::{ShmError, ShmSettings, ShmSource};
 use crate::source::{SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
 use crate::writer::{
-    ClosedFile, DiskFull, FileObserver, FilePlan, SpaceGuard, Unobserved, Writer, WriterProgress,
-    WriterReport,
+    ClosedFile, DiskFull, FileObserver, FilePlan, SourceFamily, SpaceGuard, Unobserved, Writer,
+    WriterProgress, WriterReport,
 };
 
 /// Why a recording could not start.
@@ -105,8 +105,9 @@ pub struct RecordingStatus {
     pub started_ns: u64,
     /// Time since the start.
     pub elapsed: Duration,
-    /// The file being written.
-    pub current_file: Option<PathBuf>,
+    /// The files being written: one, or one per source family when the recording has
+    /// both (none while paused or after a write error).
+    pub current_files: Vec<PathBuf>,
     /// Files split off and closed so far (the current one is not among them).
     pub closed_files: Vec<ClosedFile>,
     /// Bytes written to all files.
@@ -150,7 +151,7 @@ pub struct RecordingSummary {
 /// let prefix = format!("recd_doc{}_", std::process::id());
 /// config.iceoryx2_prefix = Some(prefix.clone());
 /// let recording = Recording::start(config)?;
-/// assert!(recording.status().current_file.is_some());
+/// assert_eq!(recording.status().current_files.len(), 1);
 /// let summary = recording.stop()?;
 /// assert_eq!(summary.files.len(), 1);
 /// assert!(summary.topics.is_empty());
@@ -167,9 +168,9 @@ pub struct Recording {
     stop: Arc<AtomicBool>,
     shm: Option<JoinHandle<()>>,
     dds: Option<(JoinHandle<()>, DdsStopper)>,
-    writer: JoinHandle<WriterReport>,
+    /// One per source family: a session recording both writes files of each.
+    writers: Vec<WriterThread>,
     registry: Arc<TopicRegistry>,
-    progress: Arc<WriterProgress>,
     io_mode: IoMode,
     started_ns: u64,
     started: Instant,
@@ -198,8 +199,7 @@ impl Recording {
             zero_copy_threshold: config.zero_copy_threshold,
             discovery_interval: config.discovery_interval,
         };
-        let mut receivers = Vec::new();
-        let mut link = || {
+        let link = |receivers: &mut Vec<_>| {
             let (tx, rx) = handoff(&config.ring);
             receivers.push(rx);
             SourceLink {
@@ -210,6 +210,7 @@ impl Recording {
         };
         // The DDS source joins its domain before anything is created on disk, so that a
         // domain it cannot join leaves nothing behind.
+        let mut dds_receivers = Vec::new();
         let dds = match &config.dds {
             Some(dds_config) => {
                 let settings = DdsSettings {
@@ -217,7 +218,7 @@ impl Recording {
                     config: dds_config.clone(),
                     receive_delay: config.test_hooks.receive_delay,
                 };
-                Some(DdsSource::open(settings, link())?)
+                Some(DdsSource::open(settings, link(&mut dds_receivers))?)
             }
             None => None,
         };
@@ -229,6 +230,7 @@ impl Recording {
             Some(minimum) => guard_for(&config.output_dir, minimum)?,
             None => None,
         };
+        let mut shm_receivers = Vec::new();
         let shm = if config.iceoryx2 {
             let settings = ShmSettings {
                 common,
@@ -240,49 +242,64 @@ impl Recording {
                 spill_bytes: config.spill_bytes,
                 receive_delay: config.test_hooks.receive_delay,
             };
-            Some(ShmSource::open(settings, link())?)
+            Some(ShmSource::open(settings, link(&mut shm_receivers))?)
         } else {
             None
         };
         let started_ns = now_ns();
-        let progress = Arc::new(WriterProgress::default());
-        let plan = FilePlan::new(&config, recorder_metadata(&config, started_ns), observer);
-        let writer = Writer::create(
-            receivers,
-            plan,
-            progress.clone(),
-            guard,
-            config.test_hooks.writer_delay,
-        )?;
-        let io_mode = writer.io_mode();
-        let writer = spawn("recd-writer", "writer", move || writer.run())?;
-        // Should a receive thread not start, the writer waits for a stop mark that will
+        let metadata = recorder_metadata(&config, started_ns);
+        let create_writer = |family, receivers| {
+            let progress = Arc::new(WriterProgress::default());
+            let plan = FilePlan::new(&config, family, metadata.clone(), observer.clone());
+            let delay = config.test_hooks.writer_delay;
+            let writer = Writer::create(receivers, plan, progress.clone(), guard.clone(), delay)?;
+            Ok::<_, StartError>((writer, progress))
+        };
+        let shm_writer = match shm {
+            Some(_) => Some(create_writer(SourceFamily::Iceoryx2, shm_receivers)?),
+            None => None,
+        };
+        let dds_writer = match dds {
+            Some(_) => Some(create_writer(SourceFamily::Dds, dds_receivers)?),
+            None => None,
+        };
+        let io_mode = shm_writer
+            .iter()
+            .chain(&dds_writer)
+            .map(|(writer, _)| writer.io_mode())
+            .next()
+            .unwrap_or(IoMode::Buffered);
+        let mut writers = Vec::new();
+        // Should a receive thread not start, its writer waits for a stop mark that will
         // never come; it is detached and ends with the process.
-        let dds = match dds {
-            Some(mut source) => {
+        let dds = match (dds, dds_writer) {
+            (Some(mut source), Some((writer, progress))) => {
+                let writer = spawn("recd-dds-writer", "DDS writer", move || writer.run())?;
                 source.set_consumer_thread(writer.thread().clone());
+                writers.push(WriterThread { writer, progress });
                 let stopper = source.stopper();
                 Some((
                     spawn("recd-dds-receive", "DDS receive", move || source.run())?,
                     stopper,
                 ))
             }
-            None => None,
+            _ => None,
         };
-        let shm = match shm {
-            Some(mut source) => {
+        let shm = match (shm, shm_writer) {
+            (Some(mut source), Some((writer, progress))) => {
+                let writer = spawn("recd-writer", "writer", move || writer.run())?;
                 source.set_consumer_thread(writer.thread().clone());
+                writers.push(WriterThread { writer, progress });
                 Some(spawn("recd-shm-receive", "receive", move || source.run())?)
             }
-            None => None,
+            _ => None,
         };
         Ok(Self {
             stop,
             shm,
             dds,
-            writer,
+            writers,
             registry,
-            progress,
             io_mode,
             started_ns,
             started: Instant::now(),
@@ -294,19 +311,15 @@ impl Recording {
         RecordingStatus {
             started_ns: self.started_ns,
             elapsed: self.started.elapsed(),
-            current_file: self
-                .progress
-                .current_file
-                .lock()
-                .expect("progress lock")
-                .clone(),
-            closed_files: self
-                .progress
-                .closed_files
-                .lock()
-                .expect("progress lock")
-                .clone(),
-            bytes_written: self.progress.bytes_written.load(Ordering::Relaxed),
+            current_files: self
+                .progresses()
+                .filter_map(|p| p.current_file.lock().expect("progress lock").clone())
+                .collect(),
+            closed_files: self.closed_files(),
+            bytes_written: self
+                .progresses()
+                .map(|p| p.bytes_written.load(Ordering::Relaxed))
+                .sum(),
             topics: topic_statuses(&self.registry),
             problems: self
                 .registry
@@ -314,16 +327,34 @@ impl Recording {
                 .lock()
                 .expect("problems lock")
                 .clone(),
-            write_error: self.progress.error.lock().expect("progress lock").clone(),
-            disk_full: *self.progress.disk_full.lock().expect("progress lock"),
+            write_error: self
+                .progresses()
+                .find_map(|p| p.error.lock().expect("progress lock").clone()),
+            disk_full: self
+                .progresses()
+                .find_map(|p| *p.disk_full.lock().expect("progress lock")),
             io_mode: self.io_mode,
         }
+    }
+
+    fn progresses(&self) -> impl Iterator<Item = &WriterProgress> {
+        self.writers.iter().map(|w| w.progress.as_ref())
+    }
+
+    /// Every writer's closed files, in path order.
+    fn closed_files(&self) -> Vec<ClosedFile> {
+        let mut files: Vec<ClosedFile> = self
+            .progresses()
+            .flat_map(|p| p.closed_files.lock().expect("progress lock").clone())
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
     }
 
     /// Whether the receive and writer threads are still running (they end only at
     /// [`Recording::stop`], or by a bug).
     pub fn threads_alive(&self) -> bool {
-        !self.writer.is_finished()
+        self.writers.iter().all(|w| !w.writer.is_finished())
             && self.shm.as_ref().is_none_or(|thread| !thread.is_finished())
             && self
                 .dds
@@ -343,17 +374,30 @@ impl Recording {
         if let Some(thread) = self.shm {
             thread.join().map_err(|_| StopError::Panicked("receive"))?;
         }
-        let report = self
-            .writer
-            .join()
-            .map_err(|_| StopError::Panicked("writer"))?;
+        let mut files = Vec::new();
+        let mut write_error = None;
+        for thread in self.writers {
+            let report = thread
+                .writer
+                .join()
+                .map_err(|_| StopError::Panicked("writer"))?;
+            files.extend(report.files);
+            write_error = write_error.or(report.error);
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(RecordingSummary {
-            files: report.files,
+            files,
             topics: topic_statuses(&self.registry),
             duration: self.started.elapsed(),
-            write_error: report.error,
+            write_error,
         })
     }
+}
+
+/// A writer thread and what it shows of itself.
+struct WriterThread {
+    writer: JoinHandle<WriterReport>,
+    progress: Arc<WriterProgress>,
 }
 
 fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {

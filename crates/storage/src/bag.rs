@@ -1,7 +1,7 @@
 //! A directory of MCAP files as a ROS 2 bag: rosbag2's `metadata.yaml` (rendered by
-//! [`recd_ros2::bag`]) written from the files' summaries, for directories whose files hold
-//! ROS 2 channels only (a file with other channels, such as iceoryx2 ones, is not
-//! something ROS 2 tools read).
+//! [`recd_ros2::bag`]) written from the files' summaries. It lists the files that hold
+//! ROS 2 channels only: a file with other channels, such as the iceoryx2 files of a
+//! session that records both, is not something ROS 2 tools read, so the bag leaves it out.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use crate::info::{summarize, ChannelInfo, FileInfo, InfoError};
 pub enum BagPart {
     /// A file of a bag: ROS 2 channels only (or none at all).
     Ros2(BagFile),
-    /// A file with channels ROS 2 tools cannot read; its directory is no bag.
+    /// A file with channels ROS 2 tools cannot read; the bag leaves it out.
     Foreign,
 }
 
@@ -79,20 +79,21 @@ fn is_ros2(channel: &ChannelInfo) -> bool {
     channel.message_encoding == "cdr"
 }
 
-/// Writes `dir/metadata.yaml` for `parts`, the bag's files in order, when at least one
-/// holds ROS 2 channels and none holds others; returns whether it did. The file is
-/// replaced atomically, so a reader never sees half of it.
+/// Writes `dir/metadata.yaml` listing the ROS 2 files among `parts` (in name order,
+/// which is the order they were written) when at least one holds a ROS 2 topic; returns
+/// whether it did. The file is replaced atomically, so a reader never sees half of it.
 pub fn write_bag_metadata(dir: &Path, parts: &[BagPart]) -> Result<bool, BagError> {
-    let mut files = Vec::with_capacity(parts.len());
-    for part in parts {
-        match part {
-            BagPart::Ros2(file) => files.push(file.clone()),
-            BagPart::Foreign => return Ok(false),
-        }
-    }
+    let mut files: Vec<BagFile> = parts
+        .iter()
+        .filter_map(|part| match part {
+            BagPart::Ros2(file) => Some(file.clone()),
+            BagPart::Foreign => None,
+        })
+        .collect();
     if files.iter().all(|f| f.topics.is_empty()) {
         return Ok(false);
     }
+    files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     let path = dir.join(METADATA_FILE);
     let staged = dir.join(format!(".{METADATA_FILE}.tmp"));
     let write_error = |source| BagError::Write {
@@ -111,4 +112,48 @@ pub fn refresh_bag_metadata(dir: &Path, paths: &[PathBuf]) -> Result<bool, BagEr
         .map(|path| bag_part(path))
         .collect::<Result<Vec<_>, _>>()?;
     write_bag_metadata(dir, &parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ros2_file(name: &str) -> BagPart {
+        BagPart::Ros2(BagFile {
+            relative_path: name.to_string(),
+            start_ns: 1,
+            end_ns: 2,
+            message_count: 1,
+            topics: vec![recd_ros2::bag::BagTopic {
+                name: "/chatter".to_string(),
+                type_name: "std_msgs/msg/String".to_string(),
+                offered_qos_profiles: String::new(),
+                type_description_hash: String::new(),
+                message_count: 1,
+            }],
+        })
+    }
+
+    #[test]
+    fn a_bag_lists_its_ros2_files_in_name_order_and_leaves_the_others_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let parts = [
+            ros2_file("s_dds_0001.mcap"),
+            BagPart::Foreign,
+            ros2_file("s_dds_0000.mcap"),
+        ];
+        assert!(write_bag_metadata(dir.path(), &parts).unwrap());
+        let yaml = std::fs::read_to_string(dir.path().join(METADATA_FILE)).unwrap();
+        let first = yaml.find("s_dds_0000.mcap").unwrap();
+        let second = yaml.find("s_dds_0001.mcap").unwrap();
+        assert!(first < second, "{yaml}");
+        assert!(!yaml.contains("iceoryx2"), "{yaml}");
+    }
+
+    #[test]
+    fn a_directory_without_ros2_topics_gets_no_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!write_bag_metadata(dir.path(), &[BagPart::Foreign]).unwrap());
+        assert!(!dir.path().join(METADATA_FILE).exists());
+    }
 }

@@ -1,7 +1,7 @@
 //! Keeping the catalog in step with a running session: its files as they are started and
 //! ended (told by the engine on its writer threads), and its end. Each ended file also
-//! renews the session directory's rosbag2 `metadata.yaml` when the session records
-//! ROS 2 topics only.
+//! renews the session directory's rosbag2 `metadata.yaml`, which lists the session's
+//! ROS 2 files.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -289,7 +289,7 @@ impl Sessions {
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
             tell_changes(name, session, &status);
-            writing.extend(status.current_file);
+            writing.extend(status.current_files);
         }
         self.apply_retention(&running, &writing);
         let now = Instant::now();

@@ -71,7 +71,7 @@ mod tests {
         RecordingStatus {
             started_ns: 0,
             elapsed: Duration::ZERO,
-            current_file: None,
+            current_files: Vec::new(),
             closed_files: Vec::new(),
             bytes_written: bytes,
             topics: vec![TopicStatus {

@@ -46,7 +46,7 @@ pub fn session_status(
         name: name.to_string(),
         id,
         directory: directory.to_path_buf(),
-        current_file: status.current_file,
+        current_files: status.current_files,
         elapsed_s: status.elapsed.as_secs_f64(),
         bytes_written: status.bytes_written,
         bytes_per_s: rates.bytes_per_s,

@@ -58,6 +58,27 @@ pub(crate) struct Ending<'a> {
     pub topics: Vec<Arc<Topic>>,
 }
 
+/// The sources whose topics share files. A session recording both writes a file of each
+/// per split, so that its DDS files hold ROS 2 channels only, as ROS 2 readers require.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceFamily {
+    /// iceoryx2 shared-memory services.
+    Iceoryx2,
+    /// DDS / ROS 2 topics.
+    Dds,
+}
+
+impl SourceFamily {
+    /// What it is called in file names: `<file_prefix>_<family>_<NNNN>.mcap` when a
+    /// recording has both families.
+    fn name(self) -> &'static str {
+        match self {
+            SourceFamily::Iceoryx2 => "iceoryx2",
+            SourceFamily::Dds => "dds",
+        }
+    }
+}
+
 /// How the writer names, splits and fills files.
 pub(crate) struct FilePlan {
     dir: PathBuf,
@@ -69,27 +90,31 @@ pub(crate) struct FilePlan {
 }
 
 impl FilePlan {
-    /// The plan of `config`; `metadata` goes into every file's `recorder` record, and
-    /// `observer` hears of each file.
+    /// The plan of `config` for the topics of `family`; `metadata` goes into every
+    /// file's `recorder` record, and `observer` hears of each file.
     pub fn new(
         config: &RecordingConfig,
+        family: SourceFamily,
         metadata: BTreeMap<String, String>,
         observer: Arc<dyn FileObserver>,
     ) -> Self {
+        let both_families = config.iceoryx2 && config.dds.is_some();
         Self {
             dir: config.output_dir.clone(),
-            prefix: config.file_prefix.clone(),
+            prefix: if both_families {
+                format!("{}_{}", config.file_prefix, family.name())
+            } else {
+                config.file_prefix.clone()
+            },
             split: config.split.clone(),
             options: WriterOptions {
                 data_crc: config.crc,
                 zero_copy_threshold: config.zero_copy_threshold,
                 io_mode: config.io_mode,
-                // rosbag2's readers (rosbags among them) require the profile; DDS topics
-                // follow it, shared-memory channels keep their own encoding beside them.
-                profile: if config.dds.is_some() {
-                    "ros2".to_string()
-                } else {
-                    String::new()
+                // rosbag2's readers (rosbags among them) require the profile.
+                profile: match family {
+                    SourceFamily::Dds => "ros2".to_string(),
+                    SourceFamily::Iceoryx2 => String::new(),
                 },
                 durability: Durability {
                     sync_period: config.sync_period,

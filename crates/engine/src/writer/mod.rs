@@ -17,7 +17,7 @@ use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
 use crate::topic::Topic;
 pub use files::{ClosedFile, FileObserver};
 use files::{Ending, Files};
-pub(crate) use files::{FilePlan, Unobserved};
+pub(crate) use files::{FilePlan, SourceFamily, Unobserved};
 pub use space_guard::DiskFull;
 use space_guard::SpaceChange;
 pub(crate) use space_guard::SpaceGuard;

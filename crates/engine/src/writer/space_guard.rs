@@ -27,6 +27,7 @@ pub(crate) enum SpaceChange {
 
 /// Looks at most every [`CHECK_BYTES`] written or [`CHECK_EVERY`] while writing, and every
 /// [`CHECK_EVERY_PAUSED`] while paused.
+#[derive(Clone)]
 pub(crate) struct SpaceGuard {
     dir: PathBuf,
     minimum: u64,
