@@ -3,6 +3,7 @@
 //! (`rec list`), summarizes MCAP files (`rec info`), reindexes them (`rec reindex`), and
 //! runs a self-contained demo of the recording path (`rec demo`).
 
+mod attach;
 mod demo;
 mod format;
 mod info;

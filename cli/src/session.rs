@@ -72,6 +72,15 @@ pub struct StartArgs {
     /// Stop by itself after this long, e.g. 60s or 2h (within a second of it).
     #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
     duration: Option<Duration>,
+    /// Put KEY=VALUE into a Metadata record named `user` at the start of every file of
+    /// the session (e.g. vehicle=test-car-3); repeatable.
+    #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = crate::attach::parse_metadata_entry)]
+    metadata: Vec<(String, String)>,
+    /// Put FILE (a calibration, say) into every file of the session as an MCAP
+    /// Attachment, named after it; repeatable, 4 MiB at most together. rec reads it, so
+    /// it need only be readable by you.
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -125,6 +134,8 @@ fn unexpected(response: &Response) -> String {
 }
 
 pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
+    let metadata = crate::attach::metadata(&args.metadata)?;
+    let attachments = crate::attach::read_attachments(&args.attach)?;
     let request = Request::Start(StartRequest {
         name: args.name.clone(),
         topics: args.topics.clone(),
@@ -137,6 +148,8 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         io_mode: args.io_mode.map(|mode| mode.to_string()),
         max_files: args.max_files,
         duration_ms: args.duration.map(|d| d.as_millis() as u64),
+        metadata,
+        attachments,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

@@ -14,7 +14,7 @@ fn recorder_metadata(path: &Path) -> BTreeMap<String, String> {
     let bytes = std::fs::read(path).unwrap();
     for record in mcap::read::LinearReader::new(&bytes).unwrap() {
         if let mcap::records::Record::Metadata(metadata) = record.unwrap() {
-            if metadata.name == recd_storage::iceoryx2::RECORDER_METADATA {
+            if recd_storage::iceoryx2::is_recorder_metadata(&metadata.name) {
                 return metadata.metadata;
             }
         }

@@ -490,6 +490,82 @@ fn a_session_with_a_duration_stops_by_itself_with_its_files_complete() {
 }
 
 #[test]
+fn metadata_and_attachments_go_into_every_file_and_split_files_merge() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    let calibration = root.path().join("calibration.yaml");
+    std::fs::write(&calibration, "camera_matrix: [1, 0, 0]\n").unwrap();
+
+    // A missing attachment is refused before anything starts.
+    let missing = root.path().join("missing.yaml");
+    let refused = recd.rec(&[
+        "start",
+        "--name",
+        "never",
+        "--attach",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("missing.yaml") && stderr.contains("No such file"),
+        "{stderr}"
+    );
+    assert_eq!(recd.rec_json(&["list"]), serde_json::json!([]));
+
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "tagged",
+        "--topic",
+        "tagged/*",
+        "--max-duration",
+        "1s",
+        "--metadata",
+        "vehicle=car-3",
+        "--metadata",
+        "driver=ana",
+        "--attach",
+        calibration.to_str().unwrap(),
+    ]);
+    finish_load(publish(&domain, "tagged/", 250));
+    recd.rec_json(&["stop", "tagged"]);
+    let files = listed_file_paths(root.path(), "tagged");
+    assert!(files.len() >= 2, "split by duration: {files:?}");
+    assert_all_recorded(&files, "tagged/", 250);
+
+    // Read by the Python mcap package: every file has the user's record and the
+    // attachment, and a recorder record of a name no other file uses (so that `mcap
+    // merge` of the session's files does not refuse them).
+    let mut recorder_names = Vec::new();
+    for file in &files {
+        let read = recd_testkit::read_mcap(file);
+        let metadata = read["metadata"].as_array().unwrap();
+        let user: Vec<&Value> = metadata.iter().filter(|m| m["name"] == "user").collect();
+        assert_eq!(user.len(), 1, "{file:?}: {metadata:?}");
+        assert_eq!(
+            user[0]["metadata"],
+            serde_json::json!({"vehicle": "car-3", "driver": "ana"})
+        );
+        recorder_names.extend(
+            metadata
+                .iter()
+                .map(|m| m["name"].as_str().unwrap().to_string())
+                .filter(|name| name.starts_with("recorder")),
+        );
+        let attachments = read["attachments"].as_array().unwrap();
+        assert_eq!(attachments.len(), 1, "{file:?}");
+        assert_eq!(attachments[0]["name"], "calibration.yaml");
+        assert_eq!(attachments[0]["data"], "camera_matrix: [1, 0, 0]\n");
+    }
+    let mut unique = recorder_names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), files.len(), "{recorder_names:?}");
+}
+
+#[test]
 fn a_selection_that_matches_nothing_is_told_in_the_log_and_the_status() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();

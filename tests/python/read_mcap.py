@@ -1,6 +1,6 @@
 """Reads an MCAP file with the Python `mcap` package (an implementation none of us wrote)
-and prints one JSON object: the summary's statistics and every message, its payload as a
-SHA-256 digest."""
+and prints one JSON object: the summary's statistics, every message (its payload as a
+SHA-256 digest), every Metadata record and every Attachment (its data as text)."""
 
 import hashlib
 import json
@@ -24,6 +24,20 @@ def main(path: str) -> None:
             }
             for _, channel, message in reader.iter_messages(log_time_order=False)
         ]
+        metadata = [
+            {"name": record.name, "metadata": dict(record.metadata)}
+            for record in reader.iter_metadata()
+        ]
+        attachments = [
+            {
+                "name": attachment.name,
+                "media_type": attachment.media_type,
+                "log_time": attachment.log_time,
+                "create_time": attachment.create_time,
+                "data": attachment.data.decode("utf-8", errors="replace"),
+            }
+            for attachment in reader.iter_attachments()
+        ]
     print(
         json.dumps(
             {
@@ -31,6 +45,8 @@ def main(path: str) -> None:
                 "message_count": summary.statistics.message_count if summary else None,
                 "chunk_count": len(summary.chunk_indexes) if summary else None,
                 "messages": messages,
+                "metadata": metadata,
+                "attachments": attachments,
             }
         )
     )

@@ -12,11 +12,13 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod attachment;
 mod client;
 mod protocol;
 mod state;
 pub mod units;
 
+pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
 pub use client::{Client, ClientError};
 pub use protocol::{
     decode_request, encode, DiskFull, ErrorKind, ErrorReply, FileEntry, ListedSession, RatedTopic,

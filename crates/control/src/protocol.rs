@@ -9,8 +9,9 @@ use crate::state::{FileState, SessionState};
 /// The protocol version this build speaks; a request with another one is refused.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// The largest request or response line, newline included.
-pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+/// The largest request or response line, newline included: room for a start request
+/// with [`MAX_ATTACHMENT_BYTES`](crate::MAX_ATTACHMENT_BYTES) of attachments in base64.
+pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
 
 /// What travels on the wire for a request: the version, then the request's fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,6 +92,10 @@ pub struct StartRequest {
     pub max_files: Option<u32>,
     /// Stop the session by itself this many milliseconds after it started.
     pub duration_ms: Option<u64>,
+    /// Entries of a Metadata record (named `user`) at the start of every file.
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// Files put at the start of every file as Attachments.
+    pub attachments: Vec<crate::AttachedFile>,
 }
 
 /// recd's answer to one request.

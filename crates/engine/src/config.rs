@@ -75,6 +75,15 @@ pub struct RecordingConfig {
     /// Extra entries for the `recorder` Metadata record of every file (a session's name
     /// and id, say).
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// Entries of the [`USER_METADATA`](recd_storage::iceoryx2::USER_METADATA) Metadata
+    /// record at the start of every file (`rec start --metadata KEY=VALUE`); none, no
+    /// record.
+    pub user_metadata: std::collections::BTreeMap<String, String>,
+    /// Files put at the start of every file as MCAP Attachments (`rec start --attach`).
+    /// Not serialized: the files hold them, the configuration in their `recorder`
+    /// metadata need not.
+    #[serde(skip)]
+    pub attachments: Vec<recd_storage::Attachment>,
     /// Aids for tests that need a slow or late recorder; never serialized, so they stay
     /// out of the files' `recorder` metadata and the daemon's configuration.
     #[serde(skip)]
@@ -124,6 +133,8 @@ impl Default for RecordingConfig {
             iceoryx2: true,
             dds: None,
             metadata: Default::default(),
+            user_metadata: Default::default(),
+            attachments: Vec::new(),
             test_hooks: TestHooks::default(),
         }
     }

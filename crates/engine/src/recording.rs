@@ -250,7 +250,13 @@ impl Recording {
         let metadata = recorder_metadata(&config, started_ns);
         let create_writer = |family, receivers| {
             let progress = Arc::new(WriterProgress::default());
-            let plan = FilePlan::new(&config, family, metadata.clone(), observer.clone());
+            let plan = FilePlan::new(
+                &config,
+                family,
+                started_ns,
+                metadata.clone(),
+                observer.clone(),
+            );
             let delay = config.test_hooks.writer_delay;
             let writer = Writer::create(receivers, plan, progress.clone(), guard.clone(), delay)?;
             Ok::<_, StartError>((writer, progress))

@@ -53,5 +53,25 @@ pub const RMW_MESSAGE_INFO_HEADER: &str = "rmw_iceoryx2/MessageInfoHeader";
 /// Service name prefix of rmw_iceoryx2's topics.
 pub const RMW_TOPIC_PREFIX: &str = "ros2://topics/";
 
-/// Name of the Metadata record that holds the recorder's per-topic counts.
+/// Name of the Metadata record that holds the recorder's per-topic counts in files
+/// written before it got a name per file ([`recorder_metadata_name`]).
 pub const RECORDER_METADATA: &str = "recorder";
+
+/// Name of the Metadata record of `file_name` that holds the recorder's per-topic counts:
+/// `recorder/<file name>`. A name per file, because `mcap merge` refuses two records of
+/// one name with different contents, and each file's counts differ.
+pub fn recorder_metadata_name(file_name: &str) -> String {
+    format!("{RECORDER_METADATA}/{file_name}")
+}
+
+/// Whether a Metadata record of this name holds the recorder's per-topic counts.
+pub fn is_recorder_metadata(name: &str) -> bool {
+    name == RECORDER_METADATA
+        || name
+            .strip_prefix(RECORDER_METADATA)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Name of the Metadata record that holds a session's `rec start --metadata KEY=VALUE`
+/// entries, the same in every file of the session.
+pub const USER_METADATA: &str = "user";

@@ -45,8 +45,8 @@ pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
 pub use space::{space_of, Space};
 pub use writer::{
-    ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId, StreamWriter, WriteError,
-    WriterOptions,
+    Attachment, ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId, StreamWriter,
+    WriteError, WriterOptions,
 };
 
 /// The `library` string recd writes into the Header of every file it creates.

@@ -67,6 +67,23 @@ pub(crate) fn append_schema(
     Ok(())
 }
 
+/// Appends an Attachment record: the header binrw writes, then the length-prefixed data
+/// and a CRC-32 of everything before it in the record's body.
+pub(crate) fn append_attachment(
+    out: &mut Vec<u8>,
+    header: &mcap::records::AttachmentHeader,
+    data: &[u8],
+) -> io::Result<()> {
+    let start = out.len();
+    append_record(out, op::ATTACHMENT, header)?;
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(data);
+    let crc = crc32fast::hash(&out[start + RECORD_PREFIX_LEN..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+    patch_length(out, start);
+    Ok(())
+}
+
 fn patch_length(out: &mut [u8], record_start: usize) {
     let body_len = (out.len() - record_start - RECORD_PREFIX_LEN) as u64;
     out[record_start + 1..record_start + RECORD_PREFIX_LEN]

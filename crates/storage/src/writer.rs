@@ -68,6 +68,20 @@ pub struct MessageHeader {
     pub publish_time: u64,
 }
 
+/// A file to put into every recording file as an MCAP Attachment (a calibration, say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// Its name in the file (the attached file's name).
+    pub name: String,
+    /// Its media type, e.g. `application/yaml`.
+    pub media_type: String,
+    /// When it was created (the attached file's modification time), ns since the Unix
+    /// epoch.
+    pub create_time: u64,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
 /// What one closed file holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileSummary {
@@ -156,6 +170,7 @@ struct FileStats {
     per_channel_bytes: Vec<u64>,
     time_range: Option<(u64, u64)>,
     metadata_indexes: Vec<records::MetadataIndex>,
+    attachment_indexes: Vec<records::AttachmentIndex>,
 }
 
 impl FileStats {
@@ -406,6 +421,37 @@ impl StreamWriter {
         }
         self.stats.count(channel, header.log_time, payload_len);
         self.commit();
+        Ok(())
+    }
+
+    /// Writes an Attachment record (a calibration file, say), logged at `log_time`; it is
+    /// indexed in the summary.
+    pub fn add_attachment(
+        &mut self,
+        attachment: &Attachment,
+        log_time: u64,
+    ) -> Result<(), WriteError> {
+        self.check_usable()?;
+        let offset = self.bytes_written();
+        let header = records::AttachmentHeader {
+            log_time,
+            create_time: attachment.create_time,
+            name: attachment.name.clone(),
+            media_type: attachment.media_type.clone(),
+        };
+        wire::append_attachment(&mut self.pending, &header, &attachment.data)
+            .map_err(|e| self.io(e))?;
+        self.stats
+            .attachment_indexes
+            .push(records::AttachmentIndex {
+                offset,
+                length: self.bytes_written() - offset,
+                log_time,
+                create_time: attachment.create_time,
+                data_size: attachment.data.len() as u64,
+                name: attachment.name.clone(),
+                media_type: attachment.media_type.clone(),
+            });
         Ok(())
     }
 
@@ -794,7 +840,7 @@ impl StreamWriter {
             message_count: stats.message_count,
             schema_count: self.schemas.len() as u16,
             channel_count: self.channels.len() as u32,
-            attachment_count: 0,
+            attachment_count: stats.attachment_indexes.len() as u32,
             metadata_count: stats.metadata_indexes.len() as u32,
             chunk_count: 0,
             message_start_time,
@@ -803,6 +849,12 @@ impl StreamWriter {
         };
         wire::append_record(out, op::STATISTICS, &statistics)?;
         group(out, op::STATISTICS, start);
+
+        let start = out.len();
+        for index in &stats.attachment_indexes {
+            wire::append_record(out, op::ATTACHMENT_INDEX, index)?;
+        }
+        group(out, op::ATTACHMENT_INDEX, start);
 
         let start = out.len();
         for index in &stats.metadata_indexes {

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use common::{read_with_mcap_crate, reindex, validate_with_mcap_crate, write_sample};
 use recd_storage::{
-    ChannelId, Compression, MessageHeader, ReindexOptions, StreamWriter, WriteError, WriterOptions,
+    Attachment, ChannelId, Compression, MessageHeader, ReindexOptions, StreamWriter, WriteError,
+    WriterOptions,
 };
 
 #[test]
@@ -225,4 +226,46 @@ fn creating_in_a_missing_directory_names_the_path() {
     let path = dir.path().join("missing/x.mcap");
     let error = StreamWriter::create(&path, WriterOptions::default()).unwrap_err();
     assert!(error.to_string().contains("missing/x.mcap"), "{error}");
+}
+
+#[test]
+fn attachments_are_indexed_and_read_back_with_their_crc_before_and_after_reindex() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.mcap");
+    let calibration = Attachment {
+        name: "calibration.yaml".to_string(),
+        media_type: "application/yaml".to_string(),
+        create_time: 7,
+        data: b"camera_matrix: [1, 0, 0]\n".to_vec(),
+    };
+    let mut writer = StreamWriter::create(&path, WriterOptions::default()).unwrap();
+    writer.add_attachment(&calibration, 42).unwrap();
+    let channel = writer
+        .add_channel(None, "/a", "raw", &BTreeMap::new())
+        .unwrap();
+    let header = MessageHeader {
+        channel,
+        sequence: 0,
+        log_time: 50,
+        publish_time: 50,
+    };
+    writer.write_message(&header, b"payload").unwrap();
+    writer.close().unwrap();
+
+    let reindexed = dir.path().join("reindexed.mcap");
+    reindex(&path, &reindexed, &ReindexOptions::default()).unwrap();
+    for file in [&path, &reindexed] {
+        let bytes = std::fs::read(file).unwrap();
+        let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
+        assert_eq!(summary.stats.as_ref().unwrap().attachment_count, 1);
+        assert_eq!(summary.attachment_indexes.len(), 1, "{file:?}");
+        let read = mcap::read::attachment(&bytes, &summary.attachment_indexes[0]).unwrap();
+        assert_eq!(read.name, calibration.name);
+        assert_eq!(read.media_type, calibration.media_type);
+        assert_eq!((read.log_time, read.create_time), (42, 7));
+        assert_eq!(read.data.as_ref(), calibration.data.as_slice());
+        // A linear read checks the record's CRC too.
+        let records = mcap::read::LinearReader::new(&bytes).unwrap();
+        assert!(records.map(Result::unwrap).count() > 3);
+    }
 }

@@ -18,7 +18,7 @@ pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
-    cyclone_loopback_config, dds_publish, dds_published, python, python_file, read_ros2,
+    cyclone_loopback_config, dds_publish, dds_published, python, python_file, read_mcap, read_ros2,
     ros2_fixtures, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};

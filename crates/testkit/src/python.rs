@@ -107,19 +107,30 @@ fn read_in_background(
 /// Every message of an MCAP file as `tests/python/read_ros2.py` decodes it with
 /// `rosbags` and with `mcap-ros2-support` (field `reader` tells which).
 pub fn read_ros2(path: &Path) -> Vec<Value> {
+    String::from_utf8_lossy(&read_with("read_ros2.py", path))
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("read_ros2.py prints JSON lines"))
+        .collect()
+}
+
+/// An MCAP file as `tests/python/read_mcap.py` reads it with the Python `mcap` package:
+/// `library`, `message_count`, `messages`, `metadata` and `attachments`.
+pub fn read_mcap(path: &Path) -> Value {
+    serde_json::from_slice(&read_with("read_mcap.py", path)).expect("read_mcap.py prints JSON")
+}
+
+/// What the reader script `script` prints about `path`; it must succeed.
+fn read_with(script: &str, path: &Path) -> Vec<u8> {
     let output = Command::new(python())
-        .arg(python_file("read_ros2.py"))
+        .arg(python_file(script))
         .arg(path)
         .output()
         .expect("python runs");
     assert!(
         output.status.success(),
-        "read_ros2.py failed on {}: {}",
+        "{script} failed on {}: {}",
         path.display(),
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("read_ros2.py prints JSON lines"))
-        .collect()
+    output.stdout
 }

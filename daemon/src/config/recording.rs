@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use recd_control::StartRequest;
+use recd_control::{AttachedFile, StartRequest, MAX_ATTACHMENT_BYTES};
 use recd_engine::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
 use recd_storage::UnknownIoMode;
 
@@ -29,6 +29,12 @@ pub enum RequestError {
         "max_duration of {0:?} is too short to split at: use 0s for no splitting, or at least 1s"
     )]
     DurationTooShort(Duration),
+    /// The attachments hold more than a session may put into each file.
+    #[error("the attachments hold {0} bytes together, more than the {MAX_ATTACHMENT_BYTES} a session may attach")]
+    AttachmentsTooLarge(usize),
+    /// An attachment has no name, or a metadata entry no key.
+    #[error("{0} without a name")]
+    Unnamed(&'static str),
 }
 
 /// A split limit as the session applies it: 0 is no limit (ros2 bag's convention);
@@ -45,6 +51,29 @@ fn split_limit<T: PartialOrd + Default + Copy, E>(
     }
 }
 
+/// The request's attachments as the files take them, refused when nameless or larger
+/// together than [`MAX_ATTACHMENT_BYTES`] (rec checks both before it asks).
+fn attachments(files: &[AttachedFile]) -> Result<Vec<recd_storage::Attachment>, RequestError> {
+    let total: usize = files.iter().map(|f| f.data.len()).sum();
+    if total > MAX_ATTACHMENT_BYTES {
+        return Err(RequestError::AttachmentsTooLarge(total));
+    }
+    files
+        .iter()
+        .map(|file| {
+            if file.name.is_empty() {
+                return Err(RequestError::Unnamed("an attachment"));
+            }
+            Ok(recd_storage::Attachment {
+                name: file.name.clone(),
+                media_type: file.media_type.clone(),
+                create_time: file.create_time_ns,
+                data: file.data.clone(),
+            })
+        })
+        .collect()
+}
+
 impl SessionDefaults {
     /// The configuration a session records with: what `request` asks for, the rest from
     /// these defaults; files go to `output_dir` and are named `<file_prefix>_NNNN.mcap`.
@@ -56,6 +85,9 @@ impl SessionDefaults {
         file_prefix: String,
         output_dir: PathBuf,
     ) -> Result<RecordingConfig, RequestError> {
+        if request.metadata.keys().any(String::is_empty) {
+            return Err(RequestError::Unnamed("a metadata entry"));
+        }
         let io_mode = match &request.io_mode {
             Some(name) => name.parse()?,
             None => self.io_mode,
@@ -100,6 +132,8 @@ impl SessionDefaults {
             max_poll_interval: self.max_poll_interval,
             iceoryx2_prefix: self.iceoryx2_prefix.clone(),
             iceoryx2: self.iceoryx2 && !request.no_iceoryx2,
+            user_metadata: request.metadata.clone(),
+            attachments: attachments(&request.attachments)?,
             dds: request
                 .dds_domain
                 .or(self.dds_domain)

@@ -9,7 +9,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_storage::iceoryx2 as keys;
-use recd_storage::{Durability, FileSummary, IoMode, StreamWriter, WriteError, WriterOptions};
+use recd_storage::{
+    Attachment, Durability, FileSummary, IoMode, StreamWriter, WriteError, WriterOptions,
+};
 
 use super::WriterProgress;
 use crate::config::{RecordingConfig, SplitPolicy};
@@ -86,15 +88,22 @@ pub(crate) struct FilePlan {
     split: SplitPolicy,
     options: WriterOptions,
     metadata: BTreeMap<String, String>,
+    /// What every file starts with: the session's own metadata and attachments.
+    user_metadata: BTreeMap<String, String>,
+    attachments: Vec<Attachment>,
+    /// The log time of the attachments: the recording's start.
+    started_ns: u64,
     observer: Arc<dyn FileObserver>,
 }
 
 impl FilePlan {
-    /// The plan of `config` for the topics of `family`; `metadata` goes into every
-    /// file's `recorder` record, and `observer` hears of each file.
+    /// The plan of `config` for the topics of `family`, started at `started_ns`;
+    /// `metadata` goes into every file's `recorder` record, and `observer` hears of each
+    /// file.
     pub fn new(
         config: &RecordingConfig,
         family: SourceFamily,
+        started_ns: u64,
         metadata: BTreeMap<String, String>,
         observer: Arc<dyn FileObserver>,
     ) -> Self {
@@ -123,12 +132,28 @@ impl FilePlan {
                 ..WriterOptions::default()
             },
             metadata,
+            user_metadata: config.user_metadata.clone(),
+            attachments: config.attachments.clone(),
+            started_ns,
             observer,
         }
     }
 
     fn path(&self, index: u32) -> PathBuf {
         self.dir.join(format!("{}_{index:04}.mcap", self.prefix))
+    }
+
+    /// Creates the file at `path`, starting with the session's metadata and attachments.
+    fn create(&self, path: &Path) -> Result<StreamWriter, WriteError> {
+        self.observer.creating(path);
+        let mut file = StreamWriter::create(path, self.options.clone())?;
+        if !self.user_metadata.is_empty() {
+            file.add_metadata(keys::USER_METADATA, &self.user_metadata)?;
+        }
+        for attachment in &self.attachments {
+            file.add_attachment(attachment, self.started_ns)?;
+        }
+        Ok(file)
     }
 }
 
@@ -156,8 +181,7 @@ impl Files {
     /// into their `recorder` metadata as `io_mode`.
     pub fn create(mut plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
         let path = plan.path(0);
-        plan.observer.creating(&path);
-        let file = StreamWriter::create(&path, plan.options.clone())?;
+        let file = plan.create(&path)?;
         plan.options.io_mode = file.io_mode();
         plan.metadata
             .insert("io_mode".to_string(), file.io_mode().to_string());
@@ -238,8 +262,7 @@ impl Files {
     pub fn open_next(&mut self) -> Result<(), WriteError> {
         self.index += 1;
         let path = self.plan.path(self.index);
-        self.plan.observer.creating(&path);
-        self.current = Some(StreamWriter::create(&path, self.plan.options.clone())?);
+        self.current = Some(self.plan.create(&path)?);
         self.started = Instant::now();
         *self.progress.current_file.lock().expect("progress lock") = Some(path);
         Ok(())
@@ -324,8 +347,12 @@ fn end_file(
     progress: &WriterProgress,
     observer: &dyn FileObserver,
 ) -> (FileSummary, Option<WriteError>) {
+    let name = file
+        .path()
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     // Refused only after a write error, when the file ends without it anyway.
-    let _ = file.add_metadata(keys::RECORDER_METADATA, metadata);
+    let _ = file.add_metadata(&keys::recorder_metadata_name(&name), metadata);
     let ended = file.end();
     for (name, (messages, bytes)) in &ended.unwritten {
         if let Some(topic) = topics.iter().find(|t| &t.name == name) {
