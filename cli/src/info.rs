@@ -27,6 +27,8 @@ pub struct InfoArgs {
     /// totals with every file's summary under `files`.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
 }
 
 pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {

@@ -10,9 +10,9 @@ mod info;
 mod output;
 mod reindex;
 mod session;
+mod socket;
 mod table;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -27,15 +27,6 @@ const EXIT_FAILURE: u8 = 1;
     about = "Record, inspect and reindex MCAP files with recd"
 )]
 struct Cli {
-    /// recd's control socket.
-    #[arg(
-        long,
-        global = true,
-        value_name = "PATH",
-        env = "RECD_SOCKET",
-        default_value = "/run/recd/recd.sock"
-    )]
-    socket: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -59,12 +50,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Start(args) => session::start(&cli.socket, &args),
-        Command::Stop(args) => session::stop(&cli.socket, &args),
-        Command::Status(args) => session::status(&cli.socket, &args),
-        Command::List(args) => session::list(&cli.socket, &args),
-        Command::Info(args) => info::run(&cli.socket, &args),
-        Command::Reindex(args) => reindex::run(&cli.socket, &args),
+        Command::Start(args) => session::start(&args.socket.path, &args),
+        Command::Stop(args) => session::stop(&args.socket.path, &args),
+        Command::Status(args) => session::status(&args.socket.path, &args),
+        Command::List(args) => session::list(&args.socket.path, &args),
+        Command::Info(args) => info::run(&args.socket.path, &args),
+        Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Demo(args) => demo::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();

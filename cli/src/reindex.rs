@@ -51,6 +51,8 @@ pub struct ReindexArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

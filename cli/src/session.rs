@@ -84,6 +84,8 @@ pub struct StartArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
 }
 
 /// Stop a session and finalize its files.
@@ -97,6 +99,8 @@ pub struct StopArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
 }
 
 /// Show running sessions: per topic messages, rate, MB/s, drops; the current file.
@@ -110,6 +114,8 @@ pub struct StatusArgs {
     /// Print the status as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
 }
 
 /// List sessions and their files from recd's catalog, newest first.
@@ -118,6 +124,8 @@ pub struct ListArgs {
     /// Print the list as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
 }
 
 /// Sends one request; recd's error replies become the command's error.

@@ -327,6 +327,26 @@ fn help_explains_the_exit_statuses_and_options() {
 }
 
 #[test]
+fn socket_is_an_option_of_the_commands_that_talk_to_recd_only() {
+    for command in ["start", "stop", "status", "list", "info", "reindex"] {
+        let (code, stdout, _) = outcome(&run(&[command, "--help"]));
+        assert_eq!(code, 0);
+        assert!(stdout.contains("--socket <PATH>"), "{command}: {stdout}");
+    }
+    for command in ["demo", "completions"] {
+        let (code, stdout, _) = outcome(&run(&[command, "--help"]));
+        assert_eq!(code, 0);
+        assert!(!stdout.contains("--socket"), "{command}: {stdout}");
+    }
+    let (code, _, stderr) = outcome(&run(&["demo", "--socket", "/tmp/x.sock"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unexpected argument '--socket'"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn demo_records_reindexes_and_summarizes() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = outcome(&run(&[

@@ -7,14 +7,13 @@ use std::process::{Command, Output, Stdio};
 
 use recd_testkit::{binary, wait_bounded, Domain, Recd};
 
-/// Runs `rec --socket <socket> args…` with its standard output a pipe whose read end is
+/// Runs `rec args…` against the recd of `socket` with its standard output a pipe whose read end is
 /// already closed.
 fn rec_into_closed_pipe(socket: &Path, args: &[&str]) -> Output {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
     let child = Command::new(binary("rec"))
-        .arg("--socket")
-        .arg(socket)
+        .env("RECD_SOCKET", socket)
         .args(args)
         .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())

@@ -119,9 +119,9 @@ fn the_socket_is_group_only_and_others_are_told_how_to_get_in() {
     let output = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(binary("rec"))
+        .arg("status")
         .arg("--socket")
         .arg(&recd.socket)
-        .arg("status")
         .output()
         .expect("setpriv runs (util-linux)");
     assert_eq!(output.status.code(), Some(1));
@@ -129,6 +129,17 @@ fn the_socket_is_group_only_and_others_are_told_how_to_get_in() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no permission"), "{stderr}");
     assert!(stderr.contains("usermod -aG recd"), "{stderr}");
+}
+
+#[test]
+fn recd_help_says_what_it_records() {
+    let output = Command::new(binary("recd")).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        help.contains("iceoryx2") && help.contains("DDS / ROS 2"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -249,7 +249,7 @@ impl Recd {
         std::fs::read_to_string(self.root.join("recd.log")).unwrap_or_default()
     }
 
-    /// Runs `rec --socket <socket> args…`.
+    /// Runs `rec args…` against this recd.
     pub fn rec(&self, args: &[&str]) -> std::process::Output {
         rec(&self.socket, args)
     }
@@ -337,11 +337,11 @@ pub fn stopped_files(stopped: &serde_json::Value) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Runs `rec --socket <socket> args…`.
+/// Runs `rec args…` with `RECD_SOCKET=<socket>` (so that commands that talk to no recd
+/// run too).
 pub fn rec(socket: &Path, args: &[&str]) -> std::process::Output {
     Command::new(binary("rec"))
-        .arg("--socket")
-        .arg(socket)
+        .env("RECD_SOCKET", socket)
         .args(args)
         .output()
         .expect("rec runs")
