@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
+use recd_ros2::msgdef::MessageDefinitions;
 use recd_storage::{Compression, ReindexError, ReindexOptions, ReindexReport};
 
 use crate::format;
@@ -48,11 +49,24 @@ pub struct ReindexArgs {
     /// Uncompressed size of a chunk, e.g. 4MiB.
     #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = format::parse_size)]
     chunk_size: u64,
+    /// Fill in ROS 2 message definitions the recording lacks (recorded where no `.msg`
+    /// files were) from `.msg` files under DIR (`DIR/<pkg>/msg/<Type>.msg` or
+    /// `DIR/share/<pkg>/msg/<Type>.msg`); repeatable, searched in order, then the prefixes
+    /// of AMENT_PREFIX_PATH.
+    #[arg(long = "msg-path", value_name = "DIR")]
+    msg_path: Vec<PathBuf>,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
+}
+
+/// Where missing ROS 2 definitions are looked for: `--msg-path` directories, then
+/// AMENT_PREFIX_PATH; none when neither is given.
+fn message_definitions(msg_path: &[PathBuf]) -> Option<MessageDefinitions> {
+    let definitions = MessageDefinitions::with_ament_prefix_path(msg_path.to_vec());
+    (!definitions.dirs().is_empty()).then_some(definitions)
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -79,6 +93,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         },
         chunk_size: args.chunk_size,
         threads: 0,
+        message_definitions: message_definitions(&args.msg_path),
     };
     let looks_like_file = args.file.exists()
         || args.file.components().count() != 1
@@ -288,5 +303,14 @@ fn print_report(input: &std::path::Path, report: &ReindexReport) {
             "left out {} private records (opcode ≥ 0x80)",
             report.skipped_private_records
         );
+    }
+    if !report.definitions_added.is_empty() {
+        outln!(
+            "message definitions added: {}",
+            report.definitions_added.join(", ")
+        );
+    }
+    for missing in &report.definitions_missing {
+        outln!("still without a message definition: {missing}");
     }
 }

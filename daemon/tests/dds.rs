@@ -357,6 +357,70 @@ fn a_session_of_shared_memory_and_dds_writes_a_ros2_bag_beside_its_iceoryx2_file
 }
 
 #[test]
+fn definitions_missing_at_recording_are_filled_in_by_reindex_from_msg_files() {
+    // Recorded without .msg files, as on an ECU without ROS installed.
+    let setup = DdsRecd::start(&loopback_recording(false));
+    let recd = &setup.recd;
+    start_session(recd, "bare", 23, &["/chatter"]);
+    let published = publish(&[
+        "--domain",
+        "23",
+        "--topic",
+        "rt/chatter",
+        "--kind",
+        "string",
+        "--count",
+        "30",
+        "--rate",
+        "100",
+    ]);
+    assert!(wait_topic_written(recd, "bare", "/chatter", 30));
+    let files = stopped_files(&stop_session(recd, "bare"));
+    assert!(read_mcap(&files)[0].schema_data.is_empty());
+
+    // A file reindexed elsewhere finds the definition through AMENT_PREFIX_PATH.
+    let copy = setup.root.path().join("copy.mcap");
+    let reindexed = std::process::Command::new(recd_testkit::binary("rec"))
+        .env("AMENT_PREFIX_PATH", ros2_fixtures())
+        .args(["reindex", "--json", "-o"])
+        .arg(&copy)
+        .arg(&files[0])
+        .output()
+        .unwrap();
+    assert!(reindexed.status.success(), "{reindexed:?}");
+    let report: Value = serde_json::from_slice(&reindexed.stdout).unwrap();
+    assert_eq!(
+        report["definitions_added"],
+        serde_json::json!(["std_msgs/msg/String"])
+    );
+    assert!(!read_mcap(&[copy])[0].schema_data.is_empty());
+
+    // The session, in place, with --msg-path: rosbags then decodes every message through
+    // the directory, and rec info no longer lists the topic as undefined.
+    let fixtures = ros2_fixtures();
+    let reindexed = recd.rec(&["reindex", "bare", "--msg-path", fixtures.to_str().unwrap()]);
+    assert!(reindexed.status.success(), "{reindexed:?}");
+    let text = String::from_utf8_lossy(&reindexed.stdout);
+    assert!(
+        text.contains("message definitions added: std_msgs/msg/String"),
+        "{text}"
+    );
+    let recorded = read_mcap(&files);
+    let definition = String::from_utf8_lossy(&recorded[0].schema_data).into_owned();
+    assert!(definition.contains("\nstring data"), "{definition}");
+    let bag = files[0].parent().unwrap();
+    let decoded = read_ros2(bag);
+    let chatter = decoded_by(&decoded, "rosbags", "/chatter");
+    assert_eq!(chatter.len(), 30);
+    for (message, sample) in chatter.iter().zip(&published.samples) {
+        assert_eq!(message["data"], sample["data"]);
+    }
+    let info = recd.rec(&["info", "bare"]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(!info.contains("without message definitions"), "{info}");
+}
+
+#[test]
 fn a_dds_session_directory_is_a_ros2_bag_across_splits_and_after_reindex() {
     let setup = DdsRecd::start(&loopback_recording(true));
     let recd = &setup.recd;

@@ -13,7 +13,7 @@ use crate::info::{summarize, ChannelInfo, FileInfo, InfoError};
 /// What one MCAP file is to rosbag2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BagPart {
-    /// A file of a bag: ROS 2 channels only (or none at all).
+    /// A file of a bag: profile `ros2`, ROS 2 channels only (or none at all).
     Ros2(BagFile),
     /// A file with channels ROS 2 tools cannot read; the bag leaves it out.
     Foreign,
@@ -42,7 +42,9 @@ pub fn bag_part(path: &Path) -> Result<BagPart, InfoError> {
 
 /// What a summarized file is to rosbag2.
 pub fn part_of(info: &FileInfo) -> BagPart {
-    if info.channels.iter().any(|c| !is_ros2(c)) {
+    // rosbags refuses a file whose profile is not ros2, even one without channels (the
+    // iceoryx2 file of a session whose shared-memory topics never appeared).
+    if info.profile != "ros2" || info.channels.iter().any(|c| !is_ros2(c)) {
         return BagPart::Foreign;
     }
     BagPart::Ros2(BagFile {

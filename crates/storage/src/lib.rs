@@ -22,6 +22,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod bag;
+mod definitions;
 pub mod direct;
 mod durability;
 pub mod iceoryx2;

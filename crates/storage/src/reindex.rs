@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcap::records::Record;
 
+use crate::definitions::DefinitionFill;
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 
 /// How chunks are compressed.
@@ -34,6 +35,9 @@ pub struct ReindexOptions {
     pub chunk_size: u64,
     /// Threads the `mcap` crate may give zstd within a chunk; 0 means one per core.
     pub threads: u32,
+    /// Where to find `.msg` files for ROS 2 schemas recorded without a definition; `None`
+    /// keeps every schema as it is.
+    pub message_definitions: Option<recd_ros2::msgdef::MessageDefinitions>,
 }
 
 impl Default for ReindexOptions {
@@ -42,6 +46,7 @@ impl Default for ReindexOptions {
             compression: Compression::None,
             chunk_size: 4 << 20,
             threads: 0,
+            message_definitions: None,
         }
     }
 }
@@ -68,6 +73,10 @@ pub struct ReindexReport {
     pub crc_mismatch: bool,
     /// Private records (opcode ≥ 0x80) left out of the output.
     pub skipped_private_records: u64,
+    /// ROS 2 types whose empty schemas got their definition from `.msg` files.
+    pub definitions_added: Vec<String>,
+    /// ROS 2 types still without a definition, each with the reason (no `.msg` file…).
+    pub definitions_missing: Vec<String>,
 }
 
 impl ReindexReport {
@@ -190,6 +199,7 @@ pub fn reindex(
         options,
         target: Some(temporary.as_file_mut()),
         writer: None,
+        definitions: DefinitionFill::new(options.message_definitions.as_ref()),
         messages: 0,
         progress,
         cancel,
@@ -212,6 +222,8 @@ pub fn reindex(
         Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(output, source)),
     };
     let messages = sink.messages;
+    let definitions_added = sink.definitions.added();
+    let definitions_missing = sink.definitions.missing();
     sink.progress_to_end();
     let writer = sink.into_writer().map_err(|e| encode_error(output, e))?;
     finish_writer(writer).map_err(|e| encode_error(output, e))?;
@@ -248,6 +260,8 @@ pub fn reindex(
         unusable_bytes: recovery.unusable_bytes,
         crc_mismatch: recovery.crc_mismatch,
         skipped_private_records: recovery.skipped_private_records,
+        definitions_added,
+        definitions_missing,
     })
 }
 
@@ -286,6 +300,7 @@ struct ChunkedSink<'a, 'f> {
     /// The output file, until the writer takes it.
     target: Option<&'f mut File>,
     writer: Option<ChunkedWriter<'f>>,
+    definitions: DefinitionFill<'a>,
     messages: u64,
     progress: &'a mut dyn FnMut(u64, u64),
     cancel: &'a AtomicBool,
@@ -337,6 +352,13 @@ impl RecordSink for ChunkedSink<'_, '_> {
     type Error = Stop;
 
     fn record(&mut self, record: Record<'_>) -> Result<(), Stop> {
+        let record = match record {
+            Record::Schema { header, data } => {
+                let data = self.definitions.data(&header.name, &header.encoding, data);
+                Record::Schema { header, data }
+            }
+            other => other,
+        };
         let header = match &record {
             Record::Header(header) => Some(header),
             _ => None,

@@ -13,6 +13,7 @@ const FAST: ReindexOptions = ReindexOptions {
     compression: Compression::None,
     chunk_size: 64 << 10,
     threads: 1,
+    message_definitions: None,
 };
 
 struct Sample {
@@ -171,6 +172,7 @@ fn a_damaged_chunked_file_keeps_the_intact_chunks() {
         compression: Compression::Zstd,
         chunk_size: 64 << 10,
         threads: 1,
+        message_definitions: None,
     };
     reindex(&source, &chunked, &options).unwrap();
     let bytes = std::fs::read(&chunked).unwrap();

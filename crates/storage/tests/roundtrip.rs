@@ -75,6 +75,7 @@ fn reindexed_files_are_chunked_indexed_and_hold_the_same_messages() {
             compression,
             chunk_size: 256 << 10,
             threads: 2,
+            message_definitions: None,
         };
         let report = reindex(&input, &output, &options).unwrap();
         assert!(report.lost_nothing());
