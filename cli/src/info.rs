@@ -21,7 +21,7 @@ use crate::output::out;
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// MCAP files, session directories or names of recd's sessions.
-    #[arg(required = true, value_name = "FILE|DIR|SESSION")]
+    #[arg(required = true, value_name = "FILE|DIR|SESSION", add = crate::complete::sessions_or_paths())]
     paths: Vec<PathBuf>,
     /// Print one JSON object instead of text: a file's summary for one file, else the
     /// totals with every file's summary under `files`.

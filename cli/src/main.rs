@@ -4,6 +4,7 @@
 //! runs a self-contained demo of the recording path (`rec demo`).
 
 mod attach;
+mod complete;
 mod demo;
 mod format;
 mod info;
@@ -40,7 +41,9 @@ enum Command {
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Demo(demo::DemoArgs),
-    /// Print a shell completion script (e.g. `rec completions bash > /etc/bash_completion.d/rec`).
+    /// Print a shell completion script, which completes commands, options and recd's
+    /// session names (e.g. `rec completions bash > /etc/bash_completion.d/rec`, or
+    /// `source <(rec completions bash)` in ~/.bashrc).
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
@@ -48,6 +51,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    complete::answer_if_asked(Cli::command);
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Start(args) => session::start(&args.socket.path, &args),
@@ -57,12 +61,10 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Demo(args) => demo::run(&args),
-        Command::Completions { shell } => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "rec", &mut script);
+        Command::Completions { shell } => complete::registration(shell).map(|script| {
             output::write_bytes(&script);
-            Ok(ExitCode::SUCCESS)
-        }
+            ExitCode::SUCCESS
+        }),
     };
     match outcome {
         Ok(code) => code,

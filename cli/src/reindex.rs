@@ -37,7 +37,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 #[derive(Debug, Args)]
 pub struct ReindexArgs {
     /// The MCAP file to reindex, or the name of a recd session.
-    #[arg(value_name = "FILE|SESSION")]
+    #[arg(value_name = "FILE|SESSION", add = crate::complete::sessions_or_paths())]
     file: PathBuf,
     /// Write the result here instead of replacing FILE: a file, or a directory to write a
     /// file of FILE's name into (not with a session).

@@ -92,6 +92,7 @@ pub struct StartArgs {
 #[derive(Debug, Args)]
 pub struct StopArgs {
     /// The session; may be left out when only one is recording.
+    #[arg(add = crate::complete::session_names())]
     name: Option<String>,
     /// Stop every session.
     #[arg(long, conflicts_with = "name")]
@@ -107,6 +108,7 @@ pub struct StopArgs {
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Only this session.
+    #[arg(add = crate::complete::session_names())]
     name: Option<String>,
     /// Refresh every second until Ctrl-C.
     #[arg(long)]

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+/// Where recd listens unless told otherwise.
+pub const DEFAULT_SOCKET: &str = "/run/recd/recd.sock";
+
 /// recd's control socket, for the commands that ask recd.
 #[derive(Debug, Args)]
 pub struct SocketArg {
@@ -12,7 +15,7 @@ pub struct SocketArg {
         long = "socket",
         value_name = "PATH",
         env = "RECD_SOCKET",
-        default_value = "/run/recd/recd.sock"
+        default_value = DEFAULT_SOCKET
     )]
     pub path: PathBuf,
 }

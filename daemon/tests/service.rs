@@ -143,7 +143,7 @@ fn recd_help_says_what_it_records() {
 }
 
 #[test]
-fn rec_prints_completions_for_its_commands() {
+fn completion_offers_commands_options_and_the_session_names_recd_knows() {
     for shell in ["bash", "zsh", "fish"] {
         let output = Command::new(binary("rec"))
             .args(["completions", shell])
@@ -151,10 +151,44 @@ fn rec_prints_completions_for_its_commands() {
             .unwrap();
         assert!(output.status.success(), "{shell}");
         let script = String::from_utf8_lossy(&output.stdout);
-        for command in ["start", "stop", "status", "list", "reindex"] {
-            assert!(script.contains(command), "{shell} lacks {command}");
-        }
+        assert!(
+            script.contains("COMPLETE=") || script.contains("COMPLETE \""),
+            "{shell}: {script}"
+        );
     }
+
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    for name in ["alpha", "beta"] {
+        recd.rec_json(&["start", "--name", name, "--topic", "nothing/*"]);
+    }
+    recd.rec_json(&["stop", "beta"]);
+    // What the completion script asks: `COMPLETE=<shell> rec -- <words so far>`.
+    let candidates = |words: &[&str]| {
+        let output = Command::new(binary("rec"))
+            .env("COMPLETE", "fish")
+            .env("RECD_SOCKET", &recd.socket)
+            .arg("--")
+            .args(words)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| line.split('\t').next().unwrap().to_string())
+            .filter(|word| !word.starts_with('-'))
+            .collect::<Vec<String>>()
+    };
+    let commands = candidates(&["rec", ""]);
+    for command in ["start", "stop", "status", "list", "info", "reindex"] {
+        assert!(commands.iter().any(|c| c == command), "{commands:?}");
+    }
+    assert_eq!(candidates(&["rec", "stop", ""]), ["alpha", "beta"]);
+    assert_eq!(candidates(&["rec", "status", "al"]), ["alpha"]);
+    let reindex = candidates(&["rec", "reindex", "b"]);
+    assert!(reindex.iter().any(|c| c == "beta"), "{reindex:?}");
+    recd.rec_json(&["stop", "alpha"]);
 }
 
 #[test]
