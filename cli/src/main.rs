@@ -13,6 +13,7 @@ mod reindex;
 mod session;
 mod socket;
 mod table;
+mod topics;
 
 use std::process::ExitCode;
 
@@ -38,6 +39,7 @@ enum Command {
     Stop(session::StopArgs),
     Status(session::StatusArgs),
     List(session::ListArgs),
+    Topics(topics::TopicsArgs),
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Demo(demo::DemoArgs),
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
         Command::Stop(args) => session::stop(&args.socket.path, &args),
         Command::Status(args) => session::status(&args.socket.path, &args),
         Command::List(args) => session::list(&args.socket.path, &args),
+        Command::Topics(args) => topics::run(&args.socket.path, &args),
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Demo(args) => demo::run(&args),

@@ -127,6 +127,7 @@ async fn handle(request: Request, sessions: Arc<Sessions>) -> Response {
             .status(name.as_deref())
             .map(|sessions| Response::Status { sessions }),
         Request::List => sessions.list().map(|sessions| Response::List { sessions }),
+        Request::Topics(request) => sessions.topics(&request).map(Response::Topics),
         Request::Files { name } => sessions
             .files(&name)
             .map(|session| Response::Files { session }),

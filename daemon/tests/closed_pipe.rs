@@ -50,6 +50,8 @@ fn every_command_ends_quietly_when_its_reader_has_gone() {
         &["start", "--help"],
         &["completions", "zsh"],
         &["completions", "bash"],
+        &["topics", "--discovery", "0s", "--window", "0.2s"],
+        &["topics", "--discovery", "0s", "--window", "0.2s", "--json"],
     ] {
         assert_quiet(&socket, args);
     }

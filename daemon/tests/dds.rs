@@ -43,6 +43,27 @@ fn loopback_recording(with_definitions: bool) -> String {
     lines
 }
 
+/// `count` messages at `rate` Hz on one small iceoryx2 topic, `<prefix>small/0`, once a
+/// subscriber is there.
+fn small_shm_load(domain: &Domain, prefix: &str, rate: u32, count: u32) -> std::process::Child {
+    domain.load(&[
+        "--name-prefix",
+        prefix,
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        &rate.to_string(),
+        "--count",
+        &count.to_string(),
+        "--duration",
+        "30s",
+        "--wait-subscribers",
+        "1",
+    ])
+}
+
 /// One message as the `mcap` crate reads it.
 struct Recorded {
     topic: String,
@@ -284,22 +305,7 @@ fn a_session_of_shared_memory_and_dds_writes_a_ros2_bag_beside_its_iceoryx2_file
         &selection[1],
     ]);
 
-    let load = setup.shm.load(&[
-        "--name-prefix",
-        &prefix,
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "20",
-        "--count",
-        "60",
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = small_shm_load(&setup.shm, &prefix, 20, 60);
     let published = publish(&[
         "--domain",
         "14",
@@ -418,6 +424,60 @@ fn definitions_missing_at_recording_are_filled_in_by_reindex_from_msg_files() {
     let info = recd.rec(&["info", "bare"]);
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(!info.contains("without message definitions"), "{info}");
+}
+
+#[test]
+fn rec_topics_lists_both_sources_with_type_publishers_and_rate_and_writes_nothing() {
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    let prefix = format!("offer{}/", std::process::id());
+    let load = small_shm_load(&setup.shm, &prefix, 100, 400);
+    let publisher = dds_publish(&[
+        "--domain",
+        "24",
+        "--topic",
+        "rt/chatter",
+        "--kind",
+        "string",
+        "--count",
+        "200",
+        "--rate",
+        "50",
+    ]);
+    let found = recd.rec_json(&[
+        "topics",
+        "--dds-domain",
+        "24",
+        "--discovery",
+        "2s",
+        "--window",
+        "1s",
+    ]);
+    recd_testkit::finish_load(load);
+    dds_published(publisher, Duration::from_secs(90));
+
+    let topic = |name: &str| {
+        found["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in {found}"))
+    };
+    let chatter = topic("/chatter");
+    assert_eq!(chatter["type_name"], "std_msgs/msg/String");
+    assert_eq!(chatter["service"], "dds:rt/chatter");
+    let small = topic(&format!("{prefix}small/0"));
+    for listed in [&chatter, &small] {
+        assert_eq!(listed["publishers"], 1, "{listed}");
+        assert!(listed["messages_per_s"].as_f64().unwrap() > 0.0, "{listed}");
+        assert!(listed["bytes_per_s"].as_f64().unwrap() > 0.0, "{listed}");
+    }
+    // Nothing was recorded.
+    assert_eq!(recd.rec_json(&["list"]), serde_json::json!([]));
+    let data = setup.root.path().join("data");
+    assert!(!data.exists() || std::fs::read_dir(&data).unwrap().next().is_none());
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub use client::{Client, ClientError};
 pub use protocol::{
     decode_request, encode, DiskFull, ErrorKind, ErrorReply, FileEntry, ListedSession, RatedTopic,
     Request, RequestEnvelope, Response, SessionStarted, SessionStatus, SessionStopped,
-    StartRequest, TopicReport, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
 };
 pub use state::{FileState, SessionState, UnknownState};

@@ -51,6 +51,9 @@ pub enum Request {
         /// The session.
         name: String,
     },
+    /// What could be recorded now: topics found by receiving for a while, as a session
+    /// would (`rec topics`); nothing is written.
+    Topics(TopicsRequest),
     /// A catalog file was reindexed in place: it is complete now.
     Reindexed {
         /// The file.
@@ -131,10 +134,52 @@ pub enum Response {
         /// The session.
         session: ListedSession,
     },
+    /// Answer to [`Request::Topics`].
+    Topics(TopicsFound),
     /// Done; nothing to report.
     Done,
     /// The request failed; nothing changed.
     Error(ErrorReply),
+}
+
+/// Which sources `rec topics` looks at, and for how long.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TopicsRequest {
+    /// Look at DDS / ROS 2 topics of this domain too (overrides recd's configuration).
+    pub dds_domain: Option<u16>,
+    /// Leave iceoryx2 shared memory out.
+    pub no_iceoryx2: bool,
+    /// Milliseconds of discovery before rates are measured.
+    pub discovery_ms: u64,
+    /// Milliseconds over which rates are measured.
+    pub window_ms: u64,
+}
+
+/// Topics that could be recorded now.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TopicsFound {
+    /// Topics, by name.
+    pub topics: Vec<TopicOnOffer>,
+    /// Services that match but could not be subscribed to, with the reason.
+    pub problems: std::collections::BTreeMap<String, String>,
+}
+
+/// One topic that could be recorded now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopicOnOffer {
+    /// Its channel name in a recording (`/chatter` for DDS topic `rt/chatter`).
+    pub name: String,
+    /// Where it comes from: the iceoryx2 service, or `dds:` and the DDS topic.
+    pub service: String,
+    /// Its message type.
+    pub type_name: String,
+    /// Publishers (iceoryx2) or writers (DDS).
+    pub publishers: u64,
+    /// Messages per second.
+    pub messages_per_s: f64,
+    /// Payload bytes per second.
+    pub bytes_per_s: f64,
 }
 
 /// A failed request.

@@ -41,6 +41,7 @@ mod recording;
 mod registry;
 mod select;
 mod source;
+mod survey;
 mod topic;
 mod writer;
 
@@ -53,5 +54,6 @@ pub use select::{PatternError, TopicFilter};
 pub use source::dds::DdsError;
 pub use source::shm::service_types::channel_name;
 pub use source::shm::ShmError;
+pub use survey::{survey, Survey, SurveyedTopic};
 pub use topic::{ChannelSpec, TopicCounts};
 pub use writer::{ClosedFile, DiskFull, FileObserver};

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use recd_storage::{FileSummary, IoMode, WriteError};
 
 use crate::config::RecordingConfig;
-use crate::handoff::{handoff, now_ns};
+use crate::handoff::{handoff, now_ns, Receiver};
 use crate::registry::TopicRegistry;
 use crate::select::{PatternError, TopicFilter};
 use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
 use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
-use crate::source::{SourceLink, SourceSettings};
+use crate::source::{Held, SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
 use crate::writer::{
     ClosedFile, DiskFull, FileObserver, FilePlan, SourceFamily, SpaceGuard, Unobserved, Writer,
@@ -188,40 +188,9 @@ impl Recording {
         config: RecordingConfig,
         observer: Arc<dyn FileObserver>,
     ) -> Result<Self, StartError> {
-        let filter = TopicFilter::new(&config.topics)?;
-        if !config.iceoryx2 && config.dds.is_none() {
-            return Err(StartError::NoSource);
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let registry = Arc::new(TopicRegistry::default());
-        let common = SourceSettings {
-            filter,
-            zero_copy_threshold: config.zero_copy_threshold,
-            discovery_interval: config.discovery_interval,
-        };
-        let link = |receivers: &mut Vec<_>| {
-            let (tx, rx) = handoff(&config.ring);
-            receivers.push(rx);
-            SourceLink {
-                tx,
-                registry: registry.clone(),
-                stop: stop.clone(),
-            }
-        };
-        // The DDS source joins its domain before anything is created on disk, so that a
-        // domain it cannot join leaves nothing behind.
-        let mut dds_receivers = Vec::new();
-        let dds = match &config.dds {
-            Some(dds_config) => {
-                let settings = DdsSettings {
-                    common: common.clone(),
-                    config: dds_config.clone(),
-                    receive_delay: config.test_hooks.receive_delay,
-                };
-                Some(DdsSource::open(settings, link(&mut dds_receivers))?)
-            }
-            None => None,
-        };
+        // The sources join their domains before anything is created on disk, so that a
+        // domain one cannot join leaves nothing behind.
+        let sources = Sources::open(&config)?;
         std::fs::create_dir_all(&config.output_dir).map_err(|source| StartError::OutputDir {
             path: config.output_dir.clone(),
             source,
@@ -230,22 +199,14 @@ impl Recording {
             Some(minimum) => guard_for(&config.output_dir, minimum)?,
             None => None,
         };
-        let mut shm_receivers = Vec::new();
-        let shm = if config.iceoryx2 {
-            let settings = ShmSettings {
-                common,
-                prefix: config.iceoryx2_prefix.clone(),
-                poll_bounds: PollBounds {
-                    shortest: config.min_poll_interval,
-                    longest: config.max_poll_interval,
-                },
-                spill_bytes: config.spill_bytes,
-                receive_delay: config.test_hooks.receive_delay,
-            };
-            Some(ShmSource::open(settings, link(&mut shm_receivers))?)
-        } else {
-            None
-        };
+        let Sources {
+            stop,
+            registry,
+            dds,
+            shm,
+        } = sources;
+        let (dds, dds_receivers) = dds.unzip();
+        let (shm, shm_receivers) = shm.unzip();
         let started_ns = now_ns();
         let metadata = recorder_metadata(&config, started_ns);
         let create_writer = |family, receivers| {
@@ -261,12 +222,12 @@ impl Recording {
             let writer = Writer::create(receivers, plan, progress.clone(), guard.clone(), delay)?;
             Ok::<_, StartError>((writer, progress))
         };
-        let shm_writer = match shm {
-            Some(_) => Some(create_writer(SourceFamily::Iceoryx2, shm_receivers)?),
+        let shm_writer = match shm_receivers {
+            Some(receivers) => Some(create_writer(SourceFamily::Iceoryx2, receivers)?),
             None => None,
         };
-        let dds_writer = match dds {
-            Some(_) => Some(create_writer(SourceFamily::Dds, dds_receivers)?),
+        let dds_writer = match dds_receivers {
+            Some(receivers) => Some(create_writer(SourceFamily::Dds, receivers)?),
             None => None,
         };
         let io_mode = shm_writer
@@ -396,6 +357,75 @@ impl Recording {
             topics: topic_statuses(&self.registry),
             duration: self.started.elapsed(),
             write_error,
+        })
+    }
+}
+
+/// The sources of a recording, open and not yet running, each with its handoffs'
+/// receiving ends.
+pub(crate) struct Sources {
+    pub stop: Arc<AtomicBool>,
+    pub registry: Arc<TopicRegistry>,
+    pub dds: Option<(DdsSource, Vec<Receiver<Held>>)>,
+    pub shm: Option<(ShmSource, Vec<Receiver<Held>>)>,
+}
+
+impl Sources {
+    /// Joins the DDS domain and opens iceoryx2, as `config` asks.
+    pub fn open(config: &RecordingConfig) -> Result<Self, StartError> {
+        let filter = TopicFilter::new(&config.topics)?;
+        if !config.iceoryx2 && config.dds.is_none() {
+            return Err(StartError::NoSource);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let registry = Arc::new(TopicRegistry::default());
+        let common = SourceSettings {
+            filter,
+            zero_copy_threshold: config.zero_copy_threshold,
+            discovery_interval: config.discovery_interval,
+        };
+        let link = || {
+            let (tx, rx) = handoff(&config.ring);
+            let link = SourceLink {
+                tx,
+                registry: registry.clone(),
+                stop: stop.clone(),
+            };
+            (link, vec![rx])
+        };
+        let dds = match &config.dds {
+            Some(dds_config) => {
+                let settings = DdsSettings {
+                    common: common.clone(),
+                    config: dds_config.clone(),
+                    receive_delay: config.test_hooks.receive_delay,
+                };
+                let (link, receivers) = link();
+                Some((DdsSource::open(settings, link)?, receivers))
+            }
+            None => None,
+        };
+        let shm = if config.iceoryx2 {
+            let settings = ShmSettings {
+                common,
+                prefix: config.iceoryx2_prefix.clone(),
+                poll_bounds: PollBounds {
+                    shortest: config.min_poll_interval,
+                    longest: config.max_poll_interval,
+                },
+                spill_bytes: config.spill_bytes,
+                receive_delay: config.test_hooks.receive_delay,
+            };
+            let (link, receivers) = link();
+            Some((ShmSource::open(settings, link)?, receivers))
+        } else {
+            None
+        };
+        Ok(Self {
+            stop,
+            registry,
+            dds,
+            shm,
         })
     }
 }

@@ -43,6 +43,8 @@ pub struct Topic {
 pub struct TopicCounters {
     receive: ReceiveCounts,
     write: WriteCounts,
+    /// Publishers (iceoryx2) or writers (DDS) the source sees now.
+    publishers: AtomicU64,
 }
 
 /// The receive thread's counts, on a cache line of their own so that the writer
@@ -112,6 +114,16 @@ impl TopicCounters {
         self.write.written.fetch_sub(messages, Ordering::Relaxed);
         self.write.bytes_written.fetch_sub(bytes, Ordering::Relaxed);
         self.receive.dropped.fetch_add(messages, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_publishers(&self, publishers: usize) {
+        self.publishers.store(publishers as u64, Ordering::Relaxed);
+    }
+
+    /// The publishers (iceoryx2) or writers (DDS) of the topic as its source last saw
+    /// them.
+    pub fn publishers(&self) -> u64 {
+        self.publishers.load(Ordering::Relaxed)
     }
 
     /// The counts as of now.

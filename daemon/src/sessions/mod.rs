@@ -4,6 +4,7 @@
 mod catalog_sync;
 mod rates;
 mod replies;
+mod topics;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -134,6 +134,7 @@ impl DdsSource {
     fn add_writer(&mut self, slot: usize, writer: &WriterSeen) {
         let topic = &mut self.topics[slot];
         topic.writers.insert(writer.guid, writer.qos.clone());
+        topic.topic.counters.set_publishers(topic.writers.len());
         let choice = ReaderChoice::for_offers(topic.writers.values());
         if choice == topic.choice {
             return;
@@ -223,6 +224,7 @@ impl DdsSource {
             latched: choice.transient_local,
             counters: TopicCounters::default(),
         });
+        topic.counters.set_publishers(1);
         let announced = announce(&mut self.link.tx, &topic);
         self.topics.push(DdsTopic {
             topic,
@@ -245,6 +247,7 @@ impl DdsSource {
         };
         let topic = &mut self.topics[slot];
         topic.writers.remove(&guid);
+        topic.topic.counters.set_publishers(topic.writers.len());
         topic.gaps.forget(&guid);
         if topic.writers.is_empty() && topic.announced {
             // What is still in the reader belongs to the file before the topic retires.

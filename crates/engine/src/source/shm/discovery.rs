@@ -117,6 +117,7 @@ impl ShmSource {
                 topic
             }
         };
+        (topic.counters).set_publishers(service.dynamic_config().number_of_publishers());
         Ok(OpenTopic {
             topic,
             service,
@@ -139,7 +140,9 @@ impl ShmSource {
         let mut index = 0;
         while index < self.open.len() {
             let topic = &mut self.open[index];
-            if topic.service.dynamic_config().number_of_publishers() == 0 {
+            let publishers = topic.service.dynamic_config().number_of_publishers();
+            topic.topic.counters.set_publishers(publishers);
+            if publishers == 0 {
                 topic.rounds_without_publisher += 1;
             } else {
                 topic.rounds_without_publisher = 0;
