@@ -4,12 +4,13 @@
 //! ```text
 //! source/shm (iceoryx2)   source/dds (RTPS)      one thread each, never blocked
 //!         │ handoff ring        │ handoff ring     small: copied, large: lent
-//!         └──────────┬──────────┘
-//!              writer thread                      MCAP via recd-storage
+//!   writer thread         writer thread           MCAP via recd-storage
+//!   …_iceoryx2_NNNN.mcap  …_dds_NNNN.mcap        (…_NNNN.mcap with one source)
 //! ```
 //!
 //! [`Recording::start`] opens the sources [`RecordingConfig`] asks for, each with a
-//! bounded lock-free handoff of its own, and a writer thread:
+//! bounded lock-free handoff of its own and a writer thread that writes its files (so
+//! that DDS files hold ROS 2 channels only, as ROS 2 readers require):
 //!
 //! - the **shared-memory source** finds the iceoryx2 services selected by glob patterns
 //!   (and keeps looking, so topics that appear later are recorded from their first
@@ -22,13 +23,15 @@
 //! - when a handoff is full, a source drops the newest message and counts it, so a
 //!   publisher is never held up by the recorder; gaps in publishers' sequence numbers
 //!   count as lost;
-//! - the **writer thread** streams from every handoff into unchunked MCAP with the
+//! - a **writer thread** streams from its source's handoff into unchunked MCAP with the
 //!   storage crate, releases each sample as soon as its bytes reached the kernel, splits
 //!   files by size or duration (finishing the old file on a thread of its own), and
 //!   repeats the last message of latched topics at the start of every file.
 //!
 //! [`Recording::status`] shows live per-topic counts; [`Recording::stop`] drains,
-//! finishes the files with a `recorder` Metadata record of the counts, and reports. The
+//! finishes the files with a `recorder/<file name>` Metadata record of the counts, and
+//! reports. [`survey`] opens the same sources for a moment and reports what they find
+//! (`rec topics`), writing nothing. The
 //! file encoding of shared-memory topics is documented in [`recd_storage::iceoryx2`];
 //! DDS topics follow the MCAP `ros2` profile.
 
