@@ -249,7 +249,7 @@ fn bad_requests_and_silent_clients_get_errors_and_recd_keeps_serving() {
             "{reply}"
         );
     }
-    let huge = vec![b'x'; 2 << 20];
+    let huge = vec![b'x'; recd_control::MAX_MESSAGE_BYTES + 1];
     let reply = raw_exchange(&recd.socket, &huge);
     assert!(reply["message"].as_str().unwrap().contains("larger than"));
 
