@@ -72,7 +72,7 @@ pub struct StartArgs {
     /// Stop by itself after this long, e.g. 60s or 2h (within a second of it).
     #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
     duration: Option<Duration>,
-    /// Put KEY=VALUE into a Metadata record named `user` at the start of every file of
+    /// Put KEY=VALUE into a Metadata record (`user/<file name>`) at the start of every file of
     /// the session (e.g. vehicle=test-car-3); repeatable.
     #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = crate::attach::parse_metadata_entry)]
     metadata: Vec<(String, String)>,

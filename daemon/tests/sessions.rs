@@ -536,33 +536,35 @@ fn metadata_and_attachments_go_into_every_file_and_split_files_merge() {
     assert_all_recorded(&files, "tagged/", 250);
 
     // Read by the Python mcap package: every file has the user's record and the
-    // attachment, and a recorder record of a name no other file uses (so that `mcap
-    // merge` of the session's files does not refuse them).
-    let mut recorder_names = Vec::new();
+    // attachment, and records of names no other file uses (so that `mcap merge` of the
+    // session's files does not refuse them).
+    let mut names = Vec::new();
     for file in &files {
         let read = recd_testkit::read_mcap(file);
         let metadata = read["metadata"].as_array().unwrap();
-        let user: Vec<&Value> = metadata.iter().filter(|m| m["name"] == "user").collect();
+        let user: Vec<&Value> = metadata
+            .iter()
+            .filter(|m| m["name"].as_str().unwrap().starts_with("user/"))
+            .collect();
         assert_eq!(user.len(), 1, "{file:?}: {metadata:?}");
         assert_eq!(
             user[0]["metadata"],
             serde_json::json!({"vehicle": "car-3", "driver": "ana"})
         );
-        recorder_names.extend(
+        names.extend(
             metadata
                 .iter()
-                .map(|m| m["name"].as_str().unwrap().to_string())
-                .filter(|name| name.starts_with("recorder")),
+                .map(|m| m["name"].as_str().unwrap().to_string()),
         );
         let attachments = read["attachments"].as_array().unwrap();
         assert_eq!(attachments.len(), 1, "{file:?}");
         assert_eq!(attachments[0]["name"], "calibration.yaml");
         assert_eq!(attachments[0]["data"], "camera_matrix: [1, 0, 0]\n");
     }
-    let mut unique = recorder_names.clone();
+    let mut unique = names.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), files.len(), "{recorder_names:?}");
+    assert_eq!(unique.len(), 2 * files.len(), "{names:?}");
 }
 
 #[test]

@@ -95,7 +95,7 @@ pub struct StartRequest {
     pub max_files: Option<u32>,
     /// Stop the session by itself this many milliseconds after it started.
     pub duration_ms: Option<u64>,
-    /// Entries of a Metadata record (named `user`) at the start of every file.
+    /// Entries of a Metadata record (`user/<file name>`) at the start of every file.
     pub metadata: std::collections::BTreeMap<String, String>,
     /// Files put at the start of every file as Attachments.
     pub attachments: Vec<crate::AttachedFile>,

@@ -58,10 +58,9 @@ pub const RMW_TOPIC_PREFIX: &str = "ros2://topics/";
 pub const RECORDER_METADATA: &str = "recorder";
 
 /// Name of the Metadata record of `file_name` that holds the recorder's per-topic counts:
-/// `recorder/<file name>`. A name per file, because `mcap merge` refuses two records of
-/// one name with different contents, and each file's counts differ.
+/// `recorder/<file name>`. See [`per_file_name`].
 pub fn recorder_metadata_name(file_name: &str) -> String {
-    format!("{RECORDER_METADATA}/{file_name}")
+    per_file_name(RECORDER_METADATA, file_name)
 }
 
 /// Whether a Metadata record of this name holds the recorder's per-topic counts.
@@ -72,6 +71,13 @@ pub fn is_recorder_metadata(name: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// Name of the Metadata record that holds a session's `rec start --metadata KEY=VALUE`
-/// entries, the same in every file of the session.
+/// What names the Metadata record of a session's `rec start --metadata KEY=VALUE`
+/// entries; each file's is `user/<file name>` ([`per_file_name`]).
 pub const USER_METADATA: &str = "user";
+
+/// `<kind>/<file name>`: the name of a Metadata record that every file of a session has.
+/// Each file's is its own, because `mcap merge` refuses two records of one name, even
+/// identical ones (unless `--allow-duplicate-metadata`).
+pub fn per_file_name(kind: &str, file_name: &str) -> String {
+    format!("{kind}/{file_name}")
+}

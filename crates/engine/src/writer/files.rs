@@ -148,7 +148,8 @@ impl FilePlan {
         self.observer.creating(path);
         let mut file = StreamWriter::create(path, self.options.clone())?;
         if !self.user_metadata.is_empty() {
-            file.add_metadata(keys::USER_METADATA, &self.user_metadata)?;
+            let name = keys::per_file_name(keys::USER_METADATA, &file_name(path));
+            file.add_metadata(&name, &self.user_metadata)?;
         }
         for attachment in &self.attachments {
             file.add_attachment(attachment, self.started_ns)?;
@@ -373,4 +374,9 @@ fn end_file(
         .push(closed.clone());
     observer.ended(&closed);
     (summary, ended.error)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
