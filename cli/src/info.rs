@@ -66,7 +66,7 @@ fn summarize(file: &Path) -> Result<FileInfo, String> {
 
 /// The MCAP files `path` stands for: a file itself, a directory's `.mcap` files in name
 /// order (recd's split order), or the catalog's files of a session of that name.
-fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }

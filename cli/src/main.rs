@@ -9,6 +9,7 @@ mod demo;
 mod format;
 mod info;
 mod output;
+mod play;
 mod reindex;
 mod session;
 mod socket;
@@ -40,6 +41,7 @@ enum Command {
     Status(session::StatusArgs),
     List(session::ListArgs),
     Topics(topics::TopicsArgs),
+    Play(play::PlayArgs),
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Demo(demo::DemoArgs),
@@ -54,6 +56,8 @@ enum Command {
 
 fn main() -> ExitCode {
     complete::answer_if_asked(Cli::command);
+    // iceoryx2 (rec play) would otherwise warn on stderr that it found no config file.
+    iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Start(args) => session::start(&args.socket.path, &args),
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Status(args) => session::status(&args.socket.path, &args),
         Command::List(args) => session::list(&args.socket.path, &args),
         Command::Topics(args) => topics::run(&args.socket.path, &args),
+        Command::Play(args) => play::run(&args.socket.path, &args),
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Demo(args) => demo::run(&args),

@@ -29,6 +29,7 @@ pub mod iceoryx2;
 mod info;
 mod io_mode;
 mod lock;
+mod messages;
 mod recover;
 mod reindex;
 mod space;
@@ -42,6 +43,9 @@ pub use info::{
 };
 pub use io_mode::{IoMode, UnknownIoMode};
 pub use lock::is_being_recorded;
+pub use messages::{
+    for_each_message, MessagesError, MessagesRead, RecordedChannel, RecordedMessage,
+};
 pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
 pub use space::{space_of, Space};

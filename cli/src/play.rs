@@ -1,0 +1,169 @@
+//! `rec play`: recorded files back to the transports they came from, on time.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use recd_engine::TopicSelection;
+use recd_replay::{PlayOptions, PlayReport, Progress};
+
+use crate::output::{out, outln};
+use crate::table::table;
+
+/// Play recordings back: every message at its recorded time relative to the first
+/// (divided by --rate), to the transport it was recorded from.
+///
+/// PATH is a file, a session directory (its split files play as one stream, in order) or
+/// the name of a recd session. iceoryx2 channels go to services of the same name with the
+/// recorded payload and user-header types, opened if they exist (a service that exists
+/// with other types is refused) or created; each sample is filled straight from the file,
+/// user header byte for byte. DDS / ROS 2 channels are not played yet and are listed as
+/// skipped. A file a crash cut short plays up to its last complete message. Ctrl-C stops
+/// cleanly.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// Recordings: files, session directories or session names.
+    #[arg(required = true, value_name = "PATH|SESSION", add = crate::complete::sessions_or_paths())]
+    paths: Vec<PathBuf>,
+    /// Play only topics matching this glob; repeatable.
+    #[arg(long = "topic", value_name = "GLOB")]
+    topics: Vec<String>,
+    /// Never play topics matching this glob; repeatable.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Speed factor: 2 plays twice as fast, 0.5 at half speed.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = parse_rate)]
+    rate: f64,
+    /// Start over at the end, until Ctrl-C.
+    #[arg(long = "loop")]
+    repeat: bool,
+    /// Skip what was recorded before this far into the recording, e.g. 30s.
+    #[arg(long, value_name = "OFFSET", default_value = "0s", value_parser = recd_control::units::parse_duration)]
+    start: Duration,
+    /// Stop this far into the recording, e.g. 2min.
+    #[arg(long, value_name = "OFFSET", value_parser = recd_control::units::parse_duration)]
+    until: Option<Duration>,
+    /// Pace by each message's publish time instead of the time it was recorded.
+    #[arg(long)]
+    use_publish_time: bool,
+    /// The iceoryx2 domain to play into (its `global.prefix`); iceoryx2's default if left out.
+    #[arg(long, value_name = "PREFIX")]
+    iceoryx2_prefix: Option<String>,
+    /// Before playing, wait up to this long for every service to have a subscriber.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
+    wait_subscribers: Duration,
+    /// Print the summary as JSON: per topic sent, late and failed.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!(
+            "`{text}` is not a speed factor above 0 (e.g. 1, 2 or 0.5)"
+        )),
+    }
+}
+
+pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        files.extend(crate::info::files_of(socket, path)?);
+    }
+    if args.until.is_some_and(|until| until <= args.start) {
+        return Err("--until must be later than --start".into());
+    }
+    let options = PlayOptions {
+        topics: TopicSelection {
+            include: args.topics.clone(),
+            exclude: args.exclude.clone(),
+        },
+        rate: args.rate,
+        repeat: args.repeat,
+        start: args.start,
+        until: args.until,
+        use_publish_time: args.use_publish_time,
+        iceoryx2_prefix: args.iceoryx2_prefix.clone(),
+        wait_subscribers: args.wait_subscribers,
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+    let on_terminal = std::io::stderr().is_terminal();
+    let report = recd_replay::play(&files, &options, &cancel, |progress| {
+        if on_terminal {
+            show_progress(&progress);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if on_terminal {
+        eprintln!();
+    }
+    if args.json {
+        crate::output::print_json(&report)?;
+    } else {
+        print_report(&report);
+    }
+    let failed = report.topics.iter().any(|t| t.failed > 0);
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn show_progress(progress: &Progress) {
+    eprint!(
+        "\r{:>9.1} s  {} messages  {} late",
+        progress.position.as_secs_f64(),
+        progress.sent,
+        progress.late
+    );
+}
+
+fn print_report(report: &PlayReport) {
+    let sent: u64 = report.topics.iter().map(|t| t.sent).sum();
+    outln!(
+        "played {sent} messages of {} topics in {:.1} s{}",
+        report.topics.len(),
+        report.duration_s,
+        if report.cancelled { " (stopped)" } else { "" }
+    );
+    let rows: Vec<Vec<String>> = report
+        .topics
+        .iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                t.sent.to_string(),
+                t.late.to_string(),
+                t.failed.to_string(),
+            ]
+        })
+        .collect();
+    out!("{}", table(&["topic", "sent", "late", "failed"], &rows));
+    for topic in &report.topics {
+        if let Some(error) = &topic.error {
+            outln!("{}: {error}", topic.name);
+        }
+    }
+    for (topic, why) in &report.skipped {
+        outln!("skipped {topic}: {why}");
+    }
+    for (file, damage) in &report.damaged {
+        outln!(
+            "{} ends early at offset {} ({}); played up to its last complete message",
+            file.display(),
+            damage.offset,
+            damage.reason
+        );
+    }
+}

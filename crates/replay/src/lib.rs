@@ -1,0 +1,359 @@
+//! Plays recorded MCAP files back (`rec play`): every message of the selected channels, in
+//! file order, each at its recorded time relative to the first divided by the rate, to the
+//! transport it was recorded from. Split files of a session play as one stream.
+//!
+//! iceoryx2 channels go to services of the same name with the recorded type details
+//! ([`shm`]); each message is copied from the file straight into a loaned sample, user
+//! header included. DDS channels are not played yet: they are listed as skipped.
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod pacing;
+mod reader;
+mod senders;
+pub mod shm;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reader::{read_pass, Queued, ReadPlan, READ_AHEAD};
+use recd_engine::{TopicFilter, TopicSelection};
+use recd_storage::{Damage, MessagesError, RecordedChannel};
+
+pub use pacing::{Pacer, LATE_AFTER};
+use senders::{Senders, Totals};
+use shm::{ShmOutput, ShmTopic};
+
+/// How to play.
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// Channels to play (by topic name); empty includes every one.
+    pub topics: TopicSelection,
+    /// Speed: 2.0 plays twice as fast.
+    pub rate: f64,
+    /// Start over after the end, until cancelled.
+    pub repeat: bool,
+    /// Skip what was recorded before this far into the recording.
+    pub start: Duration,
+    /// Stop this far into the recording.
+    pub until: Option<Duration>,
+    /// Pace by publish_time instead of log_time.
+    pub use_publish_time: bool,
+    /// The iceoryx2 domain (`global.prefix`); `None` is iceoryx2's default.
+    pub iceoryx2_prefix: Option<String>,
+    /// Wait up to this long for every service to have a subscriber before playing.
+    pub wait_subscribers: Duration,
+}
+
+impl Default for PlayOptions {
+    fn default() -> Self {
+        Self {
+            topics: TopicSelection::default(),
+            rate: 1.0,
+            repeat: false,
+            start: Duration::ZERO,
+            until: None,
+            use_publish_time: false,
+            iceoryx2_prefix: None,
+            wait_subscribers: Duration::ZERO,
+        }
+    }
+}
+
+/// What a playback sent.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PlayReport {
+    /// Per played topic.
+    pub topics: Vec<PlayedTopic>,
+    /// Topics of the recording that were not played, with the reason.
+    pub skipped: BTreeMap<String, String>,
+    /// Files whose readable records ended early (a crash cut them), with where.
+    pub damaged: Vec<(PathBuf, Damage)>,
+    /// Wall-clock seconds the playback took.
+    pub duration_s: f64,
+    /// It was stopped before its end (Ctrl-C).
+    pub cancelled: bool,
+}
+
+/// One played topic.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PlayedTopic {
+    /// Its name.
+    pub name: String,
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages that left more than [`LATE_AFTER`] after they were due.
+    pub late: u64,
+    /// Messages that could not be sent, with the first reason.
+    pub failed: u64,
+    /// Why the first failed message failed.
+    pub error: Option<String>,
+}
+
+/// Where a playback is, for a progress line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Progress {
+    /// Position in the recording.
+    pub position: Duration,
+    /// Messages sent so far.
+    pub sent: u64,
+    /// Late ones among them.
+    pub late: u64,
+}
+
+/// Why a playback could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    /// A topic pattern is not a valid glob.
+    #[error(transparent)]
+    Pattern(#[from] recd_engine::PatternError),
+    /// A file could not be read.
+    #[error(transparent)]
+    Read(#[from] MessagesError),
+    /// A file could not be summarized for its channels.
+    #[error(transparent)]
+    Info(#[from] recd_storage::InfoError),
+    /// No channel of the recording matches the selection.
+    #[error("no topic of the recording matches the selection")]
+    NothingSelected,
+    /// iceoryx2 could not be set up.
+    #[error("{0}")]
+    Shm(String),
+}
+
+/// Plays `files` (in this order, as one stream) as `options` say, calling `progress`
+/// now and then, until the end or until `cancel` is set.
+pub fn play(
+    files: &[PathBuf],
+    options: &PlayOptions,
+    cancel: &Arc<AtomicBool>,
+    mut progress: impl FnMut(Progress),
+) -> Result<PlayReport, PlayError> {
+    let started = Instant::now();
+    let filter = TopicFilter::new(&options.topics)?;
+    let mut report = PlayReport::default();
+    let (node, outputs) = open_outputs(files, &filter, options, &mut report)?;
+    wait_for_subscribers(&outputs, options.wait_subscribers, cancel);
+
+    let topics: HashSet<String> = outputs.keys().cloned().collect();
+    let outputs = Arc::new(outputs);
+    let totals = Arc::new(Totals::default());
+    let senders = Senders::start(outputs.clone(), cancel.clone(), totals.clone())
+        .map_err(|e| PlayError::Shm(format!("cannot start a sending thread: {e}")))?;
+    let mut player = Player {
+        senders,
+        totals,
+        pacer: None,
+        options,
+        topics,
+        last_position: Duration::ZERO,
+        queued_in_pass: 0,
+        last_progress: Instant::now(),
+    };
+    let outcome = loop {
+        match player.play_pass(files, cancel, &mut report, &mut progress) {
+            Ok(ended) if ended && options.repeat && !cancel.load(Ordering::Relaxed) => {
+                player.next_pass()
+            }
+            other => break other,
+        }
+    };
+    let mut played = player.senders.finish();
+    progress(Progress {
+        position: player.last_position,
+        sent: player.totals.sent.load(Ordering::Relaxed),
+        late: player.totals.late.load(Ordering::Relaxed),
+    });
+    // The ports go before the node that made them.
+    drop(outputs);
+    drop(node);
+    outcome?;
+    // Topics that sent nothing (all before --start, say) are listed too.
+    for topic in &player.topics {
+        played.entry(topic.clone()).or_insert_with(|| PlayedTopic {
+            name: topic.clone(),
+            ..PlayedTopic::default()
+        });
+    }
+    report.cancelled = cancel.load(Ordering::Relaxed);
+    report.topics = played.into_values().collect();
+    report.duration_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The selected channels' outputs, by topic; the others go to `report.skipped`.
+fn open_outputs(
+    files: &[PathBuf],
+    filter: &TopicFilter,
+    options: &PlayOptions,
+    report: &mut PlayReport,
+) -> Result<(Option<ShmOutput>, BTreeMap<String, ShmTopic>), PlayError> {
+    let mut channels: BTreeMap<String, RecordedChannel> = BTreeMap::new();
+    for file in files {
+        for channel in recd_storage::summarize(file)?.channels {
+            channels
+                .entry(channel.topic.clone())
+                .or_insert_with(|| RecordedChannel {
+                    topic: channel.topic,
+                    message_encoding: channel.message_encoding,
+                    schema_name: channel.schema_name.unwrap_or_default(),
+                    metadata: channel.metadata,
+                });
+        }
+    }
+    let selected: Vec<&RecordedChannel> = channels
+        .values()
+        .filter(|c| filter.matches(&c.topic))
+        .collect();
+    if selected.is_empty() {
+        return Err(PlayError::NothingSelected);
+    }
+    let mut shm = None;
+    let mut outputs = BTreeMap::new();
+    for channel in selected {
+        if !shm::is_shm(channel) {
+            report.skipped.insert(
+                channel.topic.clone(),
+                format!(
+                    "{} channels are not played yet (only iceoryx2 ones are)",
+                    channel.message_encoding
+                ),
+            );
+            continue;
+        }
+        if shm.is_none() {
+            shm = Some(ShmOutput::new(options.iceoryx2_prefix.as_deref()).map_err(PlayError::Shm)?);
+        }
+        let output = shm.as_ref().expect("created above");
+        match output.open(channel) {
+            Ok(topic) => {
+                outputs.insert(channel.topic.clone(), topic);
+            }
+            Err(reason) => return Err(PlayError::Shm(reason)),
+        }
+    }
+    if outputs.is_empty() {
+        return Err(PlayError::NothingSelected);
+    }
+    Ok((shm, outputs))
+}
+
+fn wait_for_subscribers(
+    outputs: &BTreeMap<String, ShmTopic>,
+    limit: Duration,
+    cancel: &AtomicBool,
+) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline
+        && !cancel.load(Ordering::Relaxed)
+        && outputs.values().any(|t| t.subscribers() == 0)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// How long after the first message is read it leaves: time for the reader to get ahead
+/// of the sending threads, so that reading a large message from disk makes none late.
+const PRE_ROLL: Duration = Duration::from_millis(100);
+
+/// The pacing and the sending threads, across passes.
+struct Player<'a> {
+    senders: Senders,
+    totals: Arc<Totals>,
+    /// Set when the first message is read, [`PRE_ROLL`] before it leaves.
+    pacer: Option<Pacer>,
+    options: &'a PlayOptions,
+    topics: HashSet<String>,
+    /// Where the last message queued was, from the start of the pass.
+    last_position: Duration,
+    /// Messages queued in this pass.
+    queued_in_pass: u64,
+    last_progress: Instant,
+}
+
+impl Player<'_> {
+    /// The next pass starts one mean message interval after this one's last message.
+    fn next_pass(&mut self) {
+        let gap = match u32::try_from(self.queued_in_pass) {
+            Ok(n) if n > 0 => self.last_position / n,
+            _ => Duration::ZERO,
+        };
+        if let Some(pacer) = &mut self.pacer {
+            pacer.restart_after(self.last_position, gap);
+        }
+        self.last_position = Duration::ZERO;
+        self.queued_in_pass = 0;
+    }
+
+    /// Queues every message of one pass for the sending threads, reading ahead on a
+    /// thread of its own; false when cancelled or stopped at `--until`.
+    fn play_pass(
+        &mut self,
+        files: &[PathBuf],
+        cancel: &AtomicBool,
+        report: &mut PlayReport,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<bool, PlayError> {
+        let topics = self.topics.clone();
+        let plan = ReadPlan {
+            files,
+            topics: &topics,
+            start: self.options.start,
+            until: self.options.until,
+            use_publish_time: self.options.use_publish_time,
+        };
+        let (queue, queued) = std::sync::mpsc::sync_channel(READ_AHEAD);
+        std::thread::scope(|scope| {
+            scope.spawn(move || read_pass(&plan, &queue));
+            let mut ended = false;
+            for item in &queued {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                match item {
+                    Queued::Message {
+                        topic,
+                        position,
+                        data,
+                    } => {
+                        // A message recorded before the one queued last leaves right
+                        // after it.
+                        let position = position.max(self.last_position);
+                        self.last_position = position;
+                        self.queued_in_pass += 1;
+                        let rate = self.options.rate;
+                        let pacer = self
+                            .pacer
+                            .get_or_insert_with(|| Pacer::new(rate, Instant::now() + PRE_ROLL));
+                        self.senders.send(topic, pacer.due(position), data);
+                        if self.last_progress.elapsed() >= Duration::from_millis(250) {
+                            self.last_progress = Instant::now();
+                            progress(self.progress());
+                        }
+                    }
+                    Queued::Damaged(file, damage) => report.damaged.push((file, damage)),
+                    Queued::Failed(error) => return Err(PlayError::Read(error)),
+                    Queued::End(complete) => {
+                        ended = complete;
+                        break;
+                    }
+                }
+            }
+            // Dropping the receiving end stops the reader at its next message.
+            drop(queued);
+            Ok(ended)
+        })
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            position: self.last_position,
+            sent: self.totals.sent.load(Ordering::Relaxed),
+            late: self.totals.late.load(Ordering::Relaxed),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Every message of a file in file order, with its channel (`rec play`): complete records
+//! only, up to where a crash cut the file, chunked (reindexed) files included.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mcap::records::Record;
+
+use crate::recover::{self, Damage, RecordSink, RecoverError};
+
+/// A channel as the file describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedChannel {
+    /// Its topic.
+    pub topic: String,
+    /// Its message encoding (`iceoryx2`, `cdr`).
+    pub message_encoding: String,
+    /// Its schema's name (the message type), empty without a schema.
+    pub schema_name: String,
+    /// Its metadata (iceoryx2 type details, ROS 2 QoS).
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// One message, borrowed from the reader for the duration of a visit.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordedMessage<'a> {
+    /// Its channel.
+    pub channel: &'a Arc<RecordedChannel>,
+    /// The publisher's sequence number.
+    pub sequence: u32,
+    /// When it was recorded, ns since the Unix epoch.
+    pub log_time: u64,
+    /// When it was published.
+    pub publish_time: u64,
+    /// Its bytes as recorded.
+    pub data: &'a [u8],
+}
+
+/// How a pass over a file's messages ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessagesRead {
+    /// Messages visited.
+    pub messages: u64,
+    /// Where the file's readable records end early (a crash cut it), if they do.
+    pub damage: Option<Damage>,
+    /// The visitor stopped the pass.
+    pub stopped: bool,
+}
+
+/// Why a file's messages could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum MessagesError {
+    /// The file could not be opened or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file does not start with the MCAP magic.
+    #[error("{} is not an MCAP file", path.display())]
+    NotMcap {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Hands every complete message of the file at `path` to `visit`, in file order, until
+/// `visit` breaks.
+pub fn for_each_message(
+    path: &Path,
+    visit: impl FnMut(RecordedMessage<'_>) -> ControlFlow<()>,
+) -> Result<MessagesRead, MessagesError> {
+    let read_error = |source| MessagesError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let len = file.metadata().map_err(read_error)?.len();
+    let mut sink = Visitor {
+        schemas: HashMap::new(),
+        channels: HashMap::new(),
+        visit,
+        messages: 0,
+    };
+    match recover::recover(file, len, &mut sink) {
+        Ok(recovery) => Ok(MessagesRead {
+            messages: sink.messages,
+            damage: recovery.damage,
+            stopped: false,
+        }),
+        Err(RecoverError::Sink(Stopped)) => Ok(MessagesRead {
+            messages: sink.messages,
+            damage: None,
+            stopped: true,
+        }),
+        Err(RecoverError::NotMcap) => Err(MessagesError::NotMcap {
+            path: path.to_path_buf(),
+        }),
+        Err(RecoverError::Read(source)) => Err(read_error(source)),
+    }
+}
+
+/// The visitor asked to stop.
+struct Stopped;
+
+struct Visitor<F> {
+    schemas: HashMap<u16, String>,
+    channels: HashMap<u16, Arc<RecordedChannel>>,
+    visit: F,
+    messages: u64,
+}
+
+impl<F: FnMut(RecordedMessage<'_>) -> ControlFlow<()>> RecordSink for Visitor<F> {
+    type Error = Stopped;
+
+    fn record(&mut self, record: Record<'_>) -> Result<(), Stopped> {
+        match record {
+            Record::Schema { header, .. } => {
+                self.schemas.insert(header.id, header.name);
+            }
+            Record::Channel(channel) => {
+                let schema_name = self
+                    .schemas
+                    .get(&channel.schema_id)
+                    .cloned()
+                    .unwrap_or_default();
+                self.channels.entry(channel.id).or_insert_with(|| {
+                    Arc::new(RecordedChannel {
+                        topic: channel.topic,
+                        message_encoding: channel.message_encoding,
+                        schema_name,
+                        metadata: channel.metadata,
+                    })
+                });
+            }
+            Record::Message { header, data } => {
+                // The recovery pass lets through only messages of known channels.
+                let Some(channel) = self.channels.get(&header.channel_id) else {
+                    return Ok(());
+                };
+                self.messages += 1;
+                let message = RecordedMessage {
+                    channel,
+                    sequence: header.sequence,
+                    log_time: header.log_time,
+                    publish_time: header.publish_time,
+                    data: &data,
+                };
+                if (self.visit)(message).is_break() {
+                    return Err(Stopped);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

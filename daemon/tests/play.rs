@@ -1,0 +1,284 @@
+//! `rec play`: a recorded session played back to iceoryx2 and recorded again by a second
+//! session arrives byte for byte, in order and on time; bad input is refused.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use recd_testkit::{finish_load, read_mcap, Domain, Recd};
+use serde_json::Value;
+
+/// Per topic, the SHA-256 of every message (user header and payload) in file order, and
+/// per topic the log times.
+fn messages_by_topic(
+    files: &[PathBuf],
+) -> (BTreeMap<String, Vec<String>>, BTreeMap<String, Vec<u64>>) {
+    let mut digests: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut times: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for file in files {
+        let read = read_mcap(file);
+        for message in read["messages"].as_array().unwrap() {
+            let topic = message["topic"].as_str().unwrap().to_string();
+            digests
+                .entry(topic.clone())
+                .or_default()
+                .push(message["sha256"].as_str().unwrap().to_string());
+            times
+                .entry(topic)
+                .or_default()
+                .push(message["log_time"].as_u64().unwrap());
+        }
+    }
+    (digests, times)
+}
+
+fn session_files(recd: &Recd, name: &str) -> Vec<PathBuf> {
+    let listed = recd.listed(name);
+    let mut files: Vec<PathBuf> = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Seconds from the first to the last message of any topic.
+fn span_s(times: &BTreeMap<String, Vec<u64>>) -> f64 {
+    let first = times.values().filter_map(|t| t.first()).min().unwrap();
+    let last = times.values().filter_map(|t| t.last()).max().unwrap();
+    (last - first) as f64 / 1e9
+}
+
+/// Plays `session` while `copy` records the same topics; returns the play report.
+fn play_into(recd: &Recd, domain: &Domain, session: &str, copy: &str, extra: &[&str]) -> Value {
+    recd.rec_json(&["start", "--name", copy, "--topic", "played/*"]);
+    let mut args = vec![
+        "play",
+        session,
+        "--iceoryx2-prefix",
+        &domain.prefix,
+        "--wait-subscribers",
+        "10s",
+    ];
+    args.extend_from_slice(extra);
+    let report = recd.rec_json(&args);
+    // Let the recorder take the last samples before it stops.
+    std::thread::sleep(Duration::from_millis(300));
+    recd.rec_json(&["stop", copy]);
+    report
+}
+
+#[test]
+fn a_played_session_arrives_byte_exact_in_order_and_on_time() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "source",
+        "--topic",
+        "played/*",
+        "--max-duration",
+        "1s",
+    ]);
+    let load = domain.load(&[
+        "--name-prefix",
+        "played/",
+        "--cameras",
+        "1",
+        "--frame-size",
+        "100000",
+        "--fps",
+        "20",
+        "--small-topics",
+        "2",
+        "--small-rate",
+        "50",
+        "--duration",
+        "2500ms",
+        "--wait-subscribers",
+        "1",
+    ]);
+    finish_load(load);
+    std::thread::sleep(Duration::from_millis(300));
+    recd.rec_json(&["stop", "source"]);
+    let source_files = session_files(&recd, "source");
+    assert!(source_files.len() >= 3, "split: {source_files:?}");
+    let (source, source_times) = messages_by_topic(&source_files);
+    assert_eq!(source.len(), 3, "{:?}", source.keys());
+
+    // At the recorded pace: every message once, byte for byte, in order, over the same span.
+    let report = play_into(&recd, &domain, "source", "copy", &[]);
+    let (copy, copy_times) = messages_by_topic(&session_files(&recd, "copy"));
+    assert_eq!(
+        copy, source,
+        "played messages differ from the recorded ones"
+    );
+    let sent: u64 = report["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["sent"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        sent,
+        source.values().map(|m| m.len() as u64).sum::<u64>(),
+        "{report}"
+    );
+    let (recorded, played) = (span_s(&source_times), span_s(&copy_times));
+    assert!(
+        (played / recorded - 1.0).abs() < 0.25,
+        "recorded over {recorded:.2} s, played over {played:.2} s"
+    );
+
+    // --rate 2 halves the span; --topic selects.
+    let report = play_into(
+        &recd,
+        &domain,
+        "source",
+        "fast",
+        &["--rate", "2", "--topic", "played/small/*"],
+    );
+    let (fast, fast_times) = messages_by_topic(&session_files(&recd, "fast"));
+    assert_eq!(
+        fast.keys().collect::<Vec<_>>(),
+        ["played/small/0", "played/small/1"],
+        "{report}"
+    );
+    assert_eq!(fast["played/small/0"], source["played/small/0"]);
+    let ratio = span_s(&fast_times) / span_s(&source_times);
+    assert!(
+        (0.35..0.7).contains(&ratio),
+        "span ratio {ratio:.2} at --rate 2"
+    );
+
+    // --start and --until cut: only what was recorded between 1 s and 2 s in.
+    play_into(
+        &recd,
+        &domain,
+        "source",
+        "cut",
+        &[
+            "--start",
+            "1s",
+            "--until",
+            "2s",
+            "--topic",
+            "played/small/0",
+        ],
+    );
+    let (cut, _) = messages_by_topic(&session_files(&recd, "cut"));
+    let all = &source["played/small/0"];
+    let kept = &cut["played/small/0"];
+    assert!(
+        kept.len() > 30 && kept.len() < 70,
+        "{} of {}",
+        kept.len(),
+        all.len()
+    );
+    let at = all.iter().position(|d| d == &kept[0]).unwrap();
+    assert_eq!(
+        &all[at..at + kept.len()],
+        kept.as_slice(),
+        "a contiguous cut"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_a_message_naming_it() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    let missing = recd.rec(&["play", "/nonexistent/x.mcap"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("No such file"));
+
+    let not_mcap = root.path().join("notes.mcap");
+    std::fs::write(&not_mcap, "not an mcap file").unwrap();
+    let refused = recd.rec(&["play", not_mcap.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("notes.mcap"), "{stderr}");
+
+    let rate = recd.rec(&["play", not_mcap.to_str().unwrap(), "--rate", "0"]);
+    assert_eq!(rate.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&rate.stderr).contains("speed factor"));
+}
+
+#[test]
+fn a_service_that_exists_with_other_types_is_refused_naming_both() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    // A recording whose channel claims a fixed-size 8-byte type for service clash/small/0.
+    let file = root.path().join("clash.mcap");
+    write_recording_of(&file, "clash/small/0");
+    // The running system has the service with recd-load's types.
+    let load = domain.load(&[
+        "--name-prefix",
+        "clash/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "100",
+        "--duration",
+        "3s",
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    let output = recd_testkit::rec(
+        Path::new("/nonexistent.sock"),
+        &[
+            "play",
+            file.to_str().unwrap(),
+            "--iceoryx2-prefix",
+            &domain.prefix,
+        ],
+    );
+    finish_load(load);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("service clash/small/0 exists with payload u8"),
+        "the existing type is named: {stderr}"
+    );
+    assert!(
+        stderr.contains("the recording has payload Fixed8"),
+        "{stderr}"
+    );
+}
+
+/// An MCAP file with one iceoryx2 channel for `service` of fixed-size type `Fixed8`.
+fn write_recording_of(path: &Path, service: &str) {
+    use recd_storage::iceoryx2 as keys;
+    let metadata = BTreeMap::from([
+        (keys::SERVICE_NAME.to_string(), service.to_string()),
+        (keys::PAYLOAD_TYPE_NAME.to_string(), "Fixed8".to_string()),
+        (keys::PAYLOAD_SIZE.to_string(), "8".to_string()),
+        (keys::PAYLOAD_ALIGNMENT.to_string(), "8".to_string()),
+        (keys::PAYLOAD_VARIANT.to_string(), "FixedSize".to_string()),
+        (keys::USER_HEADER_TYPE_NAME.to_string(), "()".to_string()),
+        (keys::USER_HEADER_SIZE.to_string(), "0".to_string()),
+        (keys::USER_HEADER_ALIGNMENT.to_string(), "1".to_string()),
+        (
+            keys::USER_HEADER_VARIANT.to_string(),
+            "FixedSize".to_string(),
+        ),
+    ]);
+    let mut writer =
+        recd_storage::StreamWriter::create(path, recd_storage::WriterOptions::default()).unwrap();
+    let channel = writer
+        .add_channel(None, service, keys::MESSAGE_ENCODING, &metadata)
+        .unwrap();
+    let header = recd_storage::MessageHeader {
+        channel,
+        sequence: 0,
+        log_time: 1,
+        publish_time: 1,
+    };
+    writer.write_message(&header, &[0u8; 8]).unwrap();
+    writer.close().unwrap();
+}
