@@ -282,3 +282,83 @@ fn write_recording_of(path: &Path, service: &str) {
     writer.write_message(&header, &[0u8; 8]).unwrap();
     writer.close().unwrap();
 }
+
+#[test]
+fn loop_repeats_until_ctrl_c_and_a_cut_file_plays_up_to_its_last_message() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "short", "--topic", "played/*"]);
+    let load = domain.load(&[
+        "--name-prefix",
+        "played/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "100",
+        "--count",
+        "50",
+        "--duration",
+        "10s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    finish_load(load);
+    std::thread::sleep(Duration::from_millis(200));
+    recd.rec_json(&["stop", "short"]);
+    let file = session_files(&recd, "short").remove(0);
+
+    // --loop plays the half-second recording again and again until Ctrl-C, which ends the
+    // playback cleanly with its report.
+    let child = std::process::Command::new(recd_testkit::binary("rec"))
+        .args([
+            "play",
+            "--loop",
+            "--json",
+            "--iceoryx2-prefix",
+            &domain.prefix,
+        ])
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1800));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = recd_testkit::wait_bounded(child, Duration::from_secs(10));
+    assert!(output.status.success(), "{output:?}");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["cancelled"], true, "{report}");
+    let sent = report["topics"][0]["sent"].as_u64().unwrap();
+    assert!(sent > 100, "played more than twice over: {report}");
+
+    // A copy cut in the middle of a record, as a crash leaves a file: everything before
+    // the cut plays, and the report names the file.
+    let cut = root.path().join("cut.mcap");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let output = recd_testkit::rec(
+        Path::new("/nonexistent.sock"),
+        &[
+            "play",
+            cut.to_str().unwrap(),
+            "--rate",
+            "10",
+            "--iceoryx2-prefix",
+            &domain.prefix,
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("cut.mcap ends early at offset"), "{stdout}");
+    let played: u64 = stdout
+        .split("played ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!((10..50).contains(&played), "{stdout}");
+}
