@@ -51,6 +51,21 @@ fn span_s(times: &BTreeMap<String, Vec<u64>>) -> f64 {
     (last - first) as f64 / 1e9
 }
 
+/// Records a session started with `start` (topics `played/*`) of what recd-load
+/// publishes with `load` under `played/`, once the session subscribed.
+fn record(recd: &Recd, domain: &Domain, start: &[&str], load: &[&str]) {
+    let mut args = vec!["start", "--topic", "played/*"];
+    args.extend_from_slice(start);
+    recd.rec_json(&args);
+    let mut args = vec!["--name-prefix", "played/", "--wait-subscribers", "1"];
+    args.extend_from_slice(load);
+    finish_load(domain.load(&args));
+    // Let the recorder take the last samples before it stops.
+    std::thread::sleep(Duration::from_millis(300));
+    let name = start[start.iter().position(|a| *a == "--name").unwrap() + 1];
+    recd.rec_json(&["stop", name]);
+}
+
 /// Plays `session` while `copy` records the same topics; returns the play report.
 fn play_into(recd: &Recd, domain: &Domain, session: &str, copy: &str, extra: &[&str]) -> Value {
     recd.rec_json(&["start", "--name", copy, "--topic", "played/*"]);
@@ -75,36 +90,25 @@ fn a_played_session_arrives_byte_exact_in_order_and_on_time() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start(root.path(), &domain);
-    recd.rec_json(&[
-        "start",
-        "--name",
-        "source",
-        "--topic",
-        "played/*",
-        "--max-duration",
-        "1s",
-    ]);
-    let load = domain.load(&[
-        "--name-prefix",
-        "played/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "100000",
-        "--fps",
-        "20",
-        "--small-topics",
-        "2",
-        "--small-rate",
-        "50",
-        "--duration",
-        "2500ms",
-        "--wait-subscribers",
-        "1",
-    ]);
-    finish_load(load);
-    std::thread::sleep(Duration::from_millis(300));
-    recd.rec_json(&["stop", "source"]);
+    record(
+        &recd,
+        &domain,
+        &["--name", "source", "--max-duration", "1s"],
+        &[
+            "--cameras",
+            "1",
+            "--frame-size",
+            "100000",
+            "--fps",
+            "20",
+            "--small-topics",
+            "2",
+            "--small-rate",
+            "50",
+            "--duration",
+            "2500ms",
+        ],
+    );
     let source_files = session_files(&recd, "source");
     assert!(source_files.len() >= 3, "split: {source_files:?}");
     let (source, source_times) = messages_by_topic(&source_files);
@@ -288,26 +292,23 @@ fn loop_repeats_until_ctrl_c_and_a_cut_file_plays_up_to_its_last_message() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start(root.path(), &domain);
-    recd.rec_json(&["start", "--name", "short", "--topic", "played/*"]);
-    let load = domain.load(&[
-        "--name-prefix",
-        "played/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "100",
-        "--count",
-        "50",
-        "--duration",
-        "10s",
-        "--wait-subscribers",
-        "1",
-    ]);
-    finish_load(load);
-    std::thread::sleep(Duration::from_millis(200));
-    recd.rec_json(&["stop", "short"]);
+    record(
+        &recd,
+        &domain,
+        &["--name", "short"],
+        &[
+            "--cameras",
+            "0",
+            "--small-topics",
+            "1",
+            "--small-rate",
+            "100",
+            "--count",
+            "50",
+            "--duration",
+            "10s",
+        ],
+    );
     let file = session_files(&recd, "short").remove(0);
 
     // --loop plays the half-second recording again and again until Ctrl-C, which ends the
