@@ -210,6 +210,31 @@ fn bad_input_is_refused_with_a_message_naming_it() {
     let rate = recd.rec(&["play", not_mcap.to_str().unwrap(), "--rate", "0"]);
     assert_eq!(rate.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&rate.stderr).contains("speed factor"));
+
+    let file = root.path().join("one.mcap");
+    write_recording_of(&file, "some/service");
+    let unmatched = recd.rec(&["play", file.to_str().unwrap(), "--topic", "other/*"]);
+    assert_eq!(unmatched.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&unmatched.stderr);
+    assert!(
+        stderr.contains("no topic of the recording matches"),
+        "{stderr}"
+    );
+
+    let dds = root.path().join("dds.mcap");
+    let mut writer =
+        recd_storage::StreamWriter::create(&dds, recd_storage::WriterOptions::default()).unwrap();
+    writer
+        .add_channel(None, "/chatter", "cdr", &BTreeMap::new())
+        .unwrap();
+    writer.close().unwrap();
+    let only_dds = recd.rec(&["play", dds.to_str().unwrap()]);
+    assert_eq!(only_dds.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&only_dds.stderr);
+    assert!(
+        stderr.contains("nothing to play: /chatter (DDS / ROS 2 topics are not played yet)"),
+        "{stderr}"
+    );
 }
 
 #[test]

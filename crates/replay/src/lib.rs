@@ -120,9 +120,15 @@ pub enum PlayError {
     /// No channel of the recording matches the selection.
     #[error("no topic of the recording matches the selection")]
     NothingSelected,
+    /// Every selected topic is one `rec play` does not play yet.
+    #[error("nothing to play: {0} (DDS / ROS 2 topics are not played yet)")]
+    OnlySkipped(String),
     /// iceoryx2 could not be set up.
     #[error("{0}")]
     Shm(String),
+    /// A sending thread could not be started.
+    #[error("cannot start a sending thread: {0}")]
+    Thread(std::io::Error),
 }
 
 /// Plays `files` (in this order, as one stream) as `options` say, calling `progress`
@@ -143,7 +149,7 @@ pub fn play(
     let outputs = Arc::new(outputs);
     let totals = Arc::new(Totals::default());
     let senders = Senders::start(outputs.clone(), cancel.clone(), totals.clone())
-        .map_err(|e| PlayError::Shm(format!("cannot start a sending thread: {e}")))?;
+        .map_err(PlayError::Thread)?;
     let mut player = Player {
         senders,
         totals,
@@ -237,7 +243,8 @@ fn open_outputs(
         }
     }
     if outputs.is_empty() {
-        return Err(PlayError::NothingSelected);
+        let skipped: Vec<&str> = report.skipped.keys().map(String::as_str).collect();
+        return Err(PlayError::OnlySkipped(skipped.join(", ")));
     }
     Ok((shm, outputs))
 }
