@@ -7,6 +7,8 @@ use std::time::UNIX_EPOCH;
 
 use recd_control::{AttachedFile, MAX_ATTACHMENT_BYTES};
 
+use crate::format;
+
 /// Parses one `--metadata KEY=VALUE`.
 pub fn parse_metadata_entry(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
@@ -43,8 +45,8 @@ pub fn read_attachments(paths: &[PathBuf]) -> Result<Vec<AttachedFile>, String> 
             return Err(format!(
                 "--attach {}: the attachments would hold {} together, more than the {} a session may attach (each file of the session holds them)",
                 path.display(),
-                bytesize::ByteSize::b(total as u64),
-                bytesize::ByteSize::b(MAX_ATTACHMENT_BYTES as u64),
+                format::bytes(total as u64),
+                format::bytes(MAX_ATTACHMENT_BYTES as u64),
             ));
         }
         files.push(file);
@@ -61,8 +63,8 @@ fn read_attachment(path: &Path) -> Result<AttachedFile, String> {
     if meta.len() > MAX_ATTACHMENT_BYTES as u64 {
         return Err(refused(format!(
             "{} is more than the {} a session may attach",
-            bytesize::ByteSize::b(meta.len()),
-            bytesize::ByteSize::b(MAX_ATTACHMENT_BYTES as u64)
+            format::bytes(meta.len()),
+            format::bytes(MAX_ATTACHMENT_BYTES as u64)
         )));
     }
     let data = std::fs::read(path).map_err(|e| refused(e.to_string()))?;

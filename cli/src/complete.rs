@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap_complete::engine::{
     ArgValueCompleter, CompletionCandidate, PathCompleter, ValueCompleter,
 };
-use recd_control::{Client, Request, Response};
+use recd_control::{Request, Response};
 
 /// The environment variable the completion script sets when it asks `rec` for candidates.
 const COMPLETE_VAR: &str = "COMPLETE";
@@ -67,10 +67,7 @@ fn listed_session_names() -> Vec<String> {
         || PathBuf::from(crate::socket::DEFAULT_SOCKET),
         PathBuf::from,
     );
-    let Ok(mut client) = Client::connect(&socket, ASK_TIMEOUT) else {
-        return Vec::new();
-    };
-    match client.request(&Request::List) {
+    match crate::session::ask_within(&socket, &Request::List, ASK_TIMEOUT) {
         Ok(Response::List { sessions }) => sessions.into_iter().map(|s| s.name).collect(),
         _ => Vec::new(),
     }

@@ -132,7 +132,12 @@ pub struct ListArgs {
 
 /// Sends one request; recd's error replies become the command's error.
 pub fn ask(socket: &Path, request: &Request) -> Result<Response, String> {
-    let mut client = Client::connect(socket, REPLY_TIMEOUT).map_err(|e| e.to_string())?;
+    ask_within(socket, request, REPLY_TIMEOUT)
+}
+
+/// [`ask`], waiting at most `timeout` to connect and for the reply.
+pub fn ask_within(socket: &Path, request: &Request, timeout: Duration) -> Result<Response, String> {
+    let mut client = Client::connect(socket, timeout).map_err(|e| e.to_string())?;
     match client.request(request).map_err(|e| e.to_string())? {
         Response::Error(error) => Err(error.message),
         response => Ok(response),

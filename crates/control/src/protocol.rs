@@ -159,7 +159,7 @@ pub struct TopicsRequest {
 /// Topics that could be recorded now.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TopicsFound {
-    /// Topics, by name.
+    /// Topics, in the order found (`rec topics` sorts them by name).
     pub topics: Vec<TopicOnOffer>,
     /// Services that match but could not be subscribed to, with the reason.
     pub problems: std::collections::BTreeMap<String, String>,

@@ -56,7 +56,7 @@ pub use recording::{
 pub use select::{PatternError, TopicFilter};
 pub use source::dds::DdsError;
 pub use source::shm::service_types::channel_name;
-pub use source::shm::ShmError;
+pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use topic::{ChannelSpec, TopicCounts};
 pub use writer::{ClosedFile, DiskFull, FileObserver};

@@ -483,7 +483,8 @@ fn bytes(n: u64) -> String {
     bytesize::ByteSize::b(n).to_string()
 }
 
-fn spawn<T: Send + 'static>(
+/// Starts a named thread; `what` names it in the error should it not start.
+pub(crate) fn spawn<T: Send + 'static>(
     name: &str,
     what: &'static str,
     run: impl FnOnce() -> T + Send + 'static,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::RecordingConfig;
 use crate::handoff::{Item, Receiver};
-use crate::recording::{Sources, StartError};
+use crate::recording::{spawn, Sources, StartError};
 use crate::registry::TopicRegistry;
 use crate::source::Held;
 
@@ -62,13 +62,20 @@ pub fn survey(
         source.set_consumer_thread(drain.thread().clone());
         drains.push(drain);
         let stopper = source.stopper();
-        dds_thread = Some((spawn("recd-survey-dds", move || source.run())?, stopper));
+        dds_thread = Some((
+            spawn("recd-survey-dds", "survey DDS receive", move || {
+                source.run()
+            })?,
+            stopper,
+        ));
     }
     if let Some((mut source, receivers)) = shm {
         let drain = spawn_drain(receivers, bytes.clone())?;
         source.set_consumer_thread(drain.thread().clone());
         drains.push(drain);
-        shm_thread = Some(spawn("recd-survey-shm", move || source.run())?);
+        shm_thread = Some(spawn("recd-survey-shm", "survey receive", move || {
+            source.run()
+        })?);
     }
 
     std::thread::sleep(discovery);
@@ -131,7 +138,7 @@ fn spawn_drain(
     mut receivers: Vec<Receiver<Held>>,
     bytes: Arc<Mutex<HashMap<u32, u64>>>,
 ) -> Result<JoinHandle<()>, StartError> {
-    spawn("recd-survey-drain", move || {
+    spawn("recd-survey-drain", "survey drain", move || {
         let mut running = receivers.len();
         while running > 0 {
             let mut worked = false;
@@ -164,17 +171,4 @@ fn spawn_drain(
             }
         }
     })
-}
-
-fn spawn<T: Send + 'static>(
-    name: &str,
-    run: impl FnOnce() -> T + Send + 'static,
-) -> Result<JoinHandle<T>, StartError> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(run)
-        .map_err(|source| StartError::Thread {
-            what: "survey",
-            source,
-        })
 }

@@ -169,11 +169,7 @@ pub fn play(
         }
     };
     let mut played = player.senders.finish();
-    progress(Progress {
-        position: player.last_position,
-        sent: player.totals.sent.load(Ordering::Relaxed),
-        late: player.totals.late.load(Ordering::Relaxed),
-    });
+    progress(progress_of(&player.totals, player.last_position));
     // The ports go before the node that made them.
     drop(outputs);
     drop(node);
@@ -323,7 +319,7 @@ impl Player<'_> {
                 }
                 match item {
                     Queued::Message {
-                        topic,
+                        channel,
                         position,
                         data,
                     } => {
@@ -336,10 +332,10 @@ impl Player<'_> {
                         let pacer = self
                             .pacer
                             .get_or_insert_with(|| Pacer::new(rate, Instant::now() + PRE_ROLL));
-                        self.senders.send(topic, pacer.due(position), data);
+                        self.senders.send(channel, pacer.due(position), data);
                         if self.last_progress.elapsed() >= Duration::from_millis(250) {
                             self.last_progress = Instant::now();
-                            progress(self.progress());
+                            progress(progress_of(&self.totals, position));
                         }
                     }
                     Queued::Damaged(file, damage) => report.damaged.push((file, damage)),
@@ -355,12 +351,13 @@ impl Player<'_> {
             Ok(ended)
         })
     }
+}
 
-    fn progress(&self) -> Progress {
-        Progress {
-            position: self.last_position,
-            sent: self.totals.sent.load(Ordering::Relaxed),
-            late: self.totals.late.load(Ordering::Relaxed),
-        }
+/// Where the playback is: `position` and what the sending threads sent so far.
+fn progress_of(totals: &Totals, position: Duration) -> Progress {
+    Progress {
+        position,
+        sent: totals.sent.load(Ordering::Relaxed),
+        late: totals.late.load(Ordering::Relaxed),
     }
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::mpsc::SyncSender;
+use std::sync::Arc;
 use std::time::Duration;
 
 use recd_storage::iceoryx2 as keys;
@@ -17,10 +18,10 @@ pub const READ_AHEAD: usize = 32;
 
 /// What the reader hands the player, in order.
 pub enum Queued {
-    /// A message to play at `position` (its recorded time after the first message's,
-    /// `--start` taken off).
+    /// A message of `channel` to play at `position` (its recorded time after the first
+    /// message's, `--start` taken off).
     Message {
-        topic: String,
+        channel: Arc<RecordedChannel>,
         position: Duration,
         data: Vec<u8>,
     },
@@ -50,19 +51,20 @@ pub fn read_pass(plan: &ReadPlan<'_>, queue: &SyncSender<Queued>) {
     let mut hung_up = false;
     let mut at_until = false;
     for (index, file) in plan.files.iter().enumerate() {
+        // Latched topics met in this file so far.
         let mut seen_in_file: HashSet<String> = HashSet::new();
         let read = for_each_message(file, |message| {
             let topic = &message.channel.topic;
             if !plan.topics.contains(topic) {
                 return ControlFlow::Continue(());
             }
-            let first_in_file = seen_in_file.insert(topic.clone());
             let time = if plan.use_publish_time && message.publish_time != 0 {
                 message.publish_time
             } else {
                 message.log_time
             };
             if is_latched(message.channel) {
+                let first_in_file = seen_in_file.insert(topic.clone());
                 let stamp = (time, crc32fast::hash(message.data));
                 let repeat =
                     index > 0 && first_in_file && last_latched.get(topic.as_str()) == Some(&stamp);
@@ -81,7 +83,7 @@ pub fn read_pass(plan: &ReadPlan<'_>, queue: &SyncSender<Queued>) {
                 return ControlFlow::Break(());
             }
             let queued = Queued::Message {
-                topic: topic.clone(),
+                channel: message.channel.clone(),
                 position: position - plan.start,
                 data: message.data.to_vec(),
             };

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use recd_storage::RecordedChannel;
+
 use crate::pacing::{wait_until, LATE_AFTER};
 use crate::shm::ShmTopic;
 use crate::PlayedTopic;
@@ -28,9 +30,9 @@ pub struct Totals {
     pub late: AtomicU64,
 }
 
-/// One message for a sending thread: leave at `due`.
+/// One message of `channel` for a sending thread: leave at `due`.
 struct Job {
-    topic: String,
+    channel: Arc<RecordedChannel>,
     due: Instant,
     data: Vec<u8>,
 }
@@ -75,14 +77,16 @@ impl Senders {
                         if cancel.load(Ordering::Relaxed) {
                             break;
                         }
-                        let stats =
-                            played
-                                .entry(job.topic.clone())
-                                .or_insert_with(|| PlayedTopic {
-                                    name: job.topic.clone(),
-                                    ..PlayedTopic::default()
-                                });
-                        match outputs[&job.topic].send(&job.data) {
+                        let topic = job.channel.topic.as_str();
+                        if !played.contains_key(topic) {
+                            let first = PlayedTopic {
+                                name: topic.to_string(),
+                                ..PlayedTopic::default()
+                            };
+                            played.insert(topic.to_string(), first);
+                        }
+                        let stats = played.get_mut(topic).expect("inserted above");
+                        match outputs[topic].send(&job.data) {
                             Ok(()) => {
                                 stats.sent += 1;
                                 totals.sent.fetch_add(1, Ordering::Relaxed);
@@ -107,16 +111,19 @@ impl Senders {
         })
     }
 
-    /// Queues a message of `topic` to leave at `due`; a topic's first message decides its
-    /// thread. Waits while that thread's queue is full.
-    pub fn send(&mut self, topic: String, due: Instant, data: Vec<u8>) {
-        let len = data.len();
-        let thread = *self
-            .route
-            .entry(topic.clone())
-            .or_insert(usize::from(len >= LARGE));
+    /// Queues a message of `channel` to leave at `due`; a topic's first message decides
+    /// its thread. Waits while that thread's queue is full.
+    pub fn send(&mut self, channel: Arc<RecordedChannel>, due: Instant, data: Vec<u8>) {
+        let thread = match self.route.get(&channel.topic) {
+            Some(&thread) => thread,
+            None => {
+                let thread = usize::from(data.len() >= LARGE);
+                self.route.insert(channel.topic.clone(), thread);
+                thread
+            }
+        };
         // A thread ends early only when cancelled; the message is then not wanted.
-        let _ = self.threads[thread].queue.send(Job { topic, due, data });
+        let _ = self.threads[thread].queue.send(Job { channel, due, data });
     }
 
     /// Lets the threads send what is queued, and returns what each topic sent.

@@ -12,7 +12,7 @@ use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as Pat
 use recd_storage::iceoryx2 as keys;
 use recd_storage::RecordedChannel;
 
-type Flavor = ipc_threadsafe::Service;
+use recd_engine::ShmFlavor as Flavor;
 type RawPublisher =
     iceoryx2::port::publisher::Publisher<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
 
@@ -44,15 +44,7 @@ struct RecordedTypes {
 impl ShmOutput {
     /// A node in the iceoryx2 domain of `prefix` (iceoryx2's default when `None`).
     pub fn new(prefix: Option<&str>) -> Result<Self, String> {
-        let mut config = iceoryx2::config::Config::global_config().clone();
-        if let Some(prefix) = prefix {
-            config.global.prefix = iceoryx2::prelude::FileName::new(prefix.as_bytes())
-                .map_err(|_| format!("invalid iceoryx2 prefix {prefix:?}"))?;
-        }
-        let node = NodeBuilder::new()
-            .config(&config)
-            .create::<Flavor>()
-            .map_err(|e| format!("cannot create an iceoryx2 node: {e:?}"))?;
+        let node = recd_engine::iceoryx2_node(prefix).map_err(|e| e.to_string())?;
         Ok(Self { node })
     }
 

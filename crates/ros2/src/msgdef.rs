@@ -39,6 +39,9 @@ use std::path::{Path, PathBuf};
 const SEPARATOR: &str =
     "================================================================================";
 
+/// The MCAP schema encoding of the definitions built here.
+pub const SCHEMA_ENCODING: &str = "ros2msg";
+
 /// rosidl_adapter's `PRIMITIVE_TYPES`: types with no `.msg` file of their own.
 const BUILTIN_TYPES: &[&str] = &[
     "bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32",

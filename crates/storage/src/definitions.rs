@@ -4,10 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use recd_ros2::msgdef::MessageDefinitions;
-
-/// The schema encoding of ROS 2 `.msg` definitions.
-const ROS2MSG: &str = "ros2msg";
+use recd_ros2::msgdef::{MessageDefinitions, SCHEMA_ENCODING};
 
 /// Builds each missing definition once per file and remembers which it added and which it
 /// could not build.
@@ -32,7 +29,7 @@ impl<'a> DefinitionFill<'a> {
         let Some(definitions) = self.definitions else {
             return data;
         };
-        if !data.is_empty() || encoding != ROS2MSG {
+        if !data.is_empty() || encoding != SCHEMA_ENCODING {
             return data;
         }
         let built = self.built.entry(name.to_string()).or_insert_with(|| {

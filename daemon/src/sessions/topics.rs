@@ -36,7 +36,7 @@ impl Sessions {
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         let survey = recd_engine::survey(&config, discovery, window)
             .map_err(|e| error(ErrorKind::Failed, e.to_string()))?;
-        let mut topics: Vec<TopicOnOffer> = survey
+        let topics: Vec<TopicOnOffer> = survey
             .topics
             .into_iter()
             .map(|topic| TopicOnOffer {
@@ -48,7 +48,6 @@ impl Sessions {
                 bytes_per_s: topic.bytes_per_s,
             })
             .collect();
-        topics.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(TopicsFound {
             topics,
             problems: survey.problems,

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use recd_ros2::msgdef::MessageDefinitions;
+use recd_ros2::msgdef::{self, MessageDefinitions};
 use recd_ros2::{names, qos as ros_qos, type_hash};
 use rustdds::QosPolicies;
 
@@ -87,7 +87,10 @@ pub(crate) fn channel_spec(
         metadata.insert("topic_type_hash".to_string(), hash);
     }
     let (schema_encoding, definition) = if naming.ros_type {
-        ("ros2msg", definitions.definition(&naming.schema))
+        (
+            msgdef::SCHEMA_ENCODING,
+            definitions.definition(&naming.schema),
+        )
     } else {
         (
             "omgidl",

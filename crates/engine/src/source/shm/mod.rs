@@ -32,7 +32,8 @@ use service_dir::ServiceDirectory;
 use service_types::ServiceTypes;
 
 /// The service flavour the recorder opens: its samples may move to the writer thread.
-pub(crate) type Flavor = ipc_threadsafe::Service;
+/// The iceoryx2 service flavor recd uses: inter-process, with thread-safe ports.
+pub type Flavor = ipc_threadsafe::Service;
 
 /// Why the shared-memory source could not start.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +83,7 @@ impl ShmSource {
     /// Creates the recorder's iceoryx2 node; the receive loop starts with
     /// [`ShmSource::run`].
     pub fn open(settings: ShmSettings, link: SourceLink) -> Result<Self, ShmError> {
-        let node = create_node(settings.prefix.as_deref())?;
+        let node = iceoryx2_node(settings.prefix.as_deref())?;
         Ok(Self {
             spill: SpillPool::new(settings.spill_bytes),
             next_poll: Instant::now(),
@@ -257,8 +258,9 @@ impl ShmSource {
     }
 }
 
-/// The recorder's node, in the iceoryx2 domain of `prefix` (iceoryx2's default if none).
-fn create_node(prefix: Option<&str>) -> Result<Node<Flavor>, ShmError> {
+/// A node in the iceoryx2 domain of `prefix` (iceoryx2's default if none), leaving signals
+/// to the process (recd and rec handle SIGINT/SIGTERM themselves).
+pub fn iceoryx2_node(prefix: Option<&str>) -> Result<Node<Flavor>, ShmError> {
     let mut config = iceoryx2::config::Config::global_config().clone();
     if let Some(prefix) = prefix {
         config.global.prefix =
