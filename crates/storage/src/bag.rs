@@ -63,7 +63,7 @@ pub fn part_of(info: &FileInfo) -> BagPart {
                 type_name: c.schema_name.clone().unwrap_or_default(),
                 offered_qos_profiles: c
                     .metadata
-                    .get("offered_qos_profiles")
+                    .get(crate::dds::OFFERED_QOS_PROFILES)
                     .cloned()
                     .unwrap_or_default(),
                 type_description_hash: c
@@ -78,7 +78,7 @@ pub fn part_of(info: &FileInfo) -> BagPart {
 }
 
 fn is_ros2(channel: &ChannelInfo) -> bool {
-    channel.message_encoding == "cdr"
+    channel.message_encoding == crate::dds::MESSAGE_ENCODING
 }
 
 /// Writes `dir/metadata.yaml` listing the ROS 2 files among `parts` (in name order,

@@ -13,7 +13,7 @@
 //!   could not recover (`rec reindex`).
 //!
 //! [`iceoryx2`] documents how iceoryx2 samples are encoded: message encoding, channel
-//! metadata keys and the user header.
+//! metadata keys and the user header; [`dds`] how DDS / ROS 2 samples are.
 //!
 //! Files are read back and reindexed output is written with the `mcap` crate; the files
 //! [`StreamWriter`] writes are checked against it in the tests.
@@ -22,6 +22,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod bag;
+pub mod dds;
 mod definitions;
 pub mod direct;
 mod durability;

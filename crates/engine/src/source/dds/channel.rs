@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use recd_ros2::msgdef::{self, MessageDefinitions};
 use recd_ros2::{names, qos as ros_qos, type_hash};
+use recd_storage::dds as dds_keys;
 use rustdds::QosPolicies;
 
 use crate::topic::ChannelSpec;
@@ -11,6 +12,10 @@ use crate::topic::ChannelSpec;
 /// A DDS topic's names in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Naming {
+    /// The DDS topic name.
+    pub dds_topic: String,
+    /// The DDS type name.
+    pub dds_type: String,
     /// The channel's topic: the ROS name (`/chatter` for `rt/chatter`) or the DDS name.
     pub channel: String,
     /// The schema's name: the ROS type (`std_msgs/msg/String`) or the DDS type name.
@@ -24,6 +29,8 @@ impl Naming {
     pub fn of(dds_topic: &str, dds_type: &str) -> Self {
         let ros_type = names::ros_type_name(dds_type);
         Self {
+            dds_topic: dds_topic.to_string(),
+            dds_type: dds_type.to_string(),
             channel: names::ros_topic_name(dds_topic).unwrap_or_else(|| dds_topic.to_string()),
             ros_type: ros_type.is_some(),
             schema: ros_type.unwrap_or_else(|| dds_type.to_string()),
@@ -64,27 +71,32 @@ impl Definitions {
     }
 }
 
-/// The schema and channel records of a topic written by `offers`, and, when the message
-/// definition is missing, why.
+/// The schema and channel records of a topic written by `offers` (WITH_KEY endpoints when
+/// `keyed`), and, when the message definition is missing, why.
 pub(crate) fn channel_spec(
     naming: &Naming,
+    keyed: bool,
     offers: &[Offer<'_>],
     definitions: &mut Definitions,
 ) -> (ChannelSpec, Option<String>) {
-    let mut metadata = BTreeMap::new();
+    let mut metadata = BTreeMap::from([
+        (dds_keys::TOPIC.to_string(), naming.dds_topic.clone()),
+        (dds_keys::TYPE_NAME.to_string(), naming.dds_type.clone()),
+        (dds_keys::KEYED.to_string(), keyed.to_string()),
+    ]);
     let profiles: Vec<ros_qos::QosProfile> = offers
         .iter()
         .map(|offer| super::qos::ros_profile(offer.qos))
         .collect();
     metadata.insert(
-        "offered_qos_profiles".to_string(),
+        dds_keys::OFFERED_QOS_PROFILES.to_string(),
         ros_qos::offered_qos_profiles_yaml(&profiles),
     );
     if let Some(hash) = offers
         .iter()
         .find_map(|offer| type_hash::from_user_data(offer.user_data))
     {
-        metadata.insert("topic_type_hash".to_string(), hash);
+        metadata.insert(dds_keys::TOPIC_TYPE_HASH.to_string(), hash);
     }
     let (schema_encoding, definition) = if naming.ros_type {
         (
@@ -105,7 +117,7 @@ pub(crate) fn channel_spec(
         Err(reason) => (Vec::new(), Some(reason)),
     };
     let spec = ChannelSpec {
-        message_encoding: "cdr".to_string(),
+        message_encoding: dds_keys::MESSAGE_ENCODING.to_string(),
         schema_name: naming.schema.clone(),
         schema_encoding: schema_encoding.to_string(),
         schema_data,
@@ -123,6 +135,8 @@ mod tests {
         assert_eq!(
             Naming::of("rt/chatter", "std_msgs::msg::dds_::String_"),
             Naming {
+                dds_topic: "rt/chatter".into(),
+                dds_type: "std_msgs::msg::dds_::String_".into(),
                 channel: "/chatter".into(),
                 schema: "std_msgs/msg/String".into(),
                 ros_type: true,
@@ -131,6 +145,8 @@ mod tests {
         assert_eq!(
             Naming::of("Square", "ShapeType"),
             Naming {
+                dds_topic: "Square".into(),
+                dds_type: "ShapeType".into(),
                 channel: "Square".into(),
                 schema: "ShapeType".into(),
                 ros_type: false,
@@ -153,8 +169,14 @@ mod tests {
             user_data: hash.as_bytes(),
         }];
         let naming = Naming::of("rt/chatter", "std_msgs::msg::dds_::String_");
-        let (spec, missing) = channel_spec(&naming, &offers, &mut definitions);
+        let (spec, missing) = channel_spec(&naming, false, &offers, &mut definitions);
         assert_eq!(missing, None);
+        assert_eq!(spec.metadata["dds.topic"], "rt/chatter");
+        assert_eq!(
+            spec.metadata["dds.type_name"],
+            "std_msgs::msg::dds_::String_"
+        );
+        assert_eq!(spec.metadata["dds.keyed"], "false");
         assert_eq!(spec.message_encoding, "cdr");
         assert_eq!(spec.schema_encoding, "ros2msg");
         assert_eq!(spec.schema_data, b"string data\n");
@@ -165,7 +187,8 @@ mod tests {
         assert!(spec.metadata["offered_qos_profiles"].contains("reliable"));
 
         let unknown = Naming::of("rt/odd", "odd_msgs::msg::dds_::Odd_");
-        let (spec, missing) = channel_spec(&unknown, &offers, &mut definitions);
+        let (spec, missing) = channel_spec(&unknown, true, &offers, &mut definitions);
+        assert_eq!(spec.metadata["dds.keyed"], "true");
         assert!(spec.schema_data.is_empty());
         assert!(missing.unwrap().contains("odd_msgs"));
     }

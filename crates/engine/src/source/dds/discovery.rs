@@ -208,7 +208,8 @@ impl DdsSource {
                 return None;
             }
         };
-        let (channel, missing_definition) = channel_spec(&naming, &offers, &mut self.definitions);
+        let (channel, missing_definition) =
+            channel_spec(&naming, keyed, &offers, &mut self.definitions);
         match missing_definition {
             Some(reason) => self.link.registry.note_problem(
                 &service,
