@@ -52,6 +52,31 @@ pub fn ros_type_name(dds_type: &str) -> Option<String> {
     Some(format!("{}/{name}", parts.join("/")))
 }
 
+/// The DDS topic of a ROS topic: `"/chatter"` → `"rt/chatter"`; a name without the
+/// leading slash (a plain DDS topic such as `Square`) is its own DDS name.
+pub fn dds_topic_name(topic: &str) -> String {
+    match topic.strip_prefix('/') {
+        Some(rest) if !rest.is_empty() => format!("{ROS_TOPIC_PREFIX}{rest}"),
+        _ => topic.to_string(),
+    }
+}
+
+/// The DDS type of a ROS type: `"std_msgs/msg/String"` → `"std_msgs::msg::dds_::String_"`,
+/// the way rmw mangles it; a name that is not `<pkg>/<namespace>/<Name>` (a plain DDS type
+/// such as `ShapeType`) is its own DDS name.
+pub fn dds_type_name(ros_type: &str) -> String {
+    match ros_type.rsplit_once('/') {
+        Some((namespace, name))
+            if is_identifier(name)
+                && namespace.split('/').count() >= 2
+                && namespace.split('/').all(is_identifier) =>
+        {
+            format!("{}::dds_::{name}_", namespace.replace('/', "::"))
+        }
+        _ => ros_type.to_string(),
+    }
+}
+
 /// Whether a DDS topic is one of ROS's own bookkeeping topics, which are skipped unless
 /// explicitly selected: exactly the DDS topics listed in [`INTERNAL_TOPICS`]
 /// (`ros_discovery_info` and `rt/parameter_events`, i.e. ROS `/parameter_events`).
@@ -134,6 +159,24 @@ mod tests {
             ),
         ] {
             assert_eq!(ros_type_name(dds).as_deref(), Some(ros), "{dds}");
+        }
+    }
+
+    #[test]
+    fn ros_names_are_mangled_back() {
+        for dds in ["rt/chatter", "rt/ns/cam/image"] {
+            assert_eq!(dds_topic_name(&ros_topic_name(dds).unwrap()), dds);
+        }
+        assert_eq!(dds_topic_name("Square"), "Square");
+        assert_eq!(dds_topic_name("/"), "/");
+        for dds in [
+            "std_msgs::msg::dds_::String_",
+            "example_interfaces::action::dds_::Fibonacci_FeedbackMessage_",
+        ] {
+            assert_eq!(dds_type_name(&ros_type_name(dds).unwrap()), dds);
+        }
+        for plain in ["ShapeType", "spike::Keyed", "msg/String", "a//B", "a/b/"] {
+            assert_eq!(dds_type_name(plain), plain);
         }
     }
 

@@ -1,5 +1,5 @@
 //! The `offered_qos_profiles` channel metadata rosbag2 writes: the QoS each writer of a topic
-//! offered, as YAML.
+//! offered, as YAML. Written here, read back (for a replay) by [`parse_offered_qos_profiles`].
 //!
 //! rosbag2_storage_mcap puts `serialize_rclcpp_qos_vector(offered_qos_profiles)` under that
 //! key (`mcap_storage.cpp`). The encoding is rosbag2_storage's `qos.cpp`
@@ -18,7 +18,11 @@
 //! - two-space indentation, profiles separated by a newline, no newline at the end (yaml-cpp
 //!   ends a document without one); an empty list is `[]`.
 
+mod read;
+
 use std::time::Duration;
+
+pub use read::{parse_offered_qos_profiles, QosReadError};
 
 /// `RMW_DURATION_INFINITE`'s seconds (rmw/time.h): `i64::MAX` nanoseconds.
 const INFINITE_SEC: u64 = 9_223_372_036;
