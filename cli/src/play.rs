@@ -1,6 +1,8 @@
 //! `rec play`: recorded files back to the transports they came from, on time.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,12 +20,20 @@ use crate::table::table;
 /// (divided by --rate), to the transport it was recorded from.
 ///
 /// PATH is a file, a session directory (its split files play as one stream, in order) or
-/// the name of a recd session. iceoryx2 channels go to services of the same name with the
-/// recorded payload and user-header types, opened if they exist (a service that exists
-/// with other types is refused) or created; each sample is filled straight from the file,
-/// user header byte for byte. DDS / ROS 2 channels are not played yet and are listed as
-/// skipped. A file a crash cut short plays up to its last complete message. Ctrl-C stops
-/// cleanly.
+/// the name of a recd session. The iceoryx2 and DDS files of a mixed session play
+/// together, merged by time.
+///
+/// iceoryx2 channels go to services of the same name with the recorded payload and
+/// user-header types, opened if they exist (a service that exists with other types is
+/// refused) or created; each sample is filled straight from the file, user header byte
+/// for byte.
+///
+/// DDS / ROS 2 channels go to DDS writers on the recorded DDS topic (`/chatter` plays on
+/// `rt/chatter`) with the recorded type name and key kind, reliable and transient-local
+/// (latched) only when every recorded writer was; each sample leaves as the CDR it was
+/// recorded as, its encapsulation (XCDR1 or XCDR2) kept.
+///
+/// A file a crash cut short plays up to its last complete message. Ctrl-C stops cleanly.
 #[derive(Debug, Args)]
 pub struct PlayArgs {
     /// Recordings: files, session directories or session names.
@@ -53,7 +63,26 @@ pub struct PlayArgs {
     /// The iceoryx2 domain to play into (its `global.prefix`); iceoryx2's default if left out.
     #[arg(long, value_name = "PREFIX")]
     iceoryx2_prefix: Option<String>,
-    /// Before playing, wait up to this long for every service to have a subscriber.
+    /// Play the topic FROM as TO, e.g. /chatter:=/chatter_replay; repeatable.
+    #[arg(long, value_name = "FROM:=TO", value_parser = parse_remap)]
+    remap: Vec<(String, String)>,
+    /// The DDS domain to play DDS / ROS 2 topics into (0 to 232).
+    #[arg(long, value_name = "N", env = "ROS_DOMAIN_ID", default_value_t = 0,
+          value_parser = clap::value_parser!(u16).range(0..=232))]
+    dds_domain: u16,
+    /// Use only this address for DDS (e.g. 127.0.0.1); repeatable. Every interface if
+    /// left out.
+    #[arg(long = "dds-interface", value_name = "ADDR")]
+    dds_interfaces: Vec<IpAddr>,
+    /// Leave out the iceoryx2 channels.
+    #[arg(long)]
+    no_iceoryx2: bool,
+    /// Leave out the DDS / ROS 2 channels.
+    #[arg(long, conflicts_with = "no_iceoryx2")]
+    no_dds: bool,
+    /// Before playing, wait up to this long for every topic to have a subscriber (a
+    /// matched reader, for DDS: messages a reliable DDS writer sends before its readers
+    /// are matched are not delivered).
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
     wait_subscribers: Duration,
     /// Print the summary as JSON: per topic sent, late and failed.
@@ -61,6 +90,17 @@ pub struct PlayArgs {
     json: bool,
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
+}
+
+fn parse_remap(text: &str) -> Result<(String, String), String> {
+    match text.split_once(":=") {
+        Some((from, to)) if !from.is_empty() && !to.is_empty() => {
+            Ok((from.to_string(), to.to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not FROM:=TO (e.g. /chatter:=/chatter_replay)"
+        )),
+    }
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -92,6 +132,11 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
         use_publish_time: args.use_publish_time,
         iceoryx2_prefix: args.iceoryx2_prefix.clone(),
         wait_subscribers: args.wait_subscribers,
+        remap: remaps(&args.remap)?,
+        iceoryx2: !args.no_iceoryx2,
+        dds: !args.no_dds,
+        dds_domain: args.dds_domain,
+        dds_interfaces: args.dds_interfaces.clone(),
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
@@ -118,6 +163,19 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The remaps by recorded topic; a topic remapped twice is refused.
+fn remaps(pairs: &[(String, String)]) -> Result<BTreeMap<String, String>, String> {
+    let mut remap = BTreeMap::new();
+    for (from, to) in pairs {
+        if let Some(earlier) = remap.insert(from.clone(), to.clone()) {
+            return Err(format!(
+                "--remap: {from} is remapped twice (to {earlier} and to {to})"
+            ));
+        }
+    }
+    Ok(remap)
 }
 
 fn show_progress(progress: &Progress) {

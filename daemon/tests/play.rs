@@ -228,13 +228,16 @@ fn bad_input_is_refused_with_a_message_naming_it() {
         .add_channel(None, "/chatter", "cdr", &BTreeMap::new())
         .unwrap();
     writer.close().unwrap();
-    let only_dds = recd.rec(&["play", dds.to_str().unwrap()]);
+    let only_dds = recd.rec(&["play", dds.to_str().unwrap(), "--no-dds"]);
     assert_eq!(only_dds.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&only_dds.stderr);
     assert!(
-        stderr.contains("nothing to play: /chatter (DDS / ROS 2 topics are not played yet)"),
+        stderr.contains("nothing to play: /chatter (left out by --no-dds)"),
         "{stderr}"
     );
+    let domain = recd.rec(&["play", dds.to_str().unwrap(), "--dds-domain", "233"]);
+    assert_eq!(domain.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&domain.stderr).contains("233"));
 }
 
 #[test]

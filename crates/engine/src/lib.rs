@@ -54,7 +54,7 @@ pub use recording::{
     Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };
 pub use select::{PatternError, TopicFilter};
-pub use source::dds::DdsError;
+pub use source::dds::{dds_participant, DdsError};
 pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
 pub use survey::{survey, Survey, SurveyedTopic};

@@ -1,32 +1,37 @@
-//! Plays recorded MCAP files back (`rec play`): every message of the selected channels, in
-//! file order, each at its recorded time relative to the first divided by the rate, to the
-//! transport it was recorded from. Split files of a session play as one stream.
+//! Plays recorded MCAP files back (`rec play`): every message of the selected channels,
+//! each at its recorded time relative to the first divided by the rate, to the transport
+//! it was recorded from. Split files of a session play as one stream; the iceoryx2 and DDS
+//! files of a mixed session are merged by time.
 //!
 //! iceoryx2 channels go to services of the same name with the recorded type details
 //! ([`shm`]); each message is copied from the file straight into a loaned sample, user
-//! header included. DDS channels are not played yet: they are listed as skipped.
+//! header included. DDS channels go to rustdds writers with the recorded DDS names, key
+//! kind and QoS ([`dds`]); each message leaves as the CDR it was recorded as.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod dds;
+mod outputs;
 mod pacing;
 mod reader;
 mod senders;
 pub mod shm;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reader::{read_pass, Queued, ReadPlan, READ_AHEAD};
+use outputs::{check_remaps, Outputs, Planned};
+use reader::{first_representations, read_pass, Queued, ReadPlan, READ_AHEAD};
 use recd_engine::{TopicFilter, TopicSelection};
 use recd_storage::{Damage, MessagesError, RecordedChannel};
 
 pub use pacing::{Pacer, LATE_AFTER};
 use senders::{Senders, Totals};
-use shm::{ShmOutput, ShmTopic};
 
 /// How to play.
 #[derive(Debug, Clone)]
@@ -47,6 +52,16 @@ pub struct PlayOptions {
     pub iceoryx2_prefix: Option<String>,
     /// Wait up to this long for every service to have a subscriber before playing.
     pub wait_subscribers: Duration,
+    /// Topics played under another name: recorded name → played name.
+    pub remap: BTreeMap<String, String>,
+    /// Play iceoryx2 channels.
+    pub iceoryx2: bool,
+    /// Play DDS channels.
+    pub dds: bool,
+    /// The DDS domain to play into.
+    pub dds_domain: u16,
+    /// The addresses DDS may use; every interface when empty.
+    pub dds_interfaces: Vec<IpAddr>,
 }
 
 impl Default for PlayOptions {
@@ -60,6 +75,11 @@ impl Default for PlayOptions {
             use_publish_time: false,
             iceoryx2_prefix: None,
             wait_subscribers: Duration::ZERO,
+            remap: BTreeMap::new(),
+            iceoryx2: true,
+            dds: true,
+            dds_domain: 0,
+            dds_interfaces: Vec::new(),
         }
     }
 }
@@ -120,12 +140,18 @@ pub enum PlayError {
     /// No channel of the recording matches the selection.
     #[error("no topic of the recording matches the selection")]
     NothingSelected,
-    /// Every selected topic is one `rec play` does not play yet.
-    #[error("nothing to play: {0} (DDS / ROS 2 topics are not played yet)")]
+    /// Every selected topic was left out.
+    #[error("nothing to play: {0}")]
     OnlySkipped(String),
+    /// A `--remap` names no recorded topic, or makes two topics one.
+    #[error("{0}")]
+    Remap(String),
     /// iceoryx2 could not be set up.
     #[error("{0}")]
     Shm(String),
+    /// DDS could not be set up.
+    #[error("{0}")]
+    Dds(String),
     /// A sending thread could not be started.
     #[error("cannot start a sending thread: {0}")]
     Thread(std::io::Error),
@@ -142,13 +168,12 @@ pub fn play(
     let started = Instant::now();
     let filter = TopicFilter::new(&options.topics)?;
     let mut report = PlayReport::default();
-    let (node, outputs) = open_outputs(files, &filter, options, &mut report)?;
-    wait_for_subscribers(&outputs, options.wait_subscribers, cancel);
+    let (outputs, streams) = open_outputs(files, &filter, options, &mut report)?;
+    outputs.wait_for_subscribers(options.wait_subscribers, || cancel.load(Ordering::Relaxed));
 
-    let topics: HashSet<String> = outputs.keys().cloned().collect();
-    let outputs = Arc::new(outputs);
+    let topics: HashSet<String> = outputs.topics.keys().cloned().collect();
     let totals = Arc::new(Totals::default());
-    let senders = Senders::start(outputs.clone(), cancel.clone(), totals.clone())
+    let senders = Senders::start(outputs.topics.clone(), cancel.clone(), totals.clone())
         .map_err(PlayError::Thread)?;
     let mut player = Player {
         senders,
@@ -161,7 +186,7 @@ pub fn play(
         last_progress: Instant::now(),
     };
     let outcome = loop {
-        match player.play_pass(files, cancel, &mut report, &mut progress) {
+        match player.play_pass(&streams, cancel, &mut report, &mut progress) {
             Ok(ended) if ended && options.repeat && !cancel.load(Ordering::Relaxed) => {
                 player.next_pass()
             }
@@ -169,10 +194,11 @@ pub fn play(
         }
     };
     let mut played = player.senders.finish();
+    if !cancel.load(Ordering::Relaxed) {
+        outputs.flush(FLUSH_LIMIT);
+    }
     progress(progress_of(&player.totals, player.last_position));
-    // The ports go before the node that made them.
     drop(outputs);
-    drop(node);
     outcome?;
     // Topics that sent nothing (all before --start, say) are listed too.
     for topic in &player.topics {
@@ -187,16 +213,28 @@ pub fn play(
     Ok(report)
 }
 
-/// The selected channels' outputs, by topic; the others go to `report.skipped`.
+/// How long the end of a playback waits for reliable DDS readers to acknowledge what was
+/// sent, per topic.
+const FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+/// The selected channels' outputs, by topic, and the files as streams (see [`reader`]);
+/// the channels left out go to `report.skipped`.
 fn open_outputs(
     files: &[PathBuf],
     filter: &TopicFilter,
     options: &PlayOptions,
     report: &mut PlayReport,
-) -> Result<(Option<ShmOutput>, BTreeMap<String, ShmTopic>), PlayError> {
+) -> Result<(Outputs, Vec<Vec<PathBuf>>), PlayError> {
     let mut channels: BTreeMap<String, RecordedChannel> = BTreeMap::new();
+    // Files by their channels' message encodings: one stream per source family.
+    let mut streams: BTreeMap<Vec<String>, Vec<PathBuf>> = BTreeMap::new();
     for file in files {
-        for channel in recd_storage::summarize(file)?.channels {
+        let info = recd_storage::summarize(file)?;
+        let mut encodings: Vec<String> = Vec::new();
+        for channel in info.channels {
+            if !encodings.contains(&channel.message_encoding) {
+                encodings.push(channel.message_encoding.clone());
+            }
             channels
                 .entry(channel.topic.clone())
                 .or_insert_with(|| RecordedChannel {
@@ -206,7 +244,12 @@ fn open_outputs(
                     metadata: channel.metadata,
                 });
         }
+        encodings.sort();
+        streams.entry(encodings).or_default().push(file.clone());
     }
+    let recorded: HashMap<&str, &RecordedChannel> =
+        channels.iter().map(|(t, c)| (t.as_str(), c)).collect();
+    check_remaps(&options.remap, &recorded)?;
     let selected: Vec<&RecordedChannel> = channels
         .values()
         .filter(|c| filter.matches(&c.topic))
@@ -214,49 +257,33 @@ fn open_outputs(
     if selected.is_empty() {
         return Err(PlayError::NothingSelected);
     }
-    let mut shm = None;
-    let mut outputs = BTreeMap::new();
-    for channel in selected {
-        if !shm::is_shm(channel) {
-            report.skipped.insert(
-                channel.topic.clone(),
-                format!(
-                    "{} channels are not played yet (only iceoryx2 ones are)",
-                    channel.message_encoding
-                ),
-            );
-            continue;
-        }
-        if shm.is_none() {
-            shm = Some(ShmOutput::new(options.iceoryx2_prefix.as_deref()).map_err(PlayError::Shm)?);
-        }
-        let output = shm.as_ref().expect("created above");
-        match output.open(channel) {
-            Ok(topic) => {
-                outputs.insert(channel.topic.clone(), topic);
-            }
-            Err(reason) => return Err(PlayError::Shm(reason)),
-        }
-    }
-    if outputs.is_empty() {
-        let skipped: Vec<&str> = report.skipped.keys().map(String::as_str).collect();
+    let dds_topics: HashSet<String> = selected
+        .iter()
+        .filter(|c| options.dds && dds::is_dds(c))
+        .map(|c| c.topic.clone())
+        .collect();
+    let representations = if dds_topics.is_empty() {
+        HashMap::new()
+    } else {
+        first_representations(files, &dds_topics)?
+    };
+    let planned: Vec<Planned<'_>> = selected
+        .iter()
+        .map(|channel| Planned {
+            channel,
+            representation: representations.get(&channel.topic).copied(),
+        })
+        .collect();
+    let outputs = Outputs::open(&planned, options, &mut report.skipped)?;
+    if outputs.topics.is_empty() {
+        let skipped: Vec<String> = report
+            .skipped
+            .iter()
+            .map(|(topic, why)| format!("{topic} ({why})"))
+            .collect();
         return Err(PlayError::OnlySkipped(skipped.join(", ")));
     }
-    Ok((shm, outputs))
-}
-
-fn wait_for_subscribers(
-    outputs: &BTreeMap<String, ShmTopic>,
-    limit: Duration,
-    cancel: &AtomicBool,
-) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline
-        && !cancel.load(Ordering::Relaxed)
-        && outputs.values().any(|t| t.subscribers() == 0)
-    {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    Ok((outputs, streams.into_values().collect()))
 }
 
 /// How long after the first message is read it leaves: time for the reader to get ahead
@@ -296,14 +323,14 @@ impl Player<'_> {
     /// thread of its own; false when cancelled or stopped at `--until`.
     fn play_pass(
         &mut self,
-        files: &[PathBuf],
+        streams: &[Vec<PathBuf>],
         cancel: &AtomicBool,
         report: &mut PlayReport,
         progress: &mut impl FnMut(Progress),
     ) -> Result<bool, PlayError> {
         let topics = self.topics.clone();
         let plan = ReadPlan {
-            files,
+            streams,
             topics: &topics,
             start: self.options.start,
             until: self.options.until,

@@ -1,5 +1,6 @@
 //! The threads that send: one for topics of large messages and one for the others, so
-//! that copying a camera frame into its loan does not hold up a 1 kHz topic, as the
+//! that copying a camera frame into its loan (or handing it to DDS) does not hold up a
+//! 1 kHz topic, as the
 //! recorded publishers did not hold each other up. A topic stays on one thread, so its
 //! messages keep their order.
 
@@ -12,8 +13,8 @@ use std::time::Instant;
 
 use recd_storage::RecordedChannel;
 
+use crate::outputs::Output;
 use crate::pacing::{wait_until, LATE_AFTER};
-use crate::shm::ShmTopic;
 use crate::PlayedTopic;
 
 /// Messages at least this large go to the thread for large messages.
@@ -51,7 +52,7 @@ pub struct Senders {
 impl Senders {
     /// Starts the threads; they send on `outputs` until [`Self::finish`].
     pub fn start(
-        outputs: Arc<BTreeMap<String, ShmTopic>>,
+        outputs: Arc<BTreeMap<String, Output>>,
         cancel: Arc<AtomicBool>,
         totals: Arc<Totals>,
     ) -> std::io::Result<Self> {
@@ -86,7 +87,7 @@ impl Senders {
                             played.insert(topic.to_string(), first);
                         }
                         let stats = played.get_mut(topic).expect("inserted above");
-                        match outputs[topic].send(&job.data) {
+                        match outputs[topic].send(job.data) {
                             Ok(()) => {
                                 stats.sent += 1;
                                 totals.sent.fetch_add(1, Ordering::Relaxed);

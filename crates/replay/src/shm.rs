@@ -48,10 +48,14 @@ impl ShmOutput {
         Ok(Self { node })
     }
 
-    /// Opens (or creates) the service of `channel` and a publisher on it; refuses a
-    /// service that exists with other types, naming both.
-    pub fn open(&self, channel: &RecordedChannel) -> Result<ShmTopic, String> {
-        let types = RecordedTypes::of(channel)?;
+    /// Opens (or creates) the service of `channel`, played as `topic` (its recorded name
+    /// or a remapped one), and a publisher on it; refuses a service that exists with other
+    /// types, naming both.
+    pub fn open(&self, channel: &RecordedChannel, topic: &str) -> Result<ShmTopic, String> {
+        let mut types = RecordedTypes::of(channel)?;
+        if topic != channel.topic {
+            types.service = remapped_service(&types.service, topic);
+        }
         let name = ServiceName::new(&types.service)
             .map_err(|e| format!("invalid service name {:?}: {e:?}", types.service))?;
         if let Some(existing) = self.existing_types(&name)? {
@@ -219,6 +223,17 @@ impl RecordedTypes {
     }
 }
 
+/// The service a channel recorded from `service` plays to under the remapped name
+/// `topic`: an rmw_iceoryx2 topic (`ros2://topics/a`, recorded as `/a`) stays one.
+fn remapped_service(service: &str, topic: &str) -> String {
+    match topic.strip_prefix('/') {
+        Some(ros) if service.starts_with(keys::RMW_TOPIC_PREFIX) => {
+            format!("{}{ros}", keys::RMW_TOPIC_PREFIX)
+        }
+        _ => topic.to_string(),
+    }
+}
+
 /// A type for people: name, size, alignment.
 fn describe(detail: &TypeDetail) -> String {
     format!(
@@ -232,4 +247,21 @@ fn describe(detail: &TypeDetail) -> String {
 /// Whether `channel` was recorded from iceoryx2.
 pub fn is_shm(channel: &RecordedChannel) -> bool {
     channel.message_encoding == keys::MESSAGE_ENCODING
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remapped_rmw_topics_stay_rmw_topics() {
+        assert_eq!(
+            remapped_service("ros2://topics/chatter", "/echo"),
+            "ros2://topics/echo"
+        );
+        assert_eq!(
+            remapped_service("camera/front", "camera/rear"),
+            "camera/rear"
+        );
+    }
 }

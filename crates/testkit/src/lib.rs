@@ -18,8 +18,8 @@ pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
-    cyclone_loopback_config, dds_publish, dds_published, python, python_file, read_mcap, read_ros2,
-    ros2_fixtures, Published,
+    cyclone_loopback_config, dds_publish, dds_published, dds_received, dds_subscribe, python,
+    python_file, read_mcap, read_ros2, ros2_fixtures, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;

@@ -49,18 +49,27 @@ pub fn cyclone_loopback_config() -> String {
 /// Starts `tests/python/dds_publish.py` with `args`, on loopback only (Cyclone's
 /// unicast loopback configuration: `lo` may lack the MULTICAST flag).
 pub fn dds_publish(args: &[&str]) -> Child {
-    let config = cyclone_loopback_config();
+    spawn_dds_script("dds_publish.py", args)
+}
+
+/// Starts `tests/python/dds_subscribe.py` with `args`, on loopback only; read what it
+/// received with [`dds_received`].
+pub fn dds_subscribe(args: &[&str]) -> Child {
+    spawn_dds_script("dds_subscribe.py", args)
+}
+
+fn spawn_dds_script(script: &str, args: &[&str]) -> Child {
     Command::new(python())
-        .arg(python_file("dds_publish.py"))
+        .arg(python_file(script))
         .args(args)
-        .env("CYCLONEDDS_URI", config)
+        .env("CYCLONEDDS_URI", cyclone_loopback_config())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the DDS publisher starts")
+        .unwrap_or_else(|e| panic!("{script} does not start: {e}"))
 }
 
-/// What a DDS publisher published.
+/// What a DDS publisher published, or a DDS subscriber received.
 pub struct Published {
     /// One entry per sample: topic, i, bytes, sha256 of the CDR, data.
     pub samples: Vec<Value>,
@@ -69,20 +78,31 @@ pub struct Published {
 }
 
 /// Waits (at most `limit`) for a publisher of [`dds_publish`] and asserts it succeeded.
-pub fn dds_published(mut child: Child, limit: Duration) -> Published {
-    // Read while it runs: a full pipe would stall the publisher.
+pub fn dds_published(child: Child, limit: Duration) -> Published {
+    script_lines(child, limit, "DDS publisher")
+}
+
+/// Waits (at most `limit`) for a subscriber of [`dds_subscribe`] and asserts it
+/// succeeded: `samples` holds one entry per sample received (topic, t, bytes, sha256,
+/// data), `done` its count.
+pub fn dds_received(child: Child, limit: Duration) -> Published {
+    let mut received = script_lines(child, limit, "DDS subscriber");
+    received.samples.retain(|line| line["ready"] != true);
+    received
+}
+
+/// The JSON lines a DDS script printed, the last (`done`) apart.
+fn script_lines(mut child: Child, limit: Duration, what: &str) -> Published {
+    // Read while it runs: a full pipe would stall the script.
     let stdout = read_in_background(child.stdout.take());
     let stderr = read_in_background(child.stderr.take());
     let status = wait_bounded(child, limit).status;
     let stdout = stdout.join().expect("stdout reader");
     let stderr = stderr.join().expect("stderr reader");
-    assert!(
-        status.success(),
-        "the DDS publisher failed ({status}): {stderr}"
-    );
+    assert!(status.success(), "the {what} failed ({status}): {stderr}");
     let mut lines: Vec<Value> = stdout
         .lines()
-        .map(|line| serde_json::from_str(line).expect("the publisher prints JSON lines"))
+        .map(|line| serde_json::from_str(line).expect("the script prints JSON lines"))
         .collect();
     let done = lines.pop().expect("a final line");
     assert_eq!(done["done"], true, "unexpected last line {done}; {stderr}");

@@ -15,6 +15,7 @@ mod reader;
 mod receive;
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -78,6 +79,30 @@ const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
 /// latency.
 const GATHER_TIME: Duration = Duration::from_millis(5);
 
+/// A rustdds participant in `domain` that uses only `interfaces` (every interface when
+/// empty) and reaches participants on this host through loopback, its sockets' receive
+/// buffers `receive_buffer_bytes` large (rustdds' default when `None`).
+pub fn dds_participant(
+    domain: u16,
+    interfaces: &[IpAddr],
+    receive_buffer_bytes: Option<usize>,
+) -> Result<DomainParticipant, DdsError> {
+    if domain > MAX_DOMAIN {
+        return Err(DdsError::Domain(domain));
+    }
+    let mut builder = DomainParticipantBuilder::new(domain).same_host_loopback(true);
+    if let Some(bytes) = receive_buffer_bytes {
+        builder = builder.socket_receive_buffer_size(bytes);
+    }
+    if !interfaces.is_empty() {
+        builder = builder.with_only_networks(interfaces.iter().copied());
+    }
+    builder.build().map_err(|e| DdsError::Participant {
+        domain,
+        reason: e.to_string(),
+    })
+}
+
 /// Stops the DDS thread from another thread.
 pub(crate) struct DdsStopper {
     waker: Arc<Waker>,
@@ -110,23 +135,15 @@ impl DdsSource {
     /// Joins the domain; the receive loop starts with [`DdsSource::run`].
     pub fn open(settings: DdsSettings, link: SourceLink) -> Result<Self, DdsError> {
         let config = &settings.config;
-        if config.domain > MAX_DOMAIN {
-            return Err(DdsError::Domain(config.domain));
-        }
+        let participant = dds_participant(
+            config.domain,
+            &config.interfaces,
+            Some(config.receive_buffer_bytes),
+        )?;
         let participant_error = |reason: String| DdsError::Participant {
             domain: config.domain,
             reason,
         };
-        let mut builder = DomainParticipantBuilder::new(config.domain)
-            // Participants on this host are reached through loopback.
-            .same_host_loopback(true)
-            .socket_receive_buffer_size(config.receive_buffer_bytes);
-        if !config.interfaces.is_empty() {
-            builder = builder.with_only_networks(config.interfaces.iter().copied());
-        }
-        let participant = builder
-            .build()
-            .map_err(|e| participant_error(e.to_string()))?;
         let subscriber = participant
             .create_subscriber(&QosPolicyBuilder::new().build())
             .map_err(|e| participant_error(e.to_string()))?;

@@ -1,0 +1,180 @@
+//! Where each played channel goes: an iceoryx2 service ([`shm`](crate::shm)) or a DDS
+//! writer ([`dds`](crate::dds)), chosen by how it was recorded; channels left out, and why.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use recd_storage::RecordedChannel;
+
+use crate::dds::{self, DdsOutput, DdsTopic};
+use crate::shm::{self, ShmOutput, ShmTopic};
+use crate::{PlayError, PlayOptions};
+
+/// One channel's output.
+pub enum Output {
+    /// An iceoryx2 publisher.
+    Shm(Box<ShmTopic>),
+    /// A DDS writer.
+    Dds(DdsTopic),
+}
+
+impl Output {
+    /// Sends one recorded message as it was recorded.
+    pub fn send(&self, data: Vec<u8>) -> Result<(), String> {
+        match self {
+            Self::Shm(topic) => topic.send(&data),
+            Self::Dds(topic) => topic.send(data),
+        }
+    }
+
+    /// Subscribers (matched readers) now.
+    pub fn subscribers(&self) -> usize {
+        match self {
+            Self::Shm(topic) => topic.subscribers(),
+            Self::Dds(topic) => topic.subscribers(),
+        }
+    }
+
+    /// Waits up to `limit` until what was sent has been received, where the transport
+    /// can tell (reliable DDS readers acknowledge).
+    pub fn flush(&self, limit: Duration) {
+        if let Self::Dds(topic) = self {
+            topic.flush(limit);
+        }
+    }
+}
+
+/// The outputs of a playback, by recorded topic name, and the transports they use.
+pub struct Outputs {
+    // Declared first so that the ports go before the node and participant that made them.
+    /// By recorded topic name; shared with the sending threads.
+    pub topics: Arc<BTreeMap<String, Output>>,
+    _shm: Option<ShmOutput>,
+    _dds: Option<DdsOutput>,
+}
+
+/// A selected channel and what is known before playing it.
+pub struct Planned<'a> {
+    /// The channel.
+    pub channel: &'a RecordedChannel,
+    /// The encapsulation of its first recorded message (DDS channels only).
+    pub representation: Option<[u8; 2]>,
+}
+
+impl Outputs {
+    /// Opens an output for each of `planned` whose transport `options` allow; the others
+    /// are named in `skipped` with the reason.
+    pub fn open(
+        planned: &[Planned<'_>],
+        options: &PlayOptions,
+        skipped: &mut BTreeMap<String, String>,
+    ) -> Result<Self, PlayError> {
+        let mut topics = BTreeMap::new();
+        let mut shm_node = None;
+        let mut dds_participant = None;
+        for plan in planned {
+            let channel = plan.channel;
+            let played_as = options
+                .remap
+                .get(&channel.topic)
+                .map_or(channel.topic.as_str(), String::as_str);
+            let output = if shm::is_shm(channel) {
+                if !options.iceoryx2 {
+                    skipped.insert(channel.topic.clone(), "left out by --no-iceoryx2".into());
+                    continue;
+                }
+                let node = match &mut shm_node {
+                    Some(node) => node,
+                    none => none.insert(
+                        ShmOutput::new(options.iceoryx2_prefix.as_deref())
+                            .map_err(PlayError::Shm)?,
+                    ),
+                };
+                Output::Shm(Box::new(
+                    node.open(channel, played_as).map_err(PlayError::Shm)?,
+                ))
+            } else if dds::is_dds(channel) {
+                if !options.dds {
+                    skipped.insert(channel.topic.clone(), "left out by --no-dds".into());
+                    continue;
+                }
+                let participant = match &mut dds_participant {
+                    Some(participant) => participant,
+                    none => none.insert(
+                        DdsOutput::new(options.dds_domain, &options.dds_interfaces)
+                            .map_err(PlayError::Dds)?,
+                    ),
+                };
+                let representation = plan.representation.unwrap_or(CDR_LE);
+                Output::Dds(
+                    participant
+                        .open(channel, played_as, representation)
+                        .map_err(PlayError::Dds)?,
+                )
+            } else {
+                skipped.insert(
+                    channel.topic.clone(),
+                    format!(
+                        "its message encoding {} is neither iceoryx2 nor cdr",
+                        channel.message_encoding
+                    ),
+                );
+                continue;
+            };
+            topics.insert(channel.topic.clone(), output);
+        }
+        Ok(Self {
+            topics: Arc::new(topics),
+            _shm: shm_node,
+            _dds: dds_participant,
+        })
+    }
+
+    /// Waits up to `limit` for every output to have a subscriber, or until `stop` says so.
+    pub fn wait_for_subscribers(&self, limit: Duration, stop: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline
+            && !stop()
+            && self.topics.values().any(|t| t.subscribers() == 0)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Lets every output deliver what it sent, up to `limit` each.
+    pub fn flush(&self, limit: Duration) {
+        for output in self.topics.values() {
+            output.flush(limit);
+        }
+    }
+}
+
+/// ROS 2's representation (XCDR1, little endian), for a DDS channel with no message.
+const CDR_LE: [u8; 2] = [0, 1];
+
+/// Checks `--remap` against the recorded topics: each FROM must be one, and no two topics
+/// may end up with one name.
+pub fn check_remaps(
+    remap: &BTreeMap<String, String>,
+    topics: &HashMap<&str, &RecordedChannel>,
+) -> Result<(), PlayError> {
+    for from in remap.keys() {
+        if !topics.contains_key(from.as_str()) {
+            return Err(PlayError::Remap(format!(
+                "--remap {from}:={}: the recording has no topic {from}",
+                remap[from]
+            )));
+        }
+    }
+    let mut played: HashMap<&str, &str> = HashMap::new();
+    for topic in topics.keys() {
+        let to = remap.get(*topic).map_or(*topic, String::as_str);
+        if let Some(other) = played.insert(to, topic) {
+            return Err(PlayError::Remap(format!(
+                "--remap: {other} and {topic} would both play as {to}"
+            )));
+        }
+    }
+    Ok(())
+}
