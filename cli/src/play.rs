@@ -145,7 +145,7 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
     let on_terminal = std::io::stderr().is_terminal();
     let report = recd_replay::play(&files, &options, &cancel, |progress| {
         if on_terminal {
-            show_progress(&progress);
+            show_progress(&progress, args.rate);
         }
     })
     .map_err(|e| e.to_string())?;
@@ -178,10 +178,11 @@ fn remaps(pairs: &[(String, String)]) -> Result<BTreeMap<String, String>, String
     Ok(remap)
 }
 
-fn show_progress(progress: &Progress) {
+fn show_progress(progress: &Progress, rate: f64) {
     eprint!(
-        "\r{:>9.1} s  {} messages  {} late",
+        "\r{:>9.1} / {:.1} s  ×{rate}  {} messages  {} late ",
         progress.position.as_secs_f64(),
+        progress.length.as_secs_f64(),
         progress.sent,
         progress.late
     );

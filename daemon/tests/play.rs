@@ -391,3 +391,52 @@ fn loop_repeats_until_ctrl_c_and_a_cut_file_plays_up_to_its_last_message() {
         .unwrap();
     assert!((10..50).contains(&played), "{stdout}");
 }
+
+#[test]
+fn samples_of_a_python_publisher_play_to_a_python_subscriber_byte_exact_and_on_time() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    let service = "pyplay/pose";
+    let script = |mode: &str| {
+        recd_testkit::shm_pubsub(&[
+            mode,
+            "--prefix",
+            &domain.prefix,
+            "--service",
+            service,
+            "--count",
+            "100",
+            "--rate",
+            "50",
+        ])
+    };
+    recd.rec_json(&["start", "--name", "py", "--topic", "pyplay/*"]);
+    let published = recd_testkit::script_done(script("publish"), Duration::from_secs(60));
+    assert!(recd.wait_written("py", 100));
+    let files = recd_testkit::stopped_files(&recd.rec_json(&["stop", "py"]));
+    let (_, times) = messages_by_topic(&files);
+    let recorded: Vec<f64> = times[service].iter().map(|t| *t as f64 / 1e9).collect();
+
+    // The subscriber is there first, with the types it knows (iceoryx2's defaults).
+    let subscriber = script("subscribe");
+    let report = recd.rec_json(&[
+        "play",
+        "py",
+        "--iceoryx2-prefix",
+        &domain.prefix,
+        "--wait-subscribers",
+        "20s",
+    ]);
+    let received = recd_testkit::script_done(subscriber, Duration::from_secs(60));
+    assert_eq!(report["topics"][0]["sent"], 100, "{report}");
+    let digests = |lines: &[Value]| -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l["sha256"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // User header and payload byte for byte, in order.
+    assert_eq!(digests(&received.samples), digests(&published.samples));
+    recd_testkit::assert_paced_like(&recorded, &recd_testkit::arrival_times(&received.samples));
+}

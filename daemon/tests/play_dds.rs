@@ -12,8 +12,8 @@ use std::process::Child;
 use std::time::Duration;
 
 use recd_testkit::{
-    dds_publish, dds_published, dds_received, dds_subscribe, read_mcap, stopped_files, Domain,
-    Published, Recd,
+    arrival_times, assert_paced_like, dds_publish, dds_published, dds_subscribe, pacing, read_mcap,
+    script_done, stopped_files, Domain, Published, Recd,
 };
 use serde_json::Value;
 
@@ -99,24 +99,6 @@ fn recorded_times(files: &[PathBuf], topic: &str) -> Vec<f64> {
     times
 }
 
-fn arrival_times(received: &Published) -> Vec<f64> {
-    received
-        .samples
-        .iter()
-        .map(|s| s["t"].as_f64().unwrap())
-        .collect()
-}
-
-fn span(times: &[f64]) -> f64 {
-    times.last().unwrap() - times.first().unwrap()
-}
-
-fn median_interval(times: &[f64]) -> f64 {
-    let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    gaps.sort_by(f64::total_cmp);
-    gaps[gaps.len() / 2]
-}
-
 fn digests(samples: &[Value]) -> Vec<&str> {
     samples
         .iter()
@@ -154,8 +136,8 @@ fn ros2_and_keyed_topics_arrive_at_independent_subscribers_as_sent_and_on_time()
     let chatter = dds_subscribe(&["--domain", "61", "--kind", "string", "--count", "100"]);
     let keyed = dds_subscribe(&["--domain", "61", "--kind", "keyed", "--count", "30"]);
     let report = setup.play(&["source", "--dds-domain", "61"]);
-    let chatter = dds_received(chatter, Duration::from_secs(60));
-    let keyed = dds_received(keyed, Duration::from_secs(60));
+    let chatter = script_done(chatter, Duration::from_secs(60));
+    let keyed = script_done(keyed, Duration::from_secs(60));
 
     assert_eq!(played(&report, "/chatter")["sent"], 100, "{report}");
     assert_eq!(played(&report, "Keyed")["sent"], 30, "{report}");
@@ -168,17 +150,7 @@ fn ros2_and_keyed_topics_arrive_at_independent_subscribers_as_sent_and_on_time()
 
     // At the recorded pace.
     let recorded = recorded_times(&files, "/chatter");
-    let arrived = arrival_times(&chatter);
-    let (recorded_span, played_span) = (span(&recorded), span(&arrived));
-    assert!(
-        (played_span / recorded_span - 1.0).abs() < 0.05,
-        "span {played_span:.3} s played, {recorded_span:.3} s recorded"
-    );
-    let (recorded_gap, played_gap) = (median_interval(&recorded), median_interval(&arrived));
-    assert!(
-        (played_gap / recorded_gap - 1.0).abs() < 0.1,
-        "median interval {played_gap:.4} s played, {recorded_gap:.4} s recorded"
-    );
+    assert_paced_like(&recorded, &arrival_times(&chatter.samples));
 
     // Twice as fast: half the span.
     let chatter = dds_subscribe(&["--domain", "61", "--kind", "string", "--count", "100"]);
@@ -191,9 +163,9 @@ fn ros2_and_keyed_topics_arrive_at_independent_subscribers_as_sent_and_on_time()
         "--rate",
         "2",
     ]);
-    let chatter = dds_received(chatter, Duration::from_secs(60));
+    let chatter = script_done(chatter, Duration::from_secs(60));
     assert_eq!(digests(&chatter.samples), digests(&published[0].samples));
-    let ratio = span(&arrival_times(&chatter)) / recorded_span;
+    let ratio = pacing(&arrival_times(&chatter.samples)).0 / pacing(&recorded).0;
     assert!(
         (0.45..0.55).contains(&ratio),
         "--rate 2 played {ratio:.3} of the span"
@@ -249,8 +221,8 @@ fn latched_and_xcdr2_topics_keep_their_qos_and_encapsulation_and_remaps_rename()
         "--remap",
         "/map:=/map_replayed",
     ]);
-    let map = dds_received(map, Duration::from_secs(60));
-    let blob = dds_received(blob, Duration::from_secs(60));
+    let map = script_done(map, Duration::from_secs(60));
+    let blob = script_done(blob, Duration::from_secs(60));
     assert_eq!(played(&report, "/map")["sent"], 3, "{report}");
     assert_eq!(digests(&map.samples), digests(&published[0].samples));
     // XCDR2 stays XCDR2 (00 07 …): the digests cover the encapsulation header.

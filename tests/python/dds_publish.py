@@ -32,7 +32,6 @@ Every wait is bounded: --start-delay + --wait-match + count/rate + --linger (+ a
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +44,8 @@ from cyclonedds.idl.types import int32, sequence, uint8
 from cyclonedds.pub import DataWriter, Publisher
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
+
+from script_io import emit
 
 
 @dataclass
@@ -94,11 +95,6 @@ def wire_bytes(sample, use_version_2) -> bytes:
     """Exactly what DataWriter.write() hands to the C library (and what goes on the wire)."""
     ser = sample.serialize(use_version_2=use_version_2)
     return ser.ljust((len(ser) + 3) & ~3, b"\0")
-
-
-def emit(obj) -> None:
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
 
 
 def log(msg: str) -> None:

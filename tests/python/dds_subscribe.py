@@ -20,7 +20,6 @@ Discovery: run it with CYCLONEDDS_URI=file://<this dir>/cyclonedds-loopback.xml.
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 
@@ -32,11 +31,7 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from dds_publish import DEFAULT_TOPICS, Blob, Keyed, String
-
-
-def emit(obj) -> None:
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+from script_io import emit, receive
 
 
 def main(argv=None) -> int:
@@ -64,31 +59,22 @@ def main(argv=None) -> int:
     emit({"ready": True})
 
     mask = SampleState.Any | ViewState.Any | InstanceState.Any
-    started = time.monotonic()
-    last = None
-    received = 0
-    while received < args.count:
-        now = time.monotonic()
-        if now - started > args.timeout or (last is not None and now - last > args.idle):
-            break
+
+    def take():
         taken = ddspy_take(reader._ref, mask, 64)
-        if isinstance(taken, int) or not taken:
-            time.sleep(0.0005)
-            continue
-        for raw, info in taken:
-            if not info.valid_data:
-                continue
-            arrived = time.monotonic()
-            last = arrived
-            received += 1
-            line = {"topic": topic_name, "t": arrived, "bytes": len(raw),
-                    "sha256": hashlib.sha256(raw).hexdigest()}
-            sample = T.deserialize(raw)
-            if args.kind == "blob":
-                line.update(seq=sample.seq, data_sha256=hashlib.sha256(bytes(sample.data)).hexdigest())
-            else:
-                line["data"] = sample.data
-            emit(line)
+        return [] if isinstance(taken, int) else [raw for raw, info in taken if info.valid_data]
+
+    received = 0
+    for raw in receive(take, args.count, args.idle, args.timeout):
+        received += 1
+        line = {"topic": topic_name, "t": time.monotonic(), "bytes": len(raw),
+                "sha256": hashlib.sha256(raw).hexdigest()}
+        sample = T.deserialize(raw)
+        if args.kind == "blob":
+            line.update(seq=sample.seq, data_sha256=hashlib.sha256(bytes(sample.data)).hexdigest())
+        else:
+            line["data"] = sample.data
+        emit(line)
     emit({"done": True, "received": received,
           "matched": reader.get_subscription_matched_status().total_count > 0})
     return 0

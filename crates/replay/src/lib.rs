@@ -119,6 +119,8 @@ pub struct PlayedTopic {
 pub struct Progress {
     /// Position in the recording.
     pub position: Duration,
+    /// How long the recording (from --start to --until) is.
+    pub length: Duration,
     /// Messages sent so far.
     pub sent: u64,
     /// Late ones among them.
@@ -168,7 +170,11 @@ pub fn play(
     let started = Instant::now();
     let filter = TopicFilter::new(&options.topics)?;
     let mut report = PlayReport::default();
-    let (outputs, streams) = open_outputs(files, &filter, options, &mut report)?;
+    let Opened {
+        outputs,
+        streams,
+        length,
+    } = open_outputs(files, &filter, options, &mut report)?;
     outputs.wait_for_subscribers(options.wait_subscribers, || cancel.load(Ordering::Relaxed));
 
     let topics: HashSet<String> = outputs.topics.keys().cloned().collect();
@@ -184,6 +190,7 @@ pub fn play(
         last_position: Duration::ZERO,
         queued_in_pass: 0,
         last_progress: Instant::now(),
+        length,
     };
     let outcome = loop {
         match player.play_pass(&streams, cancel, &mut report, &mut progress) {
@@ -197,7 +204,11 @@ pub fn play(
     if !cancel.load(Ordering::Relaxed) {
         outputs.flush(FLUSH_LIMIT);
     }
-    progress(progress_of(&player.totals, player.last_position));
+    progress(progress_of(
+        &player.totals,
+        player.last_position,
+        player.length,
+    ));
     drop(outputs);
     outcome?;
     // Topics that sent nothing (all before --start, say) are listed too.
@@ -217,19 +228,35 @@ pub fn play(
 /// sent, per topic.
 const FLUSH_LIMIT: Duration = Duration::from_secs(2);
 
-/// The selected channels' outputs, by topic, and the files as streams (see [`reader`]);
-/// the channels left out go to `report.skipped`.
+/// What a playback plays, and where to.
+struct Opened {
+    /// The selected channels' outputs.
+    outputs: Outputs,
+    /// The files as streams (see [`reader`]).
+    streams: Vec<Vec<PathBuf>>,
+    /// How long a pass is: the recording from `--start` to `--until`.
+    length: Duration,
+}
+
+/// The selected channels' outputs, by topic, and the files as streams; the channels left
+/// out go to `report.skipped`.
 fn open_outputs(
     files: &[PathBuf],
     filter: &TopicFilter,
     options: &PlayOptions,
     report: &mut PlayReport,
-) -> Result<(Outputs, Vec<Vec<PathBuf>>), PlayError> {
+) -> Result<Opened, PlayError> {
+    let mut first: Option<u64> = None;
+    let mut last: Option<u64> = None;
     let mut channels: BTreeMap<String, RecordedChannel> = BTreeMap::new();
     // Files by their channels' message encodings: one stream per source family.
     let mut streams: BTreeMap<Vec<String>, Vec<PathBuf>> = BTreeMap::new();
     for file in files {
         let info = recd_storage::summarize(file)?;
+        if let Some(start) = info.start_time {
+            first = Some(first.map_or(start, |first| first.min(start)));
+        }
+        last = last.max(info.end_time);
         let mut encodings: Vec<String> = Vec::new();
         for channel in info.channels {
             if !encodings.contains(&channel.message_encoding) {
@@ -283,7 +310,16 @@ fn open_outputs(
             .collect();
         return Err(PlayError::OnlySkipped(skipped.join(", ")));
     }
-    Ok((outputs, streams.into_values().collect()))
+    let recorded = Duration::from_nanos(last.unwrap_or(0).saturating_sub(first.unwrap_or(0)));
+    let length = options
+        .until
+        .map_or(recorded, |until| until.min(recorded))
+        .saturating_sub(options.start);
+    Ok(Opened {
+        outputs,
+        streams: streams.into_values().collect(),
+        length,
+    })
 }
 
 /// How long after the first message is read it leaves: time for the reader to get ahead
@@ -303,6 +339,8 @@ struct Player<'a> {
     /// Messages queued in this pass.
     queued_in_pass: u64,
     last_progress: Instant,
+    /// How long a pass is.
+    length: Duration,
 }
 
 impl Player<'_> {
@@ -362,7 +400,7 @@ impl Player<'_> {
                         self.senders.send(channel, pacer.due(position), data);
                         if self.last_progress.elapsed() >= Duration::from_millis(250) {
                             self.last_progress = Instant::now();
-                            progress(progress_of(&self.totals, position));
+                            progress(progress_of(&self.totals, position, self.length));
                         }
                     }
                     Queued::Damaged(file, damage) => report.damaged.push((file, damage)),
@@ -380,10 +418,11 @@ impl Player<'_> {
     }
 }
 
-/// Where the playback is: `position` and what the sending threads sent so far.
-fn progress_of(totals: &Totals, position: Duration) -> Progress {
+/// Where the playback is: `position` of `length`, and what the sending threads sent so far.
+fn progress_of(totals: &Totals, position: Duration, length: Duration) -> Progress {
     Progress {
         position,
+        length,
         sent: totals.sent.load(Ordering::Relaxed),
         late: totals.late.load(Ordering::Relaxed),
     }

@@ -18,8 +18,8 @@ pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
-    cyclone_loopback_config, dds_publish, dds_published, dds_received, dds_subscribe, python,
-    python_file, read_mcap, read_ros2, ros2_fixtures, Published,
+    cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, python, python_file,
+    read_mcap, read_ros2, ros2_fixtures, script_done, shm_pubsub, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;
@@ -345,4 +345,32 @@ pub fn rec(socket: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("rec runs")
+}
+
+/// The pacing of a series of times in seconds: from the first to the last, and the median
+/// interval between neighbours.
+pub fn pacing(times: &[f64]) -> (f64, f64) {
+    let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_by(f64::total_cmp);
+    (times[times.len() - 1] - times[0], gaps[gaps.len() / 2])
+}
+
+/// Asserts that `played` (arrival times, s) kept the pacing of `recorded` (s): the span
+/// within 5 % and the median interval within 10 %.
+pub fn assert_paced_like(recorded: &[f64], played: &[f64]) {
+    let (recorded_span, recorded_gap) = pacing(recorded);
+    let (played_span, played_gap) = pacing(played);
+    assert!(
+        (played_span / recorded_span - 1.0).abs() < 0.05,
+        "span {played_span:.3} s played, {recorded_span:.3} s recorded"
+    );
+    assert!(
+        (played_gap / recorded_gap - 1.0).abs() < 0.1,
+        "median interval {played_gap:.4} s played, {recorded_gap:.4} s recorded"
+    );
+}
+
+/// The `t` (arrival time) of each sample a test script received.
+pub fn arrival_times(samples: &[serde_json::Value]) -> Vec<f64> {
+    samples.iter().map(|s| s["t"].as_f64().unwrap()).collect()
 }

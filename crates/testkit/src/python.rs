@@ -49,16 +49,22 @@ pub fn cyclone_loopback_config() -> String {
 /// Starts `tests/python/dds_publish.py` with `args`, on loopback only (Cyclone's
 /// unicast loopback configuration: `lo` may lack the MULTICAST flag).
 pub fn dds_publish(args: &[&str]) -> Child {
-    spawn_dds_script("dds_publish.py", args)
+    spawn_script("dds_publish.py", args)
 }
 
 /// Starts `tests/python/dds_subscribe.py` with `args`, on loopback only; read what it
-/// received with [`dds_received`].
+/// received with [`script_done`].
 pub fn dds_subscribe(args: &[&str]) -> Child {
-    spawn_dds_script("dds_subscribe.py", args)
+    spawn_script("dds_subscribe.py", args)
 }
 
-fn spawn_dds_script(script: &str, args: &[&str]) -> Child {
+/// Starts `tests/python/shm_pubsub.py` (iceoryx2's Python bindings) with `args`; read
+/// what it printed with [`script_done`].
+pub fn shm_pubsub(args: &[&str]) -> Child {
+    spawn_script("shm_pubsub.py", args)
+}
+
+fn spawn_script(script: &str, args: &[&str]) -> Child {
     Command::new(python())
         .arg(python_file(script))
         .args(args)
@@ -82,16 +88,16 @@ pub fn dds_published(child: Child, limit: Duration) -> Published {
     script_lines(child, limit, "DDS publisher")
 }
 
-/// Waits (at most `limit`) for a subscriber of [`dds_subscribe`] and asserts it
-/// succeeded: `samples` holds one entry per sample received (topic, t, bytes, sha256,
-/// data), `done` its count.
-pub fn dds_received(child: Child, limit: Duration) -> Published {
-    let mut received = script_lines(child, limit, "DDS subscriber");
-    received.samples.retain(|line| line["ready"] != true);
-    received
+/// Waits (at most `limit`) for a script of [`dds_subscribe`] or [`shm_pubsub`] and
+/// asserts it succeeded: `samples` holds one entry per sample it published or received
+/// (its `ready` line left out), `done` its last line.
+pub fn script_done(child: Child, limit: Duration) -> Published {
+    let mut lines = script_lines(child, limit, "test script");
+    lines.samples.retain(|line| line["ready"] != true);
+    lines
 }
 
-/// The JSON lines a DDS script printed, the last (`done`) apart.
+/// The JSON lines a test script printed, the last (`done`) apart.
 fn script_lines(mut child: Child, limit: Duration, what: &str) -> Published {
     // Read while it runs: a full pipe would stall the script.
     let stdout = read_in_background(child.stdout.take());
