@@ -180,7 +180,7 @@ impl DdsTopic {
     }
 
     /// Sends one recorded message, its encapsulation header as recorded.
-    pub fn send(&self, data: Vec<u8>) -> Result<(), String> {
+    pub fn send(&self, data: Bytes) -> Result<(), String> {
         if data.len() < HEADER {
             return Err(format!(
                 "a message of {} bytes is shorter than a CDR encapsulation header",
@@ -193,7 +193,7 @@ impl DdsTopic {
                 data[0], data[1], self.representation[0], self.representation[1]
             ));
         }
-        self.writer.write(Cdr(Bytes::from(data)))
+        self.writer.write(Cdr(data))
     }
 
     /// Waits up to `limit` until reliable readers acknowledged every message.

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use recd_storage::RecordedChannel;
 
 use crate::dds::{self, DdsOutput, DdsTopic};
@@ -21,7 +22,7 @@ pub enum Output {
 
 impl Output {
     /// Sends one recorded message as it was recorded.
-    pub fn send(&self, data: Vec<u8>) -> Result<(), String> {
+    pub fn send(&self, data: Bytes) -> Result<(), String> {
         match self {
             Self::Shm(topic) => topic.send(&data),
             Self::Dds(topic) => topic.send(data),

@@ -14,6 +14,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use recd_storage::iceoryx2 as keys;
 use recd_storage::{for_each_message, Damage, MessagesError, RecordedChannel};
 
@@ -27,7 +28,7 @@ pub enum Queued {
     Message {
         channel: Arc<RecordedChannel>,
         position: Duration,
-        data: Vec<u8>,
+        data: Bytes,
     },
     /// A file's readable records end early; what came before it was queued.
     Damaged(PathBuf, Damage),
@@ -53,7 +54,7 @@ enum Streamed {
     Message {
         channel: Arc<RecordedChannel>,
         time: u64,
-        data: Vec<u8>,
+        data: Bytes,
     },
     Damaged(PathBuf, Damage),
     Failed(MessagesError),
@@ -76,7 +77,7 @@ pub fn read_pass(plan: &ReadPlan<'_>, queue: &SyncSender<Queued>) {
 /// A stream in the merge: its channel and its next message, once received.
 struct Head {
     rx: Receiver<Streamed>,
-    next: Option<(u64, Arc<RecordedChannel>, Vec<u8>)>,
+    next: Option<(u64, Arc<RecordedChannel>, Bytes)>,
 }
 
 /// Queues the streams' messages by time; what is not a message is passed on at once.
@@ -175,7 +176,7 @@ fn read_stream(files: &[PathBuf], plan: &ReadPlan<'_>, queue: &SyncSender<Stream
             let streamed = Streamed::Message {
                 channel: message.channel.clone(),
                 time,
-                data: message.data.to_vec(),
+                data: message.to_bytes(),
             };
             if queue.send(streamed).is_err() {
                 hung_up = true;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use bytes::Bytes;
 use recd_storage::RecordedChannel;
 
 use crate::outputs::Output;
@@ -35,7 +36,7 @@ pub struct Totals {
 struct Job {
     channel: Arc<RecordedChannel>,
     due: Instant,
-    data: Vec<u8>,
+    data: Bytes,
 }
 
 struct Sender {
@@ -114,7 +115,7 @@ impl Senders {
 
     /// Queues a message of `channel` to leave at `due`; a topic's first message decides
     /// its thread. Waits while that thread's queue is full.
-    pub fn send(&mut self, channel: Arc<RecordedChannel>, due: Instant, data: Vec<u8>) {
+    pub fn send(&mut self, channel: Arc<RecordedChannel>, due: Instant, data: Bytes) {
         let thread = match self.route.get(&channel.topic) {
             Some(&thread) => thread,
             None => {

@@ -1,11 +1,17 @@
 //! Every message of a file in file order, with its channel (`rec play`): complete records
 //! only, up to where a crash cut the file, chunked (reindexed) files included.
+//!
+//! A file no writer holds any more is mapped into memory rather than read: its pages come
+//! from the page cache (read ahead sequentially) without a copy into a buffer, and a
+//! message of an unchunked file can be kept as [`RecordedMessage::to_bytes`] without a
+//! copy. A file still being recorded is read, because its writer may yet shorten it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use mcap::records::Record;
 
 use crate::recover::{self, Damage, RecordSink, RecoverError};
@@ -26,6 +32,8 @@ pub struct RecordedChannel {
 /// One message, borrowed from the reader for the duration of a visit.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordedMessage<'a> {
+    /// The mapped file, when `data` may lie in it.
+    mapped: Option<&'a Bytes>,
     /// Its channel.
     pub channel: &'a Arc<RecordedChannel>,
     /// The publisher's sequence number.
@@ -36,6 +44,50 @@ pub struct RecordedMessage<'a> {
     pub publish_time: u64,
     /// Its bytes as recorded.
     pub data: &'a [u8],
+}
+
+impl RecordedMessage<'_> {
+    /// The message's bytes to keep: a view of the mapped file where they lie in it (no
+    /// copy; its pages are read in now, so that whoever uses the bytes later does not wait
+    /// for the disk), else a copy.
+    pub fn to_bytes(&self) -> Bytes {
+        match self.mapped {
+            Some(file) if contains(file, self.data) => {
+                populate(self.data);
+                file.slice_ref(self.data)
+            }
+            _ => Bytes::copy_from_slice(self.data),
+        }
+    }
+}
+
+/// Reads the pages of mapped `data` in, if they are not in memory yet.
+fn populate(data: &[u8]) {
+    const PAGE: usize = 4096;
+    let start = data.as_ptr() as usize & !(PAGE - 1);
+    let end = data.as_ptr() as usize + data.len();
+    // SAFETY: the range covers whole pages of a live mapping (the one `data` lies in);
+    // MADV_POPULATE_READ only faults them in.
+    let populated = unsafe {
+        libc::madvise(
+            start as *mut libc::c_void,
+            end - start,
+            libc::MADV_POPULATE_READ,
+        )
+    } == 0;
+    if !populated {
+        // Kernels before 5.14: touch a byte of each page.
+        for page in data.iter().step_by(PAGE) {
+            // SAFETY: `page` is a valid reference; the read is not optimized away.
+            unsafe { std::ptr::read_volatile(page) };
+        }
+    }
+}
+
+fn contains(outer: &[u8], inner: &[u8]) -> bool {
+    let outer = outer.as_ptr_range();
+    let inner = inner.as_ptr_range();
+    outer.start <= inner.start && inner.end <= outer.end
 }
 
 /// How a pass over a file's messages ended.
@@ -80,13 +132,23 @@ pub fn for_each_message(
     };
     let file = std::fs::File::open(path).map_err(read_error)?;
     let len = file.metadata().map_err(read_error)?.len();
+    let mapped = if len > 0 && crate::lock::lock_for_reading(&file).map_err(read_error)? {
+        Some(map(&file).map_err(read_error)?)
+    } else {
+        None
+    };
     let mut sink = Visitor {
         schemas: HashMap::new(),
         channels: HashMap::new(),
         visit,
         messages: 0,
+        mapped: mapped.clone(),
     };
-    match recover::recover(file, len, &mut sink) {
+    let recovered = match &mapped {
+        Some(bytes) => recover::recover_in_memory(bytes, &mut sink),
+        None => recover::recover(file, len, &mut sink),
+    };
+    match recovered {
         Ok(recovery) => Ok(MessagesRead {
             messages: sink.messages,
             damage: recovery.damage,
@@ -104,6 +166,16 @@ pub fn for_each_message(
     }
 }
 
+/// The whole file in memory, read ahead sequentially.
+fn map(file: &std::fs::File) -> std::io::Result<Bytes> {
+    // SAFETY: no writer holds the file (the caller took the shared lock, which its writer
+    // holds exclusively while it writes), and finished files are only replaced by a
+    // rename, never shortened in place, so the mapped bytes stay valid while mapped.
+    let map = unsafe { memmap2::Mmap::map(file)? };
+    map.advise(memmap2::Advice::Sequential)?;
+    Ok(Bytes::from_owner(map))
+}
+
 /// The visitor asked to stop.
 struct Stopped;
 
@@ -112,6 +184,7 @@ struct Visitor<F> {
     channels: HashMap<u16, Arc<RecordedChannel>>,
     visit: F,
     messages: u64,
+    mapped: Option<Bytes>,
 }
 
 impl<F: FnMut(RecordedMessage<'_>) -> ControlFlow<()>> RecordSink for Visitor<F> {
@@ -144,6 +217,7 @@ impl<F: FnMut(RecordedMessage<'_>) -> ControlFlow<()>> RecordSink for Visitor<F>
                 };
                 self.messages += 1;
                 let message = RecordedMessage {
+                    mapped: self.mapped.as_ref(),
                     channel,
                     sequence: header.sequence,
                     log_time: header.log_time,
@@ -157,5 +231,9 @@ impl<F: FnMut(RecordedMessage<'_>) -> ControlFlow<()>> RecordSink for Visitor<F>
             _ => {}
         }
         Ok(())
+    }
+
+    fn checks_crc(&self) -> bool {
+        false
     }
 }

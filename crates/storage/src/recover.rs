@@ -47,6 +47,11 @@ pub(crate) trait RecordSink {
     fn progress(&mut self, _offset: u64) -> Result<(), Self::Error> {
         Ok(())
     }
+    /// Whether the pass checks the data section's CRC ([`Recovery::crc_mismatch`]);
+    /// a pass that only reads the messages skips the cost.
+    fn checks_crc(&self) -> bool {
+        true
+    }
 }
 
 /// Why a recovery pass could not run to its end.
@@ -152,6 +157,49 @@ fn record_name(opcode: u8) -> String {
     }
 }
 
+/// Where a recovery pass takes the file's bytes from, in order.
+trait Source {
+    /// The next `len` bytes; `UnexpectedEof` when the file has fewer.
+    fn take(&mut self, len: usize) -> io::Result<&[u8]>;
+}
+
+/// A file read through a buffer.
+struct Buffered<R> {
+    input: BufReader<R>,
+    /// Grown to the largest record and never shrunk, so that a large record after small
+    /// ones is not zero-filled again.
+    buffer: Vec<u8>,
+}
+
+impl<R: Read> Source for Buffered<R> {
+    fn take(&mut self, len: usize) -> io::Result<&[u8]> {
+        if self.buffer.len() < len {
+            self.buffer.resize(len, 0);
+        }
+        self.input.read_exact(&mut self.buffer[..len])?;
+        Ok(&self.buffer[..len])
+    }
+}
+
+/// A file in memory (mapped): its records are handed on where they lie, not copied.
+struct InMemory<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Source for InMemory<'_> {
+    fn take(&mut self, len: usize) -> io::Result<&[u8]> {
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&end| end <= self.data.len())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        let taken = &self.data[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+}
+
 /// Reads `input` (of `file_len` bytes) from its first byte and hands every complete,
 /// consistent record of the data section to `sink`.
 pub(crate) fn recover<R: Read, S: RecordSink>(
@@ -159,19 +207,38 @@ pub(crate) fn recover<R: Read, S: RecordSink>(
     file_len: u64,
     sink: &mut S,
 ) -> Result<Recovery, RecoverError<S::Error>> {
-    let mut input = BufReader::with_capacity(1 << 20, input);
-    let mut magic = [0u8; 8];
-    match input.read_exact(&mut magic) {
-        Ok(()) if magic == *mcap::MAGIC => {}
-        Ok(()) => return Err(RecoverError::NotMcap),
+    let input = Buffered {
+        input: BufReader::with_capacity(1 << 20, input),
+        buffer: Vec::new(),
+    };
+    recover_from(input, file_len, sink)
+}
+
+/// [`recover`] of a file in memory: the records `sink` gets lie in `data`.
+pub(crate) fn recover_in_memory<S: RecordSink>(
+    data: &[u8],
+    sink: &mut S,
+) -> Result<Recovery, RecoverError<S::Error>> {
+    recover_from(InMemory { data, at: 0 }, data.len() as u64, sink)
+}
+
+fn recover_from<S: RecordSink>(
+    mut input: impl Source,
+    file_len: u64,
+    sink: &mut S,
+) -> Result<Recovery, RecoverError<S::Error>> {
+    match input.take(8) {
+        Ok(magic) if magic == mcap::MAGIC => {}
+        Ok(_) => return Err(RecoverError::NotMcap),
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(RecoverError::NotMcap),
         Err(e) => return Err(RecoverError::Read(e)),
     }
+    let magic = mcap::MAGIC;
+    let checks_crc = sink.checks_crc();
     let mut crc = crc32fast::Hasher::new();
-    crc.update(&magic);
+    crc.update(magic);
     let mut recovery = Recovery::default();
     let mut consistency = Consistency::default();
-    let mut body = Vec::new();
     let mut offset = magic.len() as u64;
 
     let damage = loop {
@@ -185,8 +252,7 @@ pub(crate) fn recover<R: Read, S: RecordSink>(
                 "the file ends {remaining} bytes into a record's header"
             ));
         }
-        let mut prefix = [0u8; 9];
-        read_fully(&mut input, &mut prefix)?;
+        let prefix: [u8; 9] = take(&mut input, 9)?.try_into().expect("9 bytes");
         let opcode = prefix[0];
         let len = u64::from_le_bytes(prefix[1..].try_into().expect("8 bytes"));
         if !opcode_is_valid(opcode) {
@@ -199,15 +265,15 @@ pub(crate) fn recover<R: Read, S: RecordSink>(
                 remaining - 9
             ));
         }
-        body.resize(len as usize, 0);
-        read_fully(&mut input, &mut body)?;
+        let body = take(&mut input, len as usize)?;
 
         match opcode {
             op::DATA_END => {
                 recovery.data_end_reached = true;
-                if let Ok(Record::DataEnd(end)) = mcap::parse_record(opcode, &body) {
-                    recovery.crc_mismatch =
-                        end.data_section_crc != 0 && end.data_section_crc != crc.finalize();
+                if let Ok(Record::DataEnd(end)) = mcap::parse_record(opcode, body) {
+                    recovery.crc_mismatch = checks_crc
+                        && end.data_section_crc != 0
+                        && end.data_section_crc != crc.finalize();
                 }
                 break None;
             }
@@ -219,13 +285,13 @@ pub(crate) fn recover<R: Read, S: RecordSink>(
             | op::STATISTICS
             | op::SUMMARY_OFFSET => {}
             op::CHUNK => {
-                if let Err(reason) = forward_chunk(&body, &mut consistency, sink)? {
+                if let Err(reason) = forward_chunk(body, &mut consistency, sink)? {
                     break Some(reason);
                 }
             }
             private if private >= 0x80 => recovery.skipped_private_records += 1,
             _ => {
-                let record = match mcap::parse_record(opcode, &body) {
+                let record = match mcap::parse_record(opcode, body) {
                     Ok(record) => record,
                     Err(e) => {
                         break Some(format!("unreadable {} record: {e}", record_name(opcode)))
@@ -237,8 +303,10 @@ pub(crate) fn recover<R: Read, S: RecordSink>(
                 sink.record(record).map_err(RecoverError::Sink)?;
             }
         }
-        crc.update(&prefix);
-        crc.update(&body);
+        if checks_crc {
+            crc.update(&prefix);
+            crc.update(body);
+        }
         offset += 9 + len;
     };
     if let Some(reason) = damage {
@@ -289,6 +357,6 @@ fn forward_chunk<S: RecordSink>(
     Ok(Ok(()))
 }
 
-fn read_fully<R: Read, E>(input: &mut R, buf: &mut [u8]) -> Result<(), RecoverError<E>> {
-    input.read_exact(buf).map_err(RecoverError::Read)
+fn take<E>(input: &mut impl Source, len: usize) -> Result<&[u8], RecoverError<E>> {
+    input.take(len).map_err(RecoverError::Read)
 }
