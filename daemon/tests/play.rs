@@ -393,12 +393,12 @@ fn loop_repeats_until_ctrl_c_and_a_cut_file_plays_up_to_its_last_message() {
 }
 
 #[test]
-fn samples_of_a_python_publisher_play_to_a_python_subscriber_byte_exact_and_on_time() {
+fn samples_of_a_python_publisher_play_to_a_python_subscriber_byte_exact_on_time_and_remapped() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start(root.path(), &domain);
     let service = "pyplay/pose";
-    let script = |mode: &str| {
+    let script = |mode: &str, service: &str| {
         recd_testkit::shm_pubsub(&[
             mode,
             "--prefix",
@@ -412,19 +412,22 @@ fn samples_of_a_python_publisher_play_to_a_python_subscriber_byte_exact_and_on_t
         ])
     };
     recd.rec_json(&["start", "--name", "py", "--topic", "pyplay/*"]);
-    let published = recd_testkit::script_done(script("publish"), Duration::from_secs(60));
+    let published = recd_testkit::script_done(script("publish", service), Duration::from_secs(60));
     assert!(recd.wait_written("py", 100));
     let files = recd_testkit::stopped_files(&recd.rec_json(&["stop", "py"]));
     let (_, times) = messages_by_topic(&files);
     let recorded: Vec<f64> = times[service].iter().map(|t| *t as f64 / 1e9).collect();
 
-    // The subscriber is there first, with the types it knows (iceoryx2's defaults).
-    let subscriber = script("subscribe");
+    // The subscriber is there first, with the types it knows (iceoryx2's defaults), on
+    // the name the topic is remapped to.
+    let subscriber = script("subscribe", "pyplay/replayed");
     let report = recd.rec_json(&[
         "play",
         "py",
         "--iceoryx2-prefix",
         &domain.prefix,
+        "--remap",
+        "pyplay/pose:=pyplay/replayed",
         "--wait-subscribers",
         "20s",
     ]);
