@@ -343,6 +343,17 @@ pub fn render(info: &FileInfo) -> String {
     );
     let _ = writeln!(out, "attachments: {}", info.attachment_count);
     let _ = writeln!(out, "metadata:    {}", info.metadata_count);
+    if !info.markers.is_empty() {
+        let _ = writeln!(out, "markers:");
+        for marker in &info.markers {
+            let _ = writeln!(
+                out,
+                "  {}  {}",
+                format::timestamp(marker.time_ns),
+                marker.text
+            );
+        }
+    }
     if let Some(scan) = &info.scan {
         let _ = writeln!(
             out,

@@ -11,6 +11,7 @@ mod info;
 mod output;
 mod play;
 mod reindex;
+mod running;
 mod session;
 mod socket;
 mod table;
@@ -39,6 +40,10 @@ enum Command {
     Start(session::StartArgs),
     Stop(session::StopArgs),
     Status(session::StatusArgs),
+    Pause(running::PauseArgs),
+    /// Write again after `rec pause`.
+    Resume(running::PauseArgs),
+    Mark(running::MarkArgs),
     List(session::ListArgs),
     Topics(topics::TopicsArgs),
     Play(play::PlayArgs),
@@ -63,6 +68,9 @@ fn main() -> ExitCode {
         Command::Start(args) => session::start(&args.socket.path, &args),
         Command::Stop(args) => session::stop(&args.socket.path, &args),
         Command::Status(args) => session::status(&args.socket.path, &args),
+        Command::Pause(args) => running::pause(&args.socket.path, &args, true),
+        Command::Resume(args) => running::pause(&args.socket.path, &args, false),
+        Command::Mark(args) => running::mark(&args.socket.path, &args),
         Command::List(args) => session::list(&args.socket.path, &args),
         Command::Topics(args) => topics::run(&args.socket.path, &args),
         Command::Play(args) => play::run(&args.socket.path, &args),

@@ -58,6 +58,9 @@ pub struct StartArgs {
     /// Record DDS topics only, no iceoryx2 shared memory.
     #[arg(long)]
     no_iceoryx2: bool,
+    /// Start paused: subscribe and count, write nothing until `rec resume`.
+    #[arg(long)]
+    paused: bool,
     /// How to write the files (overrides recd's `io_mode`): auto uses direct I/O
     /// (O_DIRECT, no copy through the page cache) where the file system accepts it and
     /// buffered I/O elsewhere; direct fails where it is refused; buffered goes through
@@ -144,7 +147,7 @@ pub fn ask_within(socket: &Path, request: &Request, timeout: Duration) -> Result
     }
 }
 
-fn unexpected(response: &Response) -> String {
+pub fn unexpected(response: &Response) -> String {
     format!("recd answered with an unexpected {response:?}")
 }
 
@@ -165,6 +168,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         duration_ms: args.duration.map(|d| d.as_millis() as u64),
         metadata,
         attachments,
+        paused: args.paused,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -212,8 +216,14 @@ fn print_stopped(session: &SessionStopped) {
     let dropped: u64 = session.topics.iter().map(|t| t.report.dropped).sum();
     let lost: u64 = session.topics.iter().map(|t| t.report.lost).sum();
     let overflows: u64 = session.topics.iter().map(|t| t.report.overflows).sum();
+    let paused: u64 = session.topics.iter().map(|t| t.report.paused).sum();
+    let paused = if paused > 0 {
+        format!(", {paused} not written while paused")
+    } else {
+        String::new()
+    };
     outln!(
-        "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows",
+        "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows{paused}",
         session.name,
         messages,
         format::bytes(bytes),
@@ -418,6 +428,7 @@ fn status_lines_besides_topics(session: &SessionStatus) -> usize {
     2 + usize::from(session.topics.is_empty())
         + session.problems.len()
         + usize::from(session.disk_full.is_some())
+        + usize::from(session.paused)
         + usize::from(session.write_error.is_some())
 }
 
@@ -492,6 +503,13 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
                 "  paused: disk full (free {}, minimum {})\n",
                 format::bytes(full.free),
                 format::bytes(full.minimum)
+            );
+        }
+        if session.paused {
+            let paused: u64 = session.topics.iter().map(|t| t.report.paused).sum();
+            text += &format!(
+                "  paused (rec resume {} writes again): {paused} messages not written\n",
+                session.name
             );
         }
         if let Some(error) = &session.write_error {
@@ -603,6 +621,7 @@ mod tests {
                         lost: 0,
                         overflows: 0,
                         bytes_written: 0,
+                        paused: 0,
                     },
                     messages_per_s: 0.0,
                     bytes_per_s: 0.0,
@@ -612,6 +631,7 @@ mod tests {
             problems: Vec::new(),
             io_mode: "direct".into(),
             disk_full: None,
+            paused: false,
         }
     }
 

@@ -328,7 +328,9 @@ fn help_explains_the_exit_statuses_and_options() {
 
 #[test]
 fn socket_is_an_option_of_the_commands_that_talk_to_recd_only() {
-    for command in ["start", "stop", "status", "list", "info", "reindex"] {
+    for command in [
+        "start", "stop", "status", "pause", "resume", "mark", "list", "info", "reindex",
+    ] {
         let (code, stdout, _) = outcome(&run(&[command, "--help"]));
         assert_eq!(code, 0);
         assert!(stdout.contains("--socket <PATH>"), "{command}: {stdout}");

@@ -128,6 +128,9 @@ async fn handle(request: Request, sessions: Arc<Sessions>) -> Response {
             .map(|sessions| Response::Status { sessions }),
         Request::List => sessions.list().map(|sessions| Response::List { sessions }),
         Request::Topics(request) => sessions.topics(&request).map(Response::Topics),
+        Request::Pause { name } => sessions.pause(name.as_deref(), true).map(Response::Paused),
+        Request::Resume { name } => sessions.pause(name.as_deref(), false).map(Response::Paused),
+        Request::Mark { name, text } => sessions.mark(name.as_deref(), &text).map(Response::Marked),
         Request::Files { name } => sessions
             .files(&name)
             .map(|session| Response::Files { session }),

@@ -186,6 +186,7 @@ fn completion_offers_commands_options_and_the_session_names_recd_knows() {
     }
     assert_eq!(candidates(&["rec", "stop", ""]), ["alpha", "beta"]);
     assert_eq!(candidates(&["rec", "status", "al"]), ["alpha"]);
+    assert_eq!(candidates(&["rec", "mark", "be"]), ["beta"]);
     let reindex = candidates(&["rec", "reindex", "b"]);
     assert!(reindex.iter().any(|c| c == "beta"), "{reindex:?}");
     recd.rec_json(&["stop", "alpha"]);

@@ -112,6 +112,7 @@ CREATE TABLE IF NOT EXISTS topics (
     lost INTEGER NOT NULL,
     bytes_written INTEGER NOT NULL,
     overflows INTEGER NOT NULL DEFAULT 0,
+    paused INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, service)
 );
 ";
@@ -121,6 +122,7 @@ CREATE TABLE IF NOT EXISTS topics (
 const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("topics", "overflows", "INTEGER NOT NULL DEFAULT 0"),
     ("sessions", "reason", "TEXT"),
+    ("topics", "paused", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 impl Catalog {
@@ -240,8 +242,8 @@ impl Catalog {
         )?;
         for topic in topics {
             transaction.execute(
-                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     session,
                     topic.name,
@@ -251,7 +253,8 @@ impl Catalog {
                     topic.dropped as i64,
                     topic.lost as i64,
                     topic.bytes_written as i64,
-                    topic.overflows as i64
+                    topic.overflows as i64,
+                    topic.paused as i64
                 ],
             )?;
         }
@@ -324,7 +327,7 @@ impl Catalog {
     /// The final topic counts of a session.
     pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows FROM topics
+            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
@@ -337,6 +340,7 @@ impl Catalog {
                 lost: row.get::<_, i64>(5)? as u64,
                 bytes_written: row.get::<_, i64>(6)? as u64,
                 overflows: row.get::<_, i64>(7)? as u64,
+                paused: row.get::<_, i64>(8)? as u64,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -485,6 +489,7 @@ mod tests {
                 lost: 1,
                 overflows: 2,
                 bytes_written: 300,
+                paused: 4,
             }];
             catalog
                 .finish_session(id, SessionState::Stopped, None, 9, &topics)
@@ -502,13 +507,17 @@ mod tests {
         assert_eq!(files[0].bytes, 1000);
         assert_eq!(catalog.topics(id).unwrap()[0].lost, 1);
         assert_eq!(catalog.topics(id).unwrap()[0].overflows, 2);
+        assert_eq!(catalog.topics(id).unwrap()[0].paused, 4);
         assert!(catalog.session_by_name("other").unwrap().is_none());
     }
 
     #[test]
-    fn a_catalog_without_the_overflows_column_gets_it_and_keeps_its_counts() {
+    fn a_catalog_without_the_overflows_and_paused_columns_gets_them_and_keeps_its_counts() {
         let dir = tempfile::tempdir().unwrap();
-        let old_schema = SCHEMA.replace("    overflows INTEGER NOT NULL DEFAULT 0,\n", "");
+        let old_schema = SCHEMA.replace(
+            "    overflows INTEGER NOT NULL DEFAULT 0,\n    paused INTEGER NOT NULL DEFAULT 0,\n",
+            "",
+        );
         assert_ne!(old_schema, SCHEMA);
         let old = Connection::open(dir.path().join("catalog.sqlite")).unwrap();
         old.execute_batch(&old_schema).unwrap();
@@ -523,7 +532,7 @@ mod tests {
         let catalog = Catalog::open(dir.path()).unwrap();
         let topics = catalog.topics(1).unwrap();
         assert_eq!((topics[0].written, topics[0].lost), (4, 2));
-        assert_eq!(topics[0].overflows, 0);
+        assert_eq!((topics[0].overflows, topics[0].paused), (0, 0));
         drop(catalog);
         Catalog::open(dir.path()).expect("opens again once upgraded");
     }

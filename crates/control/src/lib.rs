@@ -22,8 +22,8 @@ pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
 pub use client::{Client, ClientError};
 pub use protocol::{
     decode_request, encode, DiskFull, ErrorKind, ErrorReply, FileEntry, ListedSession, RatedTopic,
-    Request, RequestEnvelope, Response, SessionStarted, SessionStatus, SessionStopped,
-    StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
+    Request, RequestEnvelope, Response, SessionMarked, SessionPaused, SessionStarted,
+    SessionStatus, SessionStopped, StartRequest, TopicOnOffer, TopicReport, TopicsFound,
+    TopicsRequest, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use state::{FileState, SessionState, UnknownState};

@@ -54,6 +54,25 @@ pub enum Request {
     /// What could be recorded now: topics found by receiving for a while, as a session
     /// would (`rec topics`); nothing is written.
     Topics(TopicsRequest),
+    /// Stop writing a running session (the only one when no name) until resumed;
+    /// messages are still taken from the publishers and counted as paused.
+    Pause {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+    },
+    /// Write again after a pause.
+    Resume {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+    },
+    /// Write a marker (a Metadata record `marker` with its time and text) into the files
+    /// a running session is writing.
+    Mark {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+        /// The marker's text.
+        text: String,
+    },
     /// A catalog file was reindexed in place: it is complete now.
     Reindexed {
         /// The file.
@@ -63,6 +82,28 @@ pub enum Request {
         /// Messages in it.
         messages: u64,
     },
+}
+
+/// Whether a session is paused now, after a pause or resume request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionPaused {
+    /// The session.
+    pub name: String,
+    /// Paused now.
+    pub paused: bool,
+    /// The request changed it (false: it was paused, or running, already).
+    pub changed: bool,
+}
+
+/// A marker written into a session's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMarked {
+    /// The session.
+    pub name: String,
+    /// The marker's time, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// The files it goes into (those being written).
+    pub files: Vec<PathBuf>,
 }
 
 /// How to record a new session; what is left out comes from recd's configuration.
@@ -99,6 +140,8 @@ pub struct StartRequest {
     pub metadata: std::collections::BTreeMap<String, String>,
     /// Files put at the start of every file as Attachments.
     pub attachments: Vec<crate::AttachedFile>,
+    /// Start paused: nothing is written until a [`Request::Resume`].
+    pub paused: bool,
 }
 
 /// recd's answer to one request.
@@ -136,6 +179,10 @@ pub enum Response {
     },
     /// Answer to [`Request::Topics`].
     Topics(TopicsFound),
+    /// Answer to [`Request::Pause`] and [`Request::Resume`].
+    Paused(SessionPaused),
+    /// Answer to [`Request::Mark`].
+    Marked(SessionMarked),
     /// Done; nothing to report.
     Done,
     /// The request failed; nothing changed.
@@ -266,6 +313,9 @@ pub struct SessionStatus {
     /// Set while writing is paused because its file system is nearly full.
     #[serde(default)]
     pub disk_full: Option<DiskFull>,
+    /// Paused by request (`rec pause`): messages are counted as paused, not written.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// A session paused because the free space on its file system fell below recd's
@@ -301,6 +351,9 @@ pub struct TopicReport {
     pub overflows: u64,
     /// Payload bytes written.
     pub bytes_written: u64,
+    /// Received while the session was paused, so not written.
+    #[serde(default)]
+    pub paused: u64,
 }
 
 /// A topic's counts with its recent rates.
@@ -443,6 +496,7 @@ mod tests {
                     lost: 0,
                     overflows: 0,
                     bytes_written: 200,
+                    paused: 0,
                 },
                 messages_per_s: 0.0,
                 bytes_per_s: 0.0,
@@ -452,7 +506,7 @@ mod tests {
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(
             json,
-            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
         );
         assert_eq!(
             serde_json::from_str::<SessionStopped>(&json).unwrap(),

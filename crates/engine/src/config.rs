@@ -79,6 +79,10 @@ pub struct RecordingConfig {
     /// record at the start of every file (`rec start --metadata KEY=VALUE`); none, no
     /// record.
     pub user_metadata: std::collections::BTreeMap<String, String>,
+    /// Start paused: messages are taken and counted as paused, nothing is written until
+    /// [`crate::Recording::resume`].
+    #[serde(default)]
+    pub start_paused: bool,
     /// Files put at the start of every file as MCAP Attachments (`rec start --attach`).
     /// Not serialized: the files hold them, the configuration in their `recorder`
     /// metadata need not.
@@ -134,6 +138,7 @@ impl Default for RecordingConfig {
             dds: None,
             metadata: Default::default(),
             user_metadata: Default::default(),
+            start_paused: false,
             attachments: Vec::new(),
             test_hooks: TestHooks::default(),
         }

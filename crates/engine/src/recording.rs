@@ -18,9 +18,11 @@ use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
 use crate::source::{Held, SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
+use recd_storage::Marker;
+
 use crate::writer::{
     ClosedFile, DiskFull, FileObserver, FilePlan, SourceFamily, SpaceGuard, Unobserved, Writer,
-    WriterProgress, WriterReport,
+    WriterProgress, WriterReport, WriterRequests,
 };
 
 /// Why a recording could not start.
@@ -101,6 +103,9 @@ pub struct TopicStatus {
 /// A live view of a recording.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RecordingStatus {
+    /// Paused (`rec pause`): messages are counted, not written.
+    #[serde(default)]
+    pub paused: bool,
     /// When the recording started, ns since the Unix epoch.
     pub started_ns: u64,
     /// Time since the start.
@@ -166,6 +171,8 @@ pub struct RecordingSummary {
 /// ```
 pub struct Recording {
     stop: Arc<AtomicBool>,
+    /// Set while the session is paused (shared with every writer thread).
+    paused: Arc<AtomicBool>,
     shm: Option<JoinHandle<()>>,
     dds: Option<(JoinHandle<()>, DdsStopper)>,
     /// One per source family: a session recording both writes files of each.
@@ -209,7 +216,9 @@ impl Recording {
         let (shm, shm_receivers) = shm.unzip();
         let started_ns = now_ns();
         let metadata = recorder_metadata(&config, started_ns);
+        let paused = Arc::new(AtomicBool::new(config.start_paused));
         let create_writer = |family, receivers| {
+            let requests = Arc::new(WriterRequests::new(paused.clone()));
             let progress = Arc::new(WriterProgress::default());
             let plan = FilePlan::new(
                 &config,
@@ -219,8 +228,15 @@ impl Recording {
                 observer.clone(),
             );
             let delay = config.test_hooks.writer_delay;
-            let writer = Writer::create(receivers, plan, progress.clone(), guard.clone(), delay)?;
-            Ok::<_, StartError>((writer, progress))
+            let writer = Writer::create(
+                receivers,
+                plan,
+                progress.clone(),
+                guard.clone(),
+                delay,
+                requests.clone(),
+            )?;
+            Ok::<_, StartError>((writer, progress, requests))
         };
         let shm_writer = match shm_receivers {
             Some(receivers) => Some(create_writer(SourceFamily::Iceoryx2, receivers)?),
@@ -233,17 +249,21 @@ impl Recording {
         let io_mode = shm_writer
             .iter()
             .chain(&dds_writer)
-            .map(|(writer, _)| writer.io_mode())
+            .map(|(writer, _, _)| writer.io_mode())
             .next()
             .unwrap_or(IoMode::Buffered);
         let mut writers = Vec::new();
         // Should a receive thread not start, its writer waits for a stop mark that will
         // never come; it is detached and ends with the process.
         let dds = match (dds, dds_writer) {
-            (Some(mut source), Some((writer, progress))) => {
+            (Some(mut source), Some((writer, progress, requests))) => {
                 let writer = spawn("recd-dds-writer", "DDS writer", move || writer.run())?;
                 source.set_consumer_thread(writer.thread().clone());
-                writers.push(WriterThread { writer, progress });
+                writers.push(WriterThread {
+                    writer,
+                    progress,
+                    requests,
+                });
                 let stopper = source.stopper();
                 Some((
                     spawn("recd-dds-receive", "DDS receive", move || source.run())?,
@@ -253,16 +273,21 @@ impl Recording {
             _ => None,
         };
         let shm = match (shm, shm_writer) {
-            (Some(mut source), Some((writer, progress))) => {
+            (Some(mut source), Some((writer, progress, requests))) => {
                 let writer = spawn("recd-writer", "writer", move || writer.run())?;
                 source.set_consumer_thread(writer.thread().clone());
-                writers.push(WriterThread { writer, progress });
+                writers.push(WriterThread {
+                    writer,
+                    progress,
+                    requests,
+                });
                 Some(spawn("recd-shm-receive", "receive", move || source.run())?)
             }
             _ => None,
         };
         Ok(Self {
             stop,
+            paused,
             shm,
             dds,
             writers,
@@ -273,9 +298,35 @@ impl Recording {
         })
     }
 
+    /// Stops writing: messages are still taken from the publishers (and released), and
+    /// counted as paused; the files stay open. False if it was paused already.
+    pub fn pause(&self) -> bool {
+        !self.paused.swap(true, Ordering::Relaxed)
+    }
+
+    /// Writes again after [`Self::pause`]. False if it was not paused.
+    pub fn resume(&self) -> bool {
+        self.paused.swap(false, Ordering::Relaxed)
+    }
+
+    /// Writes a marker with `text`, stamped now, into every file being written (a
+    /// Metadata record named [`recd_storage::iceoryx2::MARKER`]).
+    pub fn mark(&self, text: &str) -> Marker {
+        let marker = Marker {
+            time_ns: now_ns(),
+            text: text.to_string(),
+        };
+        for thread in &self.writers {
+            thread.requests.mark(marker.clone());
+            thread.writer.thread().unpark();
+        }
+        marker
+    }
+
     /// The recording as of now.
     pub fn status(&self) -> RecordingStatus {
         RecordingStatus {
+            paused: self.paused.load(Ordering::Relaxed),
             started_ns: self.started_ns,
             elapsed: self.started.elapsed(),
             current_files: self
@@ -434,6 +485,7 @@ impl Sources {
 struct WriterThread {
     writer: JoinHandle<WriterReport>,
     progress: Arc<WriterProgress>,
+    requests: Arc<WriterRequests>,
 }
 
 fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {

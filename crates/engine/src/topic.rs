@@ -64,6 +64,7 @@ struct ReceiveCounts {
 struct WriteCounts {
     written: AtomicU64,
     bytes_written: AtomicU64,
+    paused: AtomicU64,
 }
 
 /// A topic's counts at one moment.
@@ -84,6 +85,9 @@ pub struct TopicCounts {
     pub written: u64,
     /// Payload bytes written (user header included).
     pub bytes_written: u64,
+    /// Received samples not written because the session was paused (`rec pause`).
+    #[serde(default)]
+    pub paused: u64,
 }
 
 impl TopicCounters {
@@ -106,6 +110,10 @@ impl TopicCounters {
     pub(crate) fn add_written(&self, bytes: u64) {
         self.write.written.fetch_add(1, Ordering::Relaxed);
         self.write.bytes_written.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_paused(&self) {
+        self.write.paused.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Moves messages counted as written to dropped: they were acknowledged by the file
@@ -135,6 +143,7 @@ impl TopicCounters {
             overflows: self.receive.overflows.load(Ordering::Relaxed),
             written: self.write.written.load(Ordering::Relaxed),
             bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
+            paused: self.write.paused.load(Ordering::Relaxed),
         }
     }
 }

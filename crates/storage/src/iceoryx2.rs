@@ -75,6 +75,10 @@ pub fn is_recorder_metadata(name: &str) -> bool {
 /// entries; each file's is `user/<file name>` ([`per_file_name`]).
 pub const USER_METADATA: &str = "user";
 
+/// What names a marker's Metadata record (`rec mark`): entries `time` (ns since the Unix
+/// epoch) and `text`.
+pub const MARKER: &str = "marker";
+
 /// `<kind>/<file name>`: the name of a Metadata record that every file of a session has.
 /// Each file's is its own, because `mcap merge` refuses two records of one name, even
 /// identical ones (unless `--allow-duplicate-metadata`).

@@ -13,6 +13,7 @@ use mcap::records::{op, Record};
 use mcap::sans_io::summary_reader::{SummaryReadEvent, SummaryReader, SummaryReaderOptions};
 
 use crate::recover::{self, Damage, RecordSink, RecoverError};
+use crate::Marker;
 
 /// A summary of one MCAP file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -45,6 +46,8 @@ pub struct FileInfo {
     pub metadata_count: u64,
     /// Attachments in the file.
     pub attachment_count: u64,
+    /// Markers (`rec mark`) in the file, in file order.
+    pub markers: Vec<Marker>,
     /// For a file that had to be scanned: where the scan ended.
     pub scan: Option<ScanOutcome>,
 }
@@ -179,12 +182,14 @@ pub fn summarize_from<R: Read + Seek>(
         compression: Vec::new(),
         metadata_count: 0,
         attachment_count: 0,
+        markers: Vec::new(),
         scan: None,
     };
     // A missing or unreadable footer/summary means the file was not closed: scan it.
     if let Ok(Some(summary)) = read_summary(input, size) {
         if let Some(stats) = &summary.stats {
             fill_from_summary(&mut info, &summary, stats);
+            info.markers = read_markers(input, &summary).map_err(read_error)?;
             return Ok(info);
         }
     }
@@ -208,6 +213,27 @@ pub fn summarize_from<R: Read + Seek>(
         crc_mismatch: recovery.crc_mismatch,
     });
     Ok(info)
+}
+
+/// The markers a summarized file holds: each Metadata record the summary indexes under
+/// the marker name, read where the index says it is.
+fn read_markers<R: Read + Seek>(input: &mut R, summary: &mcap::Summary) -> io::Result<Vec<Marker>> {
+    let mut markers = Vec::new();
+    for index in &summary.metadata_indexes {
+        if index.name != crate::iceoryx2::MARKER {
+            continue;
+        }
+        let mut record = vec![0u8; index.length as usize];
+        input.seek(SeekFrom::Start(index.offset))?;
+        input.read_exact(&mut record)?;
+        if let Some(Record::Metadata(metadata)) = record
+            .get(9..)
+            .and_then(|body| mcap::parse_record(record[0], body).ok())
+        {
+            markers.extend(Marker::from_record(&metadata.name, &metadata.metadata));
+        }
+    }
+    Ok(markers)
 }
 
 /// Reads the magic and the Header record from the start of the file: one read unless the
@@ -436,6 +462,7 @@ struct Tally {
     messages: u64,
     time_range: Option<(u64, u64)>,
     metadata: u64,
+    markers: Vec<Marker>,
     attachments: u64,
     chunks: u64,
     compression: CompressionTally,
@@ -449,6 +476,7 @@ impl Tally {
         info.schema_count = self.schemas.len() as u64;
         info.channels = self.channels.into_values().collect();
         info.metadata_count = self.metadata;
+        info.markers = self.markers;
         info.attachment_count = self.attachments;
         info.chunk_count = self.chunks;
         info.compression = self.compression.into_infos();
@@ -488,7 +516,11 @@ impl RecordSink for Tally {
                     Some((start, end)) => (start.min(t), end.max(t)),
                 });
             }
-            Record::Metadata(_) => self.metadata += 1,
+            Record::Metadata(metadata) => {
+                self.metadata += 1;
+                self.markers
+                    .extend(Marker::from_record(&metadata.name, &metadata.metadata));
+            }
             Record::Attachment { .. } => self.attachments += 1,
             _ => {}
         }

@@ -30,6 +30,7 @@ pub mod iceoryx2;
 mod info;
 mod io_mode;
 mod lock;
+mod marker;
 mod messages;
 mod recover;
 mod reindex;
@@ -44,6 +45,7 @@ pub use info::{
 };
 pub use io_mode::{IoMode, UnknownIoMode};
 pub use lock::is_being_recorded;
+pub use marker::Marker;
 pub use messages::{
     for_each_message, MessagesError, MessagesRead, RecordedChannel, RecordedMessage,
 };

@@ -150,3 +150,30 @@ fn bad_inputs_get_errors_that_name_the_problem() {
         message(dir.path())
     );
 }
+
+#[test]
+fn markers_are_listed_from_the_summary_and_from_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("marked.mcap");
+    let mut writer = StreamWriter::create(&path, WriterOptions::default()).unwrap();
+    let marker = |time_ns, text: &str| recd_storage::Marker {
+        time_ns,
+        text: text.into(),
+    };
+    let marks = [marker(5, "start"), marker(9, "hard brake")];
+    for m in &marks {
+        writer.add_metadata("marker", &m.record()).unwrap();
+        // A Metadata record of another name is not a marker.
+        writer
+            .add_metadata("user/marked.mcap", &m.record())
+            .unwrap();
+    }
+    writer.flush().unwrap();
+    let open = summarize(&path).unwrap();
+    assert!(open.scan.is_some());
+    assert_eq!(open.markers, marks);
+    writer.close().unwrap();
+    let closed = summarize(&path).unwrap();
+    assert!(closed.scan.is_none());
+    assert_eq!(closed.markers, marks);
+}

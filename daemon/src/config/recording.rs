@@ -133,6 +133,7 @@ impl SessionDefaults {
             iceoryx2_prefix: self.iceoryx2_prefix.clone(),
             iceoryx2: self.iceoryx2 && !request.no_iceoryx2,
             user_metadata: request.metadata.clone(),
+            start_paused: request.paused,
             attachments: attachments(&request.attachments)?,
             dds: request
                 .dds_domain

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use recd_catalog::{Catalog, File, SessionId};
 use recd_control::{
-    ErrorKind, ErrorReply, FileState, ListedSession, SessionStarted, SessionState, SessionStatus,
-    SessionStopped, StartRequest,
+    ErrorKind, ErrorReply, FileState, ListedSession, SessionMarked, SessionPaused, SessionStarted,
+    SessionState, SessionStatus, SessionStopped, StartRequest,
 };
 use recd_engine::{Recording, RecordingStatus, TopicFilter};
 
@@ -197,6 +197,42 @@ impl Sessions {
             .into_iter()
             .map(|(name, session)| self.finish(name, session))
             .collect())
+    }
+
+    /// Pauses (`pause`) or resumes a running session.
+    pub fn pause(&self, name: Option<&str>, pause: bool) -> Result<SessionPaused, ErrorReply> {
+        let running = self.running.lock().expect("sessions lock");
+        let name = resolve(&running, name)?;
+        let recording = &running[&name].recording;
+        let changed = if pause {
+            recording.pause()
+        } else {
+            recording.resume()
+        };
+        if changed {
+            tracing::info!(session = %name, "{}", if pause { "paused" } else { "resumed" });
+        }
+        Ok(SessionPaused {
+            name,
+            paused: pause,
+            changed,
+        })
+    }
+
+    /// Writes a marker with `text` into the files a running session is writing.
+    pub fn mark(&self, name: Option<&str>, text: &str) -> Result<SessionMarked, ErrorReply> {
+        if text.trim().is_empty() {
+            return Err(error(ErrorKind::InvalidArgument, "a marker needs a text"));
+        }
+        let running = self.running.lock().expect("sessions lock");
+        let name = resolve(&running, name)?;
+        let recording = &running[&name].recording;
+        let marker = recording.mark(text);
+        Ok(SessionMarked {
+            files: recording.status().current_files,
+            name,
+            time_ns: marker.time_ns,
+        })
     }
 
     /// Live status of one running session or of all.

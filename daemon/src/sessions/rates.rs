@@ -69,6 +69,7 @@ mod tests {
 
     fn status(bytes: u64, written: u64) -> RecordingStatus {
         RecordingStatus {
+            paused: false,
             started_ns: 0,
             elapsed: Duration::ZERO,
             current_files: Vec::new(),

@@ -62,6 +62,7 @@ pub fn session_status(
             free: full.free,
             minimum: full.minimum,
         }),
+        paused: status.paused,
     }
 }
 
@@ -162,6 +163,7 @@ fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -
             lost: topic.counts.lost,
             overflows: topic.counts.overflows,
             bytes_written: topic.counts.bytes_written,
+            paused: topic.counts.paused,
         },
         messages_per_s,
         bytes_per_s,

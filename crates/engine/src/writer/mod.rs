@@ -1,8 +1,9 @@
 //! The writer thread: takes messages off every source's handoff and streams them into
 //! MCAP files ([`files`] names, splits and finishes them; [`space_guard`] pauses them
-//! while the disk is nearly full).
+//! while the disk is nearly full; [`requests`] carries the session's pause and markers).
 
 mod files;
+mod requests;
 mod space_guard;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ use crate::topic::Topic;
 pub use files::{ClosedFile, FileObserver};
 use files::{Ending, Files};
 pub(crate) use files::{FilePlan, SourceFamily, Unobserved};
+pub(crate) use requests::WriterRequests;
 pub use space_guard::DiskFull;
 use space_guard::SpaceChange;
 pub(crate) use space_guard::SpaceGuard;
@@ -65,6 +67,8 @@ pub(crate) struct Writer<S> {
     guard: Option<SpaceGuard>,
     /// Testing aid: a sleep before each message (see `TestHooks::writer_delay`).
     delay: Option<Duration>,
+    /// The session's pause and markers.
+    requests: Arc<WriterRequests>,
 }
 
 /// Items taken from one handoff before looking at the next.
@@ -83,6 +87,7 @@ impl<S: LoanedBytes> Writer<S> {
         progress: Arc<WriterProgress>,
         guard: Option<SpaceGuard>,
         delay: Option<Duration>,
+        requests: Arc<WriterRequests>,
     ) -> Result<Self, WriteError> {
         Ok(Self {
             rxs,
@@ -92,6 +97,7 @@ impl<S: LoanedBytes> Writer<S> {
             error: None,
             guard,
             delay,
+            requests,
         })
     }
 
@@ -99,6 +105,7 @@ impl<S: LoanedBytes> Writer<S> {
     pub fn run(mut self) -> WriterReport {
         let mut running = vec![true; self.rxs.len()];
         while running.iter().any(|&r| r) {
+            self.write_markers();
             let mut worked = false;
             for (ring, open) in running.iter_mut().enumerate() {
                 // A bounded batch per ring, so that one busy source cannot starve another.
@@ -122,7 +129,31 @@ impl<S: LoanedBytes> Writer<S> {
                 std::thread::park_timeout(self.files.idle_wait());
             }
         }
+        self.write_markers();
         self.finish()
+    }
+
+    /// Writes the markers asked for into the current file; without one (the disk is
+    /// full, a write failed) they wait for the next.
+    fn write_markers(&mut self) {
+        let markers = self.requests.take_markers();
+        if markers.is_empty() {
+            return;
+        }
+        let Some(file) = self.files.current.as_mut() else {
+            markers.into_iter().for_each(|m| self.requests.mark(m));
+            return;
+        };
+        let mut failure = None;
+        for marker in &markers {
+            if let Err(error) = file.add_metadata(recd_storage::iceoryx2::MARKER, &marker.record())
+            {
+                failure.get_or_insert(error);
+            }
+        }
+        if let Some(error) = failure {
+            self.fail(error);
+        }
     }
 
     /// Acts on one item of ring `ring`; false once the ring delivered its stop mark.
@@ -169,12 +200,20 @@ impl<S: LoanedBytes> Writer<S> {
         let slot = topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
+        let paused = self.requests.paused();
         let result = rxs[ring].with_copied(len, |parts| {
             if slot.topic.latched {
                 keep_latched(slot, stamps, parts);
             }
+            if paused {
+                return Ok(());
+            }
             write_to(&mut files.current, slot, stamps, parts)
         });
+        if paused {
+            slot.topic.counters.add_paused();
+            return;
+        }
         self.account(topic, len, result);
         self.split_if_due(len);
         self.watch_space();
@@ -188,6 +227,12 @@ impl<S: LoanedBytes> Writer<S> {
             .expect("announced before its messages");
         if slot.topic.latched {
             keep_latched(slot, stamps, &parts);
+        }
+        if self.requests.paused() {
+            drop(sample);
+            self.rxs[ring].release_loaned(len);
+            slot.topic.counters.add_paused();
+            return;
         }
         let result = write_to(&mut self.files.current, slot, stamps, &parts);
         // The bytes reached the kernel (or the write failed): the source gets its memory
