@@ -417,6 +417,18 @@ fn samples_of_a_python_publisher_play_to_a_python_subscriber_byte_exact_on_time_
     let files = recd_testkit::stopped_files(&recd.rec_json(&["stop", "py"]));
     let (_, times) = messages_by_topic(&files);
     let recorded: Vec<f64> = times[service].iter().map(|t| *t as f64 / 1e9).collect();
+    // The service's limits are recorded (iceoryx2's defaults: 2 buffered, 2 borrowed), so
+    // that a replay without the publisher's service creates it alike.
+    let info = recd.rec_json(&["info", files[0].to_str().unwrap()]);
+    let metadata = &info["channels"][0]["metadata"];
+    assert_eq!(
+        metadata["iceoryx2.subscriber_max_buffer_size"], "2",
+        "{info}"
+    );
+    assert_eq!(
+        metadata["iceoryx2.subscriber_max_borrowed_samples"], "2",
+        "{info}"
+    );
 
     // The subscriber is there first, with the types it knows (iceoryx2's defaults), on
     // the name the topic is remapped to.

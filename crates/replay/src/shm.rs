@@ -5,6 +5,9 @@
 use std::mem::MaybeUninit;
 
 use iceoryx2::prelude::*;
+use iceoryx2::service::builder::publish_subscribe::{
+    PublishSubscribeCreateError, PublishSubscribeOpenError,
+};
 use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
 use iceoryx2::service::messaging_pattern::MessagingPattern;
 use iceoryx2::service::static_config::message_type_details::{TypeDetail, TypeVariant};
@@ -21,13 +24,15 @@ pub struct ShmOutput {
     node: Node<Flavor>,
 }
 
+type PubSubService = iceoryx2::service::port_factory::publish_subscribe::PortFactory<
+    Flavor,
+    [CustomPayloadMarker],
+    CustomHeaderMarker,
+>;
+
 /// One channel's service and publisher.
 pub struct ShmTopic {
-    service: iceoryx2::service::port_factory::publish_subscribe::PortFactory<
-        Flavor,
-        [CustomPayloadMarker],
-        CustomHeaderMarker,
-    >,
+    service: PubSubService,
     publisher: RawPublisher,
     header_len: usize,
     payload: TypeDetail,
@@ -39,6 +44,63 @@ struct RecordedTypes {
     payload: TypeDetail,
     user_header: TypeDetail,
     history_size: usize,
+    limits: RecordedLimits,
+}
+
+/// The limits the recorded service had; `None` where the file does not say (recorded
+/// before recd kept them), which leaves iceoryx2's default.
+#[derive(Debug, Default)]
+struct RecordedLimits {
+    subscriber_max_buffer_size: Option<usize>,
+    subscriber_max_borrowed_samples: Option<usize>,
+    max_publishers: Option<usize>,
+    max_subscribers: Option<usize>,
+    max_nodes: Option<usize>,
+    safe_overflow: Option<bool>,
+}
+
+type Builder = iceoryx2::service::builder::publish_subscribe::Builder<
+    [CustomPayloadMarker],
+    CustomHeaderMarker,
+    Flavor,
+>;
+
+impl RecordedLimits {
+    fn of(metadata: &std::collections::BTreeMap<String, String>) -> Self {
+        let number = |key: &str| metadata.get(key).and_then(|v| v.parse().ok());
+        Self {
+            subscriber_max_buffer_size: number(keys::SUBSCRIBER_MAX_BUFFER_SIZE),
+            subscriber_max_borrowed_samples: number(keys::SUBSCRIBER_MAX_BORROWED_SAMPLES),
+            max_publishers: number(keys::MAX_PUBLISHERS),
+            max_subscribers: number(keys::MAX_SUBSCRIBERS),
+            max_nodes: number(keys::MAX_NODES),
+            safe_overflow: metadata
+                .get(keys::SAFE_OVERFLOW)
+                .and_then(|v| v.parse().ok()),
+        }
+    }
+
+    fn apply(&self, mut builder: Builder) -> Builder {
+        if let Some(n) = self.subscriber_max_buffer_size {
+            builder = builder.subscriber_max_buffer_size(n);
+        }
+        if let Some(n) = self.subscriber_max_borrowed_samples {
+            builder = builder.subscriber_max_borrowed_samples(n);
+        }
+        if let Some(n) = self.max_publishers {
+            builder = builder.max_publishers(n);
+        }
+        if let Some(n) = self.max_subscribers {
+            builder = builder.max_subscribers(n);
+        }
+        if let Some(n) = self.max_nodes {
+            builder = builder.max_nodes(n);
+        }
+        if let Some(safe) = self.safe_overflow {
+            builder = builder.enable_safe_overflow(safe);
+        }
+        builder
+    }
 }
 
 impl ShmOutput {
@@ -70,19 +132,7 @@ impl ShmOutput {
                 ));
             }
         }
-        // SAFETY: the type details are the ones the samples were recorded with; every
-        // message is written as that many bytes of user header and payload.
-        let service = unsafe {
-            self.node
-                .service_builder(&name)
-                .publish_subscribe::<[CustomPayloadMarker]>()
-                .user_header::<CustomHeaderMarker>()
-                .__internal_set_payload_type_details(&types.payload)
-                .__internal_set_user_header_type_details(&types.user_header)
-                .history_size(types.history_size)
-                .open_or_create()
-        }
-        .map_err(|e| format!("cannot open or create service {}: {e:?}", types.service))?;
+        let service = self.open_or_create(&name, &types)?;
         let publisher = service
             .publisher_builder()
             .initial_max_slice_len(1)
@@ -95,6 +145,46 @@ impl ShmOutput {
             header_len: types.user_header.size(),
             payload: types.payload,
         })
+    }
+
+    /// The service `name` with the recorded types: opened as it is when it exists (the
+    /// system under test made it), else created with the recorded history and limits.
+    fn open_or_create(
+        &self,
+        name: &ServiceName,
+        types: &RecordedTypes,
+    ) -> Result<PubSubService, String> {
+        let builder = || {
+            // SAFETY: the type details are the ones the samples were recorded with; every
+            // message is written as that many bytes of user header and payload.
+            unsafe {
+                self.node
+                    .service_builder(name)
+                    .publish_subscribe::<[CustomPayloadMarker]>()
+                    .user_header::<CustomHeaderMarker>()
+                    .__internal_set_payload_type_details(&types.payload)
+                    .__internal_set_user_header_type_details(&types.user_header)
+            }
+        };
+        let failed =
+            |e: &dyn std::fmt::Debug| format!("cannot open or create service {name}: {e:?}");
+        match builder().open() {
+            Ok(service) => return Ok(service),
+            Err(PublishSubscribeOpenError::DoesNotExist) => {}
+            Err(e) => return Err(failed(&e)),
+        }
+        match types
+            .limits
+            .apply(builder().history_size(types.history_size))
+            .create()
+        {
+            Ok(service) => Ok(service),
+            // Someone created it meanwhile.
+            Err(PublishSubscribeCreateError::AlreadyExists) => {
+                builder().open().map_err(|e| failed(&e))
+            }
+            Err(e) => Err(failed(&e)),
+        }
     }
 
     /// The payload and user header types of the service `name`, if it exists.
@@ -219,6 +309,7 @@ impl RecordedTypes {
                 .get(keys::HISTORY_SIZE)
                 .and_then(|h| h.parse().ok())
                 .unwrap_or(0),
+            limits: RecordedLimits::of(meta),
         })
     }
 }
@@ -252,6 +343,90 @@ pub fn is_shm(channel: &RecordedChannel) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    fn channel(service: &str, extra: &[(&str, &str)]) -> RecordedChannel {
+        let mut metadata: BTreeMap<String, String> = [
+            (keys::SERVICE_NAME, service),
+            (keys::PAYLOAD_TYPE_NAME, "u8"),
+            (keys::PAYLOAD_SIZE, "1"),
+            (keys::PAYLOAD_ALIGNMENT, "1"),
+            (keys::PAYLOAD_VARIANT, "Dynamic"),
+            (keys::USER_HEADER_TYPE_NAME, "()"),
+            (keys::USER_HEADER_SIZE, "0"),
+            (keys::USER_HEADER_ALIGNMENT, "1"),
+            (keys::USER_HEADER_VARIANT, "FixedSize"),
+        ]
+        .iter()
+        .chain(extra)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        metadata.insert(keys::SERVICE_NAME.into(), service.into());
+        RecordedChannel {
+            topic: service.into(),
+            message_encoding: keys::MESSAGE_ENCODING.into(),
+            schema_name: "u8".into(),
+            metadata,
+        }
+    }
+
+    /// Removes the files of an iceoryx2 domain when dropped.
+    struct Prefix(String);
+
+    impl Drop for Prefix {
+        fn drop(&mut self) {
+            for dir in ["/dev/shm", "/tmp/iceoryx2"] {
+                let _ = remove_prefixed(std::path::Path::new(dir), &self.0);
+            }
+        }
+    }
+
+    fn remove_prefixed(dir: &std::path::Path, prefix: &str) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                let _ = remove_prefixed(&path, prefix);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+            {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_service_is_created_with_the_recorded_limits_and_an_existing_one_opened_as_it_is() {
+        let prefix = Prefix(format!("recd_shm_test{}_", std::process::id()));
+        let output = ShmOutput::new(Some(&prefix.0)).unwrap();
+        let limits = [
+            (keys::HISTORY_SIZE, "2"),
+            (keys::SUBSCRIBER_MAX_BUFFER_SIZE, "7"),
+            (keys::SUBSCRIBER_MAX_BORROWED_SAMPLES, "3"),
+            (keys::MAX_PUBLISHERS, "4"),
+            (keys::MAX_SUBSCRIBERS, "5"),
+            (keys::SAFE_OVERFLOW, "false"),
+        ];
+        let created = output
+            .open(&channel("made/here", &limits), "made/here")
+            .unwrap();
+        let config = created.service.static_config();
+        assert_eq!(config.history_size(), 2);
+        assert_eq!(config.subscriber_max_buffer_size(), 7);
+        assert_eq!(config.subscriber_max_borrowed_samples(), 3);
+        assert_eq!(config.max_publishers(), 4);
+        assert_eq!(config.max_subscribers(), 5);
+        assert!(!config.has_safe_overflow());
+
+        // The system under test made it with iceoryx2's defaults (no history): it is
+        // used as it is, although the recording asks for more.
+        let existing = output.open(&channel("theirs", &[]), "theirs").unwrap();
+        let history = existing.service.static_config().history_size();
+        let played = output.open(&channel("theirs", &limits), "theirs").unwrap();
+        assert_eq!(played.service.static_config().history_size(), history);
+        drop((created, existing, played, output));
+    }
 
     #[test]
     fn remapped_rmw_topics_stay_rmw_topics() {

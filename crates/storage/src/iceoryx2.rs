@@ -12,7 +12,8 @@
 //! - Channel metadata keeps the type details of payload and user header from the
 //!   service's static config, under the keys below (sizes and alignments in bytes, as
 //!   decimal strings; variants `FixedSize` or `Dynamic`). A `Dynamic` payload is a slice
-//!   whose length is the record's data length minus the user header size.
+//!   whose length is the record's data length minus the user header size. The service's
+//!   history and limits are kept too, so that a replay can create the service alike.
 //! - `publish_time` is the source time stamp of rmw_iceoryx2's user header
 //!   (`rmw_iceoryx2/MessageInfoHeader`: `i64` source time stamp in ns, then `u64`
 //!   publication sequence number, native byte order) when the service carries it, else
@@ -46,6 +47,19 @@ pub const USER_HEADER_VARIANT: &str = "iceoryx2.user_header.variant";
 /// Channel metadata key: the service's history size; a non-zero history makes the topic
 /// latched, and its last message is repeated at the start of every split file.
 pub const HISTORY_SIZE: &str = "iceoryx2.history_size";
+/// Channel metadata key: the service's subscriber buffer size (samples).
+pub const SUBSCRIBER_MAX_BUFFER_SIZE: &str = "iceoryx2.subscriber_max_buffer_size";
+/// Channel metadata key: the samples a subscriber may borrow at once, per publisher.
+pub const SUBSCRIBER_MAX_BORROWED_SAMPLES: &str = "iceoryx2.subscriber_max_borrowed_samples";
+/// Channel metadata key: the service's publisher limit.
+pub const MAX_PUBLISHERS: &str = "iceoryx2.max_publishers";
+/// Channel metadata key: the service's subscriber limit.
+pub const MAX_SUBSCRIBERS: &str = "iceoryx2.max_subscribers";
+/// Channel metadata key: the service's node limit.
+pub const MAX_NODES: &str = "iceoryx2.max_nodes";
+/// Channel metadata key: `true` when a full subscriber buffer overwrites its oldest
+/// sample (safe overflow), `false` when the publisher is held up.
+pub const SAFE_OVERFLOW: &str = "iceoryx2.safe_overflow";
 
 /// Type name of rmw_iceoryx2's user header, whose time stamp and sequence number recd
 /// reads.

@@ -36,13 +36,16 @@ impl TypeDetails {
     }
 }
 
-/// The sample layout and history of a publish-subscribe service.
+/// The sample layout, history and limits of a publish-subscribe service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ServiceTypes {
     pub payload: TypeDetails,
     pub user_header: TypeDetails,
     /// Non-zero when the service keeps a history for late subscribers (a latched topic).
     pub history_size: usize,
+    /// The limits it was created with, by metadata key, so that a replay can create it
+    /// alike.
+    pub limits: Vec<(&'static str, String)>,
 }
 
 impl ServiceTypes {
@@ -53,6 +56,20 @@ impl ServiceTypes {
             payload: TypeDetails::of(&types.payload),
             user_header: TypeDetails::of(&types.user_header),
             history_size: config.history_size(),
+            limits: vec![
+                (
+                    keys::SUBSCRIBER_MAX_BUFFER_SIZE,
+                    config.subscriber_max_buffer_size().to_string(),
+                ),
+                (
+                    keys::SUBSCRIBER_MAX_BORROWED_SAMPLES,
+                    config.subscriber_max_borrowed_samples().to_string(),
+                ),
+                (keys::MAX_PUBLISHERS, config.max_publishers().to_string()),
+                (keys::MAX_SUBSCRIBERS, config.max_subscribers().to_string()),
+                (keys::MAX_NODES, config.max_nodes().to_string()),
+                (keys::SAFE_OVERFLOW, config.has_safe_overflow().to_string()),
+            ],
         }
     }
 
@@ -87,6 +104,7 @@ impl ServiceTypes {
             schema_data: Vec::new(),
             metadata: entries
                 .into_iter()
+                .chain(self.limits.iter().cloned())
                 .map(|(k, v)| (k.to_string(), v))
                 .collect::<BTreeMap<_, _>>(),
         }
