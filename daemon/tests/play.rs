@@ -235,6 +235,17 @@ fn bad_input_is_refused_with_a_message_naming_it() {
         stderr.contains("nothing to play: /chatter (left out by --no-dds)"),
         "{stderr}"
     );
+    let unjoinable = recd.rec(&[
+        "play",
+        dds.to_str().unwrap(),
+        "--dds-domain",
+        "42",
+        "--dds-interface",
+        "203.0.113.7",
+    ]);
+    assert_eq!(unjoinable.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&unjoinable.stderr);
+    assert!(stderr.contains("cannot join DDS domain 42"), "{stderr}");
     let domain = recd.rec(&["play", dds.to_str().unwrap(), "--dds-domain", "233"]);
     assert_eq!(domain.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&domain.stderr).contains("233"));

@@ -90,6 +90,15 @@ pub fn dds_participant(
     if domain > MAX_DOMAIN {
         return Err(DdsError::Domain(domain));
     }
+    // rustdds quietly uses no network for an address the host does not have.
+    for address in interfaces {
+        if let Err(error) = std::net::UdpSocket::bind((*address, 0)) {
+            return Err(DdsError::Participant {
+                domain,
+                reason: format!("{address} is not an address of this host ({error})"),
+            });
+        }
+    }
     let mut builder = DomainParticipantBuilder::new(domain).same_host_loopback(true);
     if let Some(bytes) = receive_buffer_bytes {
         builder = builder.socket_receive_buffer_size(bytes);
