@@ -169,3 +169,46 @@ fn requests_name_a_running_session_and_a_marker_needs_text() {
     assert_eq!(resumed["changed"], false, "{resumed}");
     recd.rec_json(&["stop", "s"]);
 }
+
+#[test]
+fn a_paused_session_split_by_duration_starts_no_files_of_latched_repeats() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "latched",
+        "--topic",
+        "pl/*",
+        "--max-duration",
+        "1s",
+    ]);
+    // A latched topic: its last message is repeated at the start of every new file.
+    finish_load(domain.load(&[
+        "--name-prefix",
+        "pl/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "50",
+        "--count",
+        "20",
+        "--history",
+        "1",
+        "--duration",
+        "30s",
+        "--wait-subscribers",
+        "1",
+    ]));
+    assert!(recd.wait_written("latched", 20));
+    recd.rec_json(&["pause", "latched"]);
+    let current = || recd.rec_json(&["status", "latched"])[0]["current_files"].clone();
+    std::thread::sleep(Duration::from_millis(100));
+    let at_pause = current();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(current(), at_pause, "no file split off while paused");
+    recd.rec_json(&["stop", "latched"]);
+}

@@ -313,7 +313,9 @@ impl<S: LoanedBytes> Writer<S> {
     }
 
     fn split_if_due(&mut self, just_written: usize) {
-        if !self.files.split_due(just_written) {
+        // A paused session writes nothing: a split by duration would only give files of
+        // latched repeats.
+        if self.requests.paused() || !self.files.split_due(just_written) {
             return;
         }
         match self.files.start_next(ending_of(&self.topics)) {
