@@ -5,32 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_testkit::{finish_load, read_mcap, Domain, Recd};
+use recd_testkit::{finish_load, messages_by_topic, Domain, Recd};
 use serde_json::Value;
-
-/// Per topic, the SHA-256 of every message (user header and payload) in file order, and
-/// per topic the log times.
-fn messages_by_topic(
-    files: &[PathBuf],
-) -> (BTreeMap<String, Vec<String>>, BTreeMap<String, Vec<u64>>) {
-    let mut digests: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut times: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for file in files {
-        let read = read_mcap(file);
-        for message in read["messages"].as_array().unwrap() {
-            let topic = message["topic"].as_str().unwrap().to_string();
-            digests
-                .entry(topic.clone())
-                .or_default()
-                .push(message["sha256"].as_str().unwrap().to_string());
-            times
-                .entry(topic)
-                .or_default()
-                .push(message["log_time"].as_u64().unwrap());
-        }
-    }
-    (digests, times)
-}
 
 fn session_files(recd: &Recd, name: &str) -> Vec<PathBuf> {
     let listed = recd.listed(name);

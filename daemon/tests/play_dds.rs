@@ -12,8 +12,8 @@ use std::process::Child;
 use std::time::Duration;
 
 use recd_testkit::{
-    arrival_times, assert_paced_like, dds_publish, dds_published, dds_subscribe, pacing, read_mcap,
-    script_done, stopped_files, Domain, Published, Recd,
+    arrival_times, assert_paced_like, dds_publish, dds_published, dds_subscribe, messages_by_topic,
+    pacing, script_done, stopped_files, Domain, Published, Recd,
 };
 use serde_json::Value;
 
@@ -86,17 +86,9 @@ impl Setup {
     }
 }
 
-/// The log times of `topic`'s messages in `files`, in seconds.
-fn recorded_times(files: &[PathBuf], topic: &str) -> Vec<f64> {
-    let mut times = Vec::new();
-    for file in files {
-        for message in read_mcap(file)["messages"].as_array().unwrap() {
-            if message["topic"] == topic {
-                times.push(message["log_time"].as_u64().unwrap() as f64 / 1e9);
-            }
-        }
-    }
-    times
+/// Log times (ns) in seconds.
+fn seconds(times: &[u64]) -> Vec<f64> {
+    times.iter().map(|t| *t as f64 / 1e9).collect()
 }
 
 fn digests(samples: &[Value]) -> Vec<&str> {
@@ -149,7 +141,7 @@ fn ros2_and_keyed_topics_arrive_at_independent_subscribers_as_sent_and_on_time()
     assert_eq!(texts, sent, "every key's samples, in order");
 
     // At the recorded pace.
-    let recorded = recorded_times(&files, "/chatter");
+    let recorded = seconds(&messages_by_topic(&files).1["/chatter"]);
     assert_paced_like(&recorded, &arrival_times(&chatter.samples));
 
     // Twice as fast: half the span.
@@ -312,23 +304,19 @@ fn a_mixed_session_plays_both_families_merged_by_time() {
     assert!(setup.recd.wait_written("copy", 100));
     let copy = stopped_files(&setup.recd.rec_json(&["stop", "copy"]));
 
-    let chatter = recorded_times(&copy, "/chatter");
-    let shm = recorded_times(&copy, &shm_topic);
+    let (copied, copy_times) = messages_by_topic(&copy);
+    let (chatter, shm) = (
+        seconds(&copy_times["/chatter"]),
+        seconds(&copy_times[&shm_topic]),
+    );
     assert_eq!((chatter.len(), shm.len()), (50, 50));
-    let mut copied_chatter = Vec::new();
-    for file in &copy {
-        for message in read_mcap(file)["messages"].as_array().unwrap() {
-            if message["topic"] == "/chatter" {
-                copied_chatter.push(message["sha256"].as_str().unwrap().to_string());
-            }
-        }
-    }
-    assert_eq!(copied_chatter, digests(&published.samples));
+    assert_eq!(copied["/chatter"], digests(&published.samples));
     // Played side by side as recorded, not one family after the other: the copy takes
     // as long as the source, and its two topics start as far apart as they did.
+    let (_, source_times) = messages_by_topic(&source);
     let (source_chatter, source_shm) = (
-        recorded_times(&source, "/chatter"),
-        recorded_times(&source, &shm_topic),
+        seconds(&source_times["/chatter"]),
+        seconds(&source_times[&shm_topic]),
     );
     let source_span = span_of_both(&source_chatter, &source_shm);
     let copy_span = span_of_both(&chatter, &shm);

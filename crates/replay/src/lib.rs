@@ -251,6 +251,8 @@ fn open_outputs(
     let mut channels: BTreeMap<String, RecordedChannel> = BTreeMap::new();
     // Files by their channels' message encodings: one stream per source family.
     let mut streams: BTreeMap<Vec<String>, Vec<PathBuf>> = BTreeMap::new();
+    // The files holding DDS channels, where their first messages are looked for.
+    let mut dds_files = Vec::new();
     for file in files {
         let info = recd_storage::summarize(file)?;
         if let Some(start) = info.start_time {
@@ -272,11 +274,15 @@ fn open_outputs(
                 });
         }
         encodings.sort();
+        if encodings
+            .iter()
+            .any(|e| e == recd_storage::dds::MESSAGE_ENCODING)
+        {
+            dds_files.push(file.clone());
+        }
         streams.entry(encodings).or_default().push(file.clone());
     }
-    let recorded: HashMap<&str, &RecordedChannel> =
-        channels.iter().map(|(t, c)| (t.as_str(), c)).collect();
-    check_remaps(&options.remap, &recorded)?;
+    check_remaps(&options.remap, &channels)?;
     let selected: Vec<&RecordedChannel> = channels
         .values()
         .filter(|c| filter.matches(&c.topic))
@@ -292,7 +298,7 @@ fn open_outputs(
     let representations = if dds_topics.is_empty() {
         HashMap::new()
     } else {
-        first_representations(files, &dds_topics)?
+        first_representations(&dds_files, &dds_topics)?
     };
     let planned: Vec<Planned<'_>> = selected
         .iter()

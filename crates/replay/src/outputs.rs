@@ -158,10 +158,10 @@ const CDR_LE: [u8; 2] = [0, 1];
 /// may end up with one name.
 pub fn check_remaps(
     remap: &BTreeMap<String, String>,
-    topics: &HashMap<&str, &RecordedChannel>,
+    topics: &BTreeMap<String, RecordedChannel>,
 ) -> Result<(), PlayError> {
     for from in remap.keys() {
-        if !topics.contains_key(from.as_str()) {
+        if !topics.contains_key(from) {
             return Err(PlayError::Remap(format!(
                 "--remap {from}:={}: the recording has no topic {from}",
                 remap[from]
@@ -170,7 +170,7 @@ pub fn check_remaps(
     }
     let mut played: HashMap<&str, &str> = HashMap::new();
     for topic in topics.keys() {
-        let to = remap.get(*topic).map_or(*topic, String::as_str);
+        let to = remap.get(topic).map_or(topic.as_str(), String::as_str);
         if let Some(other) = played.insert(to, topic) {
             return Err(PlayError::Remap(format!(
                 "--remap: {other} and {topic} would both play as {to}"

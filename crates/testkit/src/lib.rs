@@ -18,8 +18,8 @@ pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
-    cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, python, python_file,
-    read_mcap, read_ros2, ros2_fixtures, script_done, shm_pubsub, Published,
+    cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, messages_by_topic, python,
+    python_file, read_mcap, read_ros2, ros2_fixtures, script_done, shm_pubsub, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;

@@ -1,6 +1,7 @@
 //! The Python side of the interop tests: the interpreter `scripts/test` prepares, the
 //! Cyclone DDS publisher and the ROS 2 readers in `tests/python/`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -143,6 +144,30 @@ pub fn read_ros2(path: &Path) -> Vec<Value> {
 /// `library`, `message_count`, `messages`, `metadata` and `attachments`.
 pub fn read_mcap(path: &Path) -> Value {
     serde_json::from_slice(&read_with("read_mcap.py", path)).expect("read_mcap.py prints JSON")
+}
+
+/// Messages of `files` (in order) as the Python `mcap` package reads them, by topic: the
+/// SHA-256 of each message's data in file order, and the log times (ns).
+pub fn messages_by_topic(
+    files: &[PathBuf],
+) -> (BTreeMap<String, Vec<String>>, BTreeMap<String, Vec<u64>>) {
+    let mut digests: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut times: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for file in files {
+        let read = read_mcap(file);
+        for message in read["messages"].as_array().unwrap() {
+            let topic = message["topic"].as_str().unwrap().to_string();
+            digests
+                .entry(topic.clone())
+                .or_default()
+                .push(message["sha256"].as_str().unwrap().to_string());
+            times
+                .entry(topic)
+                .or_default()
+                .push(message["log_time"].as_u64().unwrap());
+        }
+    }
+    (digests, times)
 }
 
 /// What the reader script `script` prints about `path`; it must succeed.
