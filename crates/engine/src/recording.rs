@@ -329,10 +329,7 @@ impl Recording {
             paused: self.paused.load(Ordering::Relaxed),
             started_ns: self.started_ns,
             elapsed: self.started.elapsed(),
-            current_files: self
-                .progresses()
-                .filter_map(|p| p.current_file.lock().expect("progress lock").clone())
-                .collect(),
+            current_files: self.current_files(),
             closed_files: self.closed_files(),
             bytes_written: self
                 .progresses()
@@ -353,6 +350,13 @@ impl Recording {
                 .find_map(|p| *p.disk_full.lock().expect("progress lock")),
             io_mode: self.io_mode,
         }
+    }
+
+    /// The files being written now (none while paused for disk space).
+    pub fn current_files(&self) -> Vec<PathBuf> {
+        self.progresses()
+            .filter_map(|p| p.current_file.lock().expect("progress lock").clone())
+            .collect()
     }
 
     fn progresses(&self) -> impl Iterator<Item = &WriterProgress> {

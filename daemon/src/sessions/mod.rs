@@ -229,7 +229,7 @@ impl Sessions {
         let recording = &running[&name].recording;
         let marker = recording.mark(text);
         Ok(SessionMarked {
-            files: recording.status().current_files,
+            files: recording.current_files(),
             name,
             time_ns: marker.time_ns,
         })
