@@ -354,6 +354,19 @@ pub fn render(info: &FileInfo) -> String {
             );
         }
     }
+    if !info.triggers.is_empty() {
+        let _ = writeln!(out, "triggers:");
+        for trigger in &info.triggers {
+            let _ = writeln!(
+                out,
+                "  {}  window {} to {}  {}",
+                format::timestamp(trigger.time_ns),
+                format::timestamp(trigger.start_ns),
+                format::timestamp(trigger.end_ns),
+                trigger.note
+            );
+        }
+    }
     if let Some(scan) = &info.scan {
         let _ = writeln!(
             out,

@@ -44,6 +44,7 @@ enum Command {
     /// Write again after `rec pause`.
     Resume(running::PauseArgs),
     Mark(running::MarkArgs),
+    Trigger(running::TriggerArgs),
     List(session::ListArgs),
     Topics(topics::TopicsArgs),
     Play(play::PlayArgs),
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         Command::Pause(args) => running::pause(&args.socket.path, &args, true),
         Command::Resume(args) => running::pause(&args.socket.path, &args, false),
         Command::Mark(args) => running::mark(&args.socket.path, &args),
+        Command::Trigger(args) => running::trigger(&args.socket.path, &args),
         Command::List(args) => session::list(&args.socket.path, &args),
         Command::Topics(args) => topics::run(&args.socket.path, &args),
         Command::Play(args) => play::run(&args.socket.path, &args),

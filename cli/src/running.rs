@@ -1,10 +1,12 @@
-//! `rec pause`, `rec resume` and `rec mark`: requests to a running session.
+//! `rec pause`, `rec resume`, `rec mark` and `rec trigger`: requests to a running
+//! session.
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Args;
-use recd_control::{Request, Response};
+use recd_control::{Request, Response, SessionTriggered, TriggerRequest};
 
 use crate::output::outln;
 use crate::session::{ask, unexpected};
@@ -38,6 +40,104 @@ pub struct MarkArgs {
     json: bool,
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
+}
+
+/// Write the window around now of a session started with --pre-trigger into a file of
+/// its own: every message logged from --before ago (default: all the buffer holds) to
+/// --after from now, with the last message of each latched topic first and a Metadata
+/// record `trigger` (time, window, note). A trigger whose window overlaps the one being
+/// written extends that file instead. Prints the file's name at once; --wait returns
+/// once it is complete.
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// The session; may be left out when only one is recording.
+    #[arg(add = crate::complete::session_names())]
+    name: Option<String>,
+    /// How far back to keep, e.g. 30s (default: the whole buffer).
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    before: Option<Duration>,
+    /// How long after now messages still go to the file, e.g. 10s.
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration, default_value = "0s")]
+    after: Duration,
+    /// Why, e.g. "hard brake"; it goes into the file's trigger record.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    note: String,
+    /// Return once the file is complete (its window has passed and it is closed).
+    #[arg(long)]
+    wait: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
+}
+
+/// How much longer than its window `rec trigger --wait` waits for a file to close.
+const TRIGGER_CLOSE_GRACE: Duration = Duration::from_secs(60);
+
+/// `rec trigger`.
+pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
+    let request = Request::Trigger(TriggerRequest {
+        name: args.name.clone(),
+        before_ms: args.before.map(|d| d.as_millis() as u64),
+        after_ms: args.after.as_millis() as u64,
+        note: args.note.clone(),
+    });
+    let response = ask(socket, &request)?;
+    let Response::Triggered(triggered) = &response else {
+        return Err(unexpected(&response));
+    };
+    if args.wait {
+        wait_until_closed(socket, triggered, args.after + TRIGGER_CLOSE_GRACE)?;
+    }
+    if args.json {
+        crate::output::print_json(triggered)?;
+    } else {
+        for file in &triggered.files {
+            outln!(
+                "{}: {} {} ({} to {})",
+                triggered.name,
+                if file.extended { "extended" } else { "writing" },
+                file.path.display(),
+                crate::format::timestamp(file.start_ns),
+                crate::format::timestamp(file.end_ns)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Waits until none of the trigger's files is being written any more (or the session
+/// stopped, which finished them).
+fn wait_until_closed(
+    socket: &Path,
+    triggered: &SessionTriggered,
+    longest: Duration,
+) -> Result<(), String> {
+    let deadline = Instant::now() + longest;
+    loop {
+        let request = Request::Status {
+            name: Some(triggered.name.clone()),
+        };
+        let writing = match ask(socket, &request) {
+            Ok(Response::Status { sessions }) => sessions
+                .iter()
+                .flat_map(|s| &s.current_files)
+                .any(|path| triggered.files.iter().any(|f| &f.path == path)),
+            // The session stopped: its files are finished.
+            Err(_) => false,
+            Ok(other) => return Err(unexpected(&other)),
+        };
+        if !writing {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "the trigger's file is still being written after {longest:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// `rec pause` (`pause` true) or `rec resume`.

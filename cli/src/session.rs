@@ -61,6 +61,16 @@ pub struct StartArgs {
     /// Start paused: subscribe and count, write nothing until `rec resume`.
     #[arg(long)]
     paused: bool,
+    /// Keep the last DURATION (e.g. 30s) of every selected topic in memory and write
+    /// nothing until `rec trigger`, which writes the window around its moment into a
+    /// file of its own.
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    pre_trigger: Option<Duration>,
+    /// The pre-trigger buffer's memory, e.g. 512MiB (default 1GiB, at least 1MiB): when
+    /// full, the oldest messages are let go before DURATION has passed (counted as
+    /// evicted). A session recording iceoryx2 and DDS gives each half.
+    #[arg(long, value_name = "SIZE", value_parser = format::parse_size, requires = "pre_trigger")]
+    buffer_size: Option<u64>,
     /// How to write the files (overrides recd's `io_mode`): auto uses direct I/O
     /// (O_DIRECT, no copy through the page cache) where the file system accepts it and
     /// buffered I/O elsewhere; direct fails where it is refused; buffered goes through
@@ -169,6 +179,8 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         metadata,
         attachments,
         paused: args.paused,
+        pre_trigger_ms: args.pre_trigger.map(|d| d.as_millis() as u64),
+        buffer_size: args.buffer_size,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -217,11 +229,15 @@ fn print_stopped(session: &SessionStopped) {
     let lost: u64 = session.topics.iter().map(|t| t.report.lost).sum();
     let overflows: u64 = session.topics.iter().map(|t| t.report.overflows).sum();
     let paused: u64 = session.topics.iter().map(|t| t.report.paused).sum();
-    let paused = if paused > 0 {
+    let evicted: u64 = session.topics.iter().map(|t| t.report.evicted).sum();
+    let mut paused = if paused > 0 {
         format!(", {paused} not written while paused")
     } else {
         String::new()
     };
+    if evicted > 0 {
+        paused += &format!(", {evicted} let go by the pre-trigger buffer");
+    }
     outln!(
         "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows{paused}",
         session.name,
@@ -429,6 +445,7 @@ fn status_lines_besides_topics(session: &SessionStatus) -> usize {
         + session.problems.len()
         + usize::from(session.disk_full.is_some())
         + usize::from(session.paused)
+        + usize::from(session.buffer.is_some())
         + usize::from(session.write_error.is_some())
 }
 
@@ -510,6 +527,18 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
             text += &format!(
                 "  paused (rec resume {} writes again): {paused} messages not written\n",
                 session.name
+            );
+        }
+        if let Some(buffer) = &session.buffer {
+            text += &format!(
+                "  pre-trigger buffer (rec trigger {} writes it): {:.1} of {} s, {} of {} ({} messages), {} evicted\n",
+                session.name,
+                buffer.span_s,
+                buffer.duration_s,
+                format::bytes(buffer.bytes),
+                format::bytes(buffer.capacity_bytes),
+                buffer.messages,
+                buffer.evicted
             );
         }
         if let Some(error) = &session.write_error {
@@ -622,6 +651,7 @@ mod tests {
                         overflows: 0,
                         bytes_written: 0,
                         paused: 0,
+                        evicted: 0,
                     },
                     messages_per_s: 0.0,
                     bytes_per_s: 0.0,
@@ -632,6 +662,7 @@ mod tests {
             io_mode: "direct".into(),
             disk_full: None,
             paused: false,
+            buffer: None,
         }
     }
 

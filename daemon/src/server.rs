@@ -131,6 +131,7 @@ async fn handle(request: Request, sessions: Arc<Sessions>) -> Response {
         Request::Pause { name } => sessions.pause(name.as_deref(), true).map(Response::Paused),
         Request::Resume { name } => sessions.pause(name.as_deref(), false).map(Response::Paused),
         Request::Mark { name, text } => sessions.mark(name.as_deref(), &text).map(Response::Marked),
+        Request::Trigger(request) => sessions.trigger(&request).map(Response::Triggered),
         Request::Files { name } => sessions
             .files(&name)
             .map(|session| Response::Files { session }),

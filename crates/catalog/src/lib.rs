@@ -113,6 +113,7 @@ CREATE TABLE IF NOT EXISTS topics (
     bytes_written INTEGER NOT NULL,
     overflows INTEGER NOT NULL DEFAULT 0,
     paused INTEGER NOT NULL DEFAULT 0,
+    evicted INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, service)
 );
 ";
@@ -123,6 +124,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("topics", "overflows", "INTEGER NOT NULL DEFAULT 0"),
     ("sessions", "reason", "TEXT"),
     ("topics", "paused", "INTEGER NOT NULL DEFAULT 0"),
+    ("topics", "evicted", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 impl Catalog {
@@ -242,8 +244,8 @@ impl Catalog {
         )?;
         for topic in topics {
             transaction.execute(
-                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     session,
                     topic.name,
@@ -254,7 +256,8 @@ impl Catalog {
                     topic.lost as i64,
                     topic.bytes_written as i64,
                     topic.overflows as i64,
-                    topic.paused as i64
+                    topic.paused as i64,
+                    topic.evicted as i64
                 ],
             )?;
         }
@@ -327,7 +330,7 @@ impl Catalog {
     /// The final topic counts of a session.
     pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused FROM topics
+            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
@@ -341,6 +344,7 @@ impl Catalog {
                 bytes_written: row.get::<_, i64>(6)? as u64,
                 overflows: row.get::<_, i64>(7)? as u64,
                 paused: row.get::<_, i64>(8)? as u64,
+                evicted: row.get::<_, i64>(9)? as u64,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -490,6 +494,7 @@ mod tests {
                 overflows: 2,
                 bytes_written: 300,
                 paused: 4,
+                evicted: 5,
             }];
             catalog
                 .finish_session(id, SessionState::Stopped, None, 9, &topics)
@@ -508,14 +513,15 @@ mod tests {
         assert_eq!(catalog.topics(id).unwrap()[0].lost, 1);
         assert_eq!(catalog.topics(id).unwrap()[0].overflows, 2);
         assert_eq!(catalog.topics(id).unwrap()[0].paused, 4);
+        assert_eq!(catalog.topics(id).unwrap()[0].evicted, 5);
         assert!(catalog.session_by_name("other").unwrap().is_none());
     }
 
     #[test]
-    fn a_catalog_without_the_overflows_and_paused_columns_gets_them_and_keeps_its_counts() {
+    fn a_catalog_without_the_added_count_columns_gets_them_and_keeps_its_counts() {
         let dir = tempfile::tempdir().unwrap();
         let old_schema = SCHEMA.replace(
-            "    overflows INTEGER NOT NULL DEFAULT 0,\n    paused INTEGER NOT NULL DEFAULT 0,\n",
+            "    overflows INTEGER NOT NULL DEFAULT 0,\n    paused INTEGER NOT NULL DEFAULT 0,\n    evicted INTEGER NOT NULL DEFAULT 0,\n",
             "",
         );
         assert_ne!(old_schema, SCHEMA);
@@ -532,7 +538,10 @@ mod tests {
         let catalog = Catalog::open(dir.path()).unwrap();
         let topics = catalog.topics(1).unwrap();
         assert_eq!((topics[0].written, topics[0].lost), (4, 2));
-        assert_eq!((topics[0].overflows, topics[0].paused), (0, 0));
+        assert_eq!(
+            (topics[0].overflows, topics[0].paused, topics[0].evicted),
+            (0, 0, 0)
+        );
         drop(catalog);
         Catalog::open(dir.path()).expect("opens again once upgraded");
     }

@@ -73,6 +73,9 @@ pub enum Request {
         /// The marker's text.
         text: String,
     },
+    /// Write the window around now from a pre-trigger session's buffer into a new file
+    /// (or extend the window being written, when they overlap).
+    Trigger(TriggerRequest),
     /// A catalog file was reindexed in place: it is complete now.
     Reindexed {
         /// The file.
@@ -104,6 +107,46 @@ pub struct SessionMarked {
     pub time_ns: u64,
     /// The files it goes into (those being written).
     pub files: Vec<PathBuf>,
+}
+
+/// A trigger of a pre-trigger session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TriggerRequest {
+    /// The session; `None` means the only one running.
+    pub name: Option<String>,
+    /// Milliseconds before now to keep; `None` keeps the whole buffer.
+    pub before_ms: Option<u64>,
+    /// Milliseconds after now that still go to the file.
+    pub after_ms: u64,
+    /// Why; it goes into the file's `trigger` Metadata record.
+    pub note: String,
+}
+
+/// The files a trigger writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionTriggered {
+    /// The session.
+    pub name: String,
+    /// The trigger's moment, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// One file per source family of the session.
+    pub files: Vec<TriggeredFile>,
+}
+
+/// A file a trigger writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriggeredFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The first log time it holds, ns since the Unix epoch (latched samples aside).
+    pub start_ns: u64,
+    /// The last log time it holds, ns since the Unix epoch; it is complete once this has
+    /// passed and it left the session's `current_files`.
+    pub end_ns: u64,
+    /// The trigger fell inside the window of a file being written, whose end it moved
+    /// rather than start another.
+    pub extended: bool,
 }
 
 /// How to record a new session; what is left out comes from recd's configuration.
@@ -142,6 +185,11 @@ pub struct StartRequest {
     pub attachments: Vec<crate::AttachedFile>,
     /// Start paused: nothing is written until a [`Request::Resume`].
     pub paused: bool,
+    /// Keep this many milliseconds of messages in memory and write only around
+    /// triggers ([`Request::Trigger`]).
+    pub pre_trigger_ms: Option<u64>,
+    /// The pre-trigger buffer's bytes (recd's default: 1 GiB).
+    pub buffer_size: Option<u64>,
 }
 
 /// recd's answer to one request.
@@ -183,6 +231,8 @@ pub enum Response {
     Paused(SessionPaused),
     /// Answer to [`Request::Mark`].
     Marked(SessionMarked),
+    /// Answer to [`Request::Trigger`].
+    Triggered(SessionTriggered),
     /// Done; nothing to report.
     Done,
     /// The request failed; nothing changed.
@@ -316,6 +366,26 @@ pub struct SessionStatus {
     /// Paused by request (`rec pause`): messages are counted as paused, not written.
     #[serde(default)]
     pub paused: bool,
+    /// A pre-trigger session's buffer; `None` for one that writes everything.
+    #[serde(default)]
+    pub buffer: Option<BufferStatus>,
+}
+
+/// What a pre-trigger session's buffer holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferStatus {
+    /// Seconds of messages it keeps (`--pre-trigger`).
+    pub duration_s: f64,
+    /// Its memory in bytes (`--buffer-size`).
+    pub capacity_bytes: u64,
+    /// Messages held.
+    pub messages: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Seconds between the oldest and the newest held.
+    pub span_s: f64,
+    /// Messages let go without a trigger so far (the topics' `evicted`, summed).
+    pub evicted: u64,
 }
 
 /// A session paused because the free space on its file system fell below recd's
@@ -354,6 +424,9 @@ pub struct TopicReport {
     /// Received while the session was paused, so not written.
     #[serde(default)]
     pub paused: u64,
+    /// Let go of by a pre-trigger session's buffer without a trigger.
+    #[serde(default)]
+    pub evicted: u64,
 }
 
 /// A topic's counts with its recent rates.
@@ -450,6 +523,12 @@ mod tests {
             },
             Request::Status { name: None },
             Request::List,
+            Request::Trigger(TriggerRequest {
+                name: Some("drive".into()),
+                before_ms: Some(30_000),
+                after_ms: 10_000,
+                note: "hard brake".into(),
+            }),
         ];
         for request in requests {
             let line = encode(&RequestEnvelope {
@@ -497,6 +576,7 @@ mod tests {
                     overflows: 0,
                     bytes_written: 200,
                     paused: 0,
+                    evicted: 0,
                 },
                 messages_per_s: 0.0,
                 bytes_per_s: 0.0,
@@ -506,7 +586,7 @@ mod tests {
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(
             json,
-            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
         );
         assert_eq!(
             serde_json::from_str::<SessionStopped>(&json).unwrap(),

@@ -83,6 +83,10 @@ pub struct RecordingConfig {
     /// [`crate::Recording::resume`].
     #[serde(default)]
     pub start_paused: bool,
+    /// Keep the latest messages in memory and write files only around triggers
+    /// ([`crate::Recording::trigger`]); `None` writes everything.
+    #[serde(default)]
+    pub pre_trigger: Option<PreTrigger>,
     /// Files put at the start of every file as MCAP Attachments (`rec start --attach`).
     /// Not serialized: the files hold them, the configuration in their `recorder`
     /// metadata need not.
@@ -139,11 +143,28 @@ impl Default for RecordingConfig {
             metadata: Default::default(),
             user_metadata: Default::default(),
             start_paused: false,
+            pre_trigger: None,
             attachments: Vec::new(),
             test_hooks: TestHooks::default(),
         }
     }
 }
+
+/// A pre-trigger session's buffer: what it keeps in memory until a trigger writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreTrigger {
+    /// Messages older than this (by log time, against the newest) are let go.
+    pub duration: Duration,
+    /// The buffer's memory: when full, the oldest messages are let go however young.
+    /// A session recording iceoryx2 and DDS gives each its half.
+    pub buffer_bytes: u64,
+}
+
+/// The default [`PreTrigger::buffer_bytes`]: 1 GiB.
+pub const DEFAULT_BUFFER_BYTES: u64 = 1 << 30;
+
+/// The smallest [`PreTrigger::buffer_bytes`]: room for a few camera frames.
+pub const MIN_BUFFER_BYTES: u64 = 1 << 20;
 
 /// Topic selection by glob patterns over service names (`*` matches `/` too).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -46,12 +46,16 @@ mod select;
 mod source;
 mod survey;
 mod topic;
+mod trigger;
 mod writer;
 
-pub use config::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection};
+pub use config::{
+    DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection,
+    DEFAULT_BUFFER_BYTES, MIN_BUFFER_BYTES,
+};
 pub use recd_storage::IoMode;
 pub use recording::{
-    Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
+    BufferStatus, Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };
 pub use select::{PatternError, TopicFilter};
 pub use source::dds::{dds_participant, DdsError};
@@ -59,4 +63,5 @@ pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use topic::{ChannelSpec, TopicCounts};
+pub use trigger::{TriggerError, TriggerWindow, Triggered, TriggeredFile};
 pub use writer::{ClosedFile, DiskFull, FileObserver};

@@ -2,14 +2,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_storage::{FileSummary, IoMode, WriteError};
 
-use crate::config::RecordingConfig;
+use crate::config::{PreTrigger, RecordingConfig};
 use crate::handoff::{handoff, now_ns, Receiver};
 use crate::registry::TopicRegistry;
 use crate::select::{PatternError, TopicFilter};
@@ -18,12 +18,16 @@ use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
 use crate::source::{Held, SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
+use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
 use recd_storage::Marker;
 
 use crate::writer::{
-    ClosedFile, DiskFull, FileObserver, FilePlan, SourceFamily, SpaceGuard, Unobserved, Writer,
-    WriterProgress, WriterReport, WriterRequests,
+    ClosedFile, DiskFull, FileObserver, FilePlan, PreTriggerState, SourceFamily, SpaceGuard,
+    Unobserved, Writer, WriterProgress, WriterReport, WriterRequests,
 };
+
+/// How long a trigger waits for the writers to create its files.
+const TRIGGER_ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a recording could not start.
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +133,25 @@ pub struct RecordingStatus {
     pub disk_full: Option<DiskFull>,
     /// How the files are written: direct or buffered (what `auto` chose).
     pub io_mode: IoMode,
+    /// A pre-trigger session's buffer; `None` for a session that writes everything.
+    #[serde(default)]
+    pub buffer: Option<BufferStatus>,
+}
+
+/// What a pre-trigger session's buffer holds (its let-go messages are each topic's
+/// `evicted` count).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BufferStatus {
+    /// The time it keeps (`--pre-trigger`).
+    pub duration: Duration,
+    /// Its memory (`--buffer-size`).
+    pub capacity_bytes: u64,
+    /// Messages held.
+    pub messages: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// The time between the oldest and the newest held.
+    pub span: Duration,
 }
 
 /// What a finished recording holds.
@@ -173,6 +196,8 @@ pub struct Recording {
     stop: Arc<AtomicBool>,
     /// Set while the session is paused (shared with every writer thread).
     paused: Arc<AtomicBool>,
+    /// A pre-trigger session's buffer settings.
+    pre_trigger: Option<PreTrigger>,
     shm: Option<JoinHandle<()>>,
     dds: Option<(JoinHandle<()>, DdsStopper)>,
     /// One per source family: a session recording both writes files of each.
@@ -217,7 +242,12 @@ impl Recording {
         let started_ns = now_ns();
         let metadata = recorder_metadata(&config, started_ns);
         let paused = Arc::new(AtomicBool::new(config.start_paused));
+        let both_families = shm_receivers.is_some() && dds_receivers.is_some();
         let create_writer = |family, receivers| {
+            let pre_trigger = config.pre_trigger.as_ref().map(|pre_trigger| {
+                let share = if both_families { 2 } else { 1 };
+                PreTriggerState::new(pre_trigger, pre_trigger.buffer_bytes / share)
+            });
             let requests = Arc::new(WriterRequests::new(paused.clone()));
             let progress = Arc::new(WriterProgress::default());
             let plan = FilePlan::new(
@@ -235,6 +265,7 @@ impl Recording {
                 guard.clone(),
                 delay,
                 requests.clone(),
+                pre_trigger,
             )?;
             Ok::<_, StartError>((writer, progress, requests))
         };
@@ -288,6 +319,7 @@ impl Recording {
         Ok(Self {
             stop,
             paused,
+            pre_trigger: config.pre_trigger.clone(),
             shm,
             dds,
             writers,
@@ -323,9 +355,67 @@ impl Recording {
         marker
     }
 
+    /// Writes the window around now that `window` asks for from a pre-trigger session's
+    /// buffer into a new file (one per source family), or extends the window being
+    /// written when they overlap. Returns once the files are created; their messages
+    /// after now are written as they arrive.
+    pub fn trigger(&self, window: &TriggerWindow) -> Result<Triggered, TriggerError> {
+        if self.pre_trigger.is_none() {
+            return Err(TriggerError::NotBuffered);
+        }
+        let time_ns = now_ns();
+        let answers: Vec<_> = self
+            .writers
+            .iter()
+            .map(|thread| {
+                let (answer, answered) = std::sync::mpsc::channel();
+                thread.requests.trigger(TriggerRequest {
+                    time_ns,
+                    window: window.clone(),
+                    answer,
+                });
+                thread.writer.thread().unpark();
+                answered
+            })
+            .collect();
+        let mut files = Vec::new();
+        for answered in answers {
+            match answered.recv_timeout(TRIGGER_ANSWER_TIMEOUT) {
+                Ok(Ok(file)) => files.push(file),
+                Ok(Err(message)) => return Err(TriggerError::File(message)),
+                Err(_) => return Err(TriggerError::NoAnswer(TRIGGER_ANSWER_TIMEOUT)),
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Triggered { time_ns, files })
+    }
+
+    /// A pre-trigger session's buffer as of now.
+    fn buffer_status(&self) -> Option<BufferStatus> {
+        let pre_trigger = self.pre_trigger.as_ref()?;
+        let sum = |value: fn(&WriterProgress) -> &AtomicU64| {
+            self.progresses()
+                .map(|p| value(p).load(Ordering::Relaxed))
+                .sum::<u64>()
+        };
+        Some(BufferStatus {
+            duration: pre_trigger.duration,
+            capacity_bytes: pre_trigger.buffer_bytes,
+            messages: sum(|p| &p.buffered_messages),
+            bytes: sum(|p| &p.buffered_bytes),
+            span: Duration::from_nanos(
+                self.progresses()
+                    .map(|p| p.buffered_span_ns.load(Ordering::Relaxed))
+                    .max()
+                    .unwrap_or(0),
+            ),
+        })
+    }
+
     /// The recording as of now.
     pub fn status(&self) -> RecordingStatus {
         RecordingStatus {
+            buffer: self.buffer_status(),
             paused: self.paused.load(Ordering::Relaxed),
             started_ns: self.started_ns,
             elapsed: self.started.elapsed(),

@@ -65,6 +65,7 @@ struct WriteCounts {
     written: AtomicU64,
     bytes_written: AtomicU64,
     paused: AtomicU64,
+    evicted: AtomicU64,
 }
 
 /// A topic's counts at one moment.
@@ -88,6 +89,11 @@ pub struct TopicCounts {
     /// Received samples not written because the session was paused (`rec pause`).
     #[serde(default)]
     pub paused: u64,
+    /// Received samples a pre-trigger session let go of without a trigger: pushed out
+    /// of its buffer by age or size, larger than the whole buffer, or still held when
+    /// the session stopped.
+    #[serde(default)]
+    pub evicted: u64,
 }
 
 impl TopicCounters {
@@ -114,6 +120,10 @@ impl TopicCounters {
 
     pub(crate) fn add_paused(&self) {
         self.write.paused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_evicted(&self) {
+        self.write.evicted.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Moves messages counted as written to dropped: they were acknowledged by the file
@@ -144,6 +154,7 @@ impl TopicCounters {
             written: self.write.written.load(Ordering::Relaxed),
             bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
             paused: self.write.paused.load(Ordering::Relaxed),
+            evicted: self.write.evicted.load(Ordering::Relaxed),
         }
     }
 }

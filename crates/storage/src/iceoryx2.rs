@@ -93,6 +93,10 @@ pub const USER_METADATA: &str = "user";
 /// epoch) and `text`.
 pub const MARKER: &str = "marker";
 
+/// What names a trigger's Metadata record (`rec trigger`): entries `time`, `start` and
+/// `end` (ns since the Unix epoch) and `note` (see [`crate::Trigger`]).
+pub const TRIGGER: &str = "trigger";
+
 /// `<kind>/<file name>`: the name of a Metadata record that every file of a session has.
 /// Each file's is its own, because `mcap merge` refuses two records of one name, even
 /// identical ones (unless `--allow-duplicate-metadata`).

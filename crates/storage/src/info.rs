@@ -13,7 +13,7 @@ use mcap::records::{op, Record};
 use mcap::sans_io::summary_reader::{SummaryReadEvent, SummaryReader, SummaryReaderOptions};
 
 use crate::recover::{self, Damage, RecordSink, RecoverError};
-use crate::Marker;
+use crate::{Marker, Trigger};
 
 /// A summary of one MCAP file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -48,6 +48,8 @@ pub struct FileInfo {
     pub attachment_count: u64,
     /// Markers (`rec mark`) in the file, in file order.
     pub markers: Vec<Marker>,
+    /// Triggers (`rec trigger`) whose window the file holds, in file order.
+    pub triggers: Vec<Trigger>,
     /// For a file that had to be scanned: where the scan ended.
     pub scan: Option<ScanOutcome>,
 }
@@ -183,13 +185,15 @@ pub fn summarize_from<R: Read + Seek>(
         metadata_count: 0,
         attachment_count: 0,
         markers: Vec::new(),
+        triggers: Vec::new(),
         scan: None,
     };
     // A missing or unreadable footer/summary means the file was not closed: scan it.
     if let Ok(Some(summary)) = read_summary(input, size) {
         if let Some(stats) = &summary.stats {
             fill_from_summary(&mut info, &summary, stats);
-            info.markers = read_markers(input, &summary).map_err(read_error)?;
+            let notes = read_notes(input, &summary).map_err(read_error)?;
+            (info.markers, info.triggers) = (notes.markers, notes.triggers);
             return Ok(info);
         }
     }
@@ -215,12 +219,26 @@ pub fn summarize_from<R: Read + Seek>(
     Ok(info)
 }
 
-/// The markers a summarized file holds: each Metadata record the summary indexes under
-/// the marker name, read where the index says it is.
-fn read_markers<R: Read + Seek>(input: &mut R, summary: &mcap::Summary) -> io::Result<Vec<Marker>> {
-    let mut markers = Vec::new();
+/// The markers and triggers of a file.
+#[derive(Default)]
+struct Notes {
+    markers: Vec<Marker>,
+    triggers: Vec<Trigger>,
+}
+
+impl Notes {
+    fn add(&mut self, name: &str, entries: &BTreeMap<String, String>) {
+        self.markers.extend(Marker::from_record(name, entries));
+        self.triggers.extend(Trigger::from_record(name, entries));
+    }
+}
+
+/// The markers and triggers a summarized file holds: each Metadata record the summary
+/// indexes under their names, read where the index says it is.
+fn read_notes<R: Read + Seek>(input: &mut R, summary: &mcap::Summary) -> io::Result<Notes> {
+    let mut notes = Notes::default();
     for index in &summary.metadata_indexes {
-        if index.name != crate::iceoryx2::MARKER {
+        if index.name != crate::iceoryx2::MARKER && index.name != crate::iceoryx2::TRIGGER {
             continue;
         }
         let mut record = vec![0u8; index.length as usize];
@@ -230,10 +248,10 @@ fn read_markers<R: Read + Seek>(input: &mut R, summary: &mcap::Summary) -> io::R
             .get(9..)
             .and_then(|body| mcap::parse_record(record[0], body).ok())
         {
-            markers.extend(Marker::from_record(&metadata.name, &metadata.metadata));
+            notes.add(&metadata.name, &metadata.metadata);
         }
     }
-    Ok(markers)
+    Ok(notes)
 }
 
 /// Reads the magic and the Header record from the start of the file: one read unless the
@@ -462,7 +480,7 @@ struct Tally {
     messages: u64,
     time_range: Option<(u64, u64)>,
     metadata: u64,
-    markers: Vec<Marker>,
+    notes: Notes,
     attachments: u64,
     chunks: u64,
     compression: CompressionTally,
@@ -476,7 +494,8 @@ impl Tally {
         info.schema_count = self.schemas.len() as u64;
         info.channels = self.channels.into_values().collect();
         info.metadata_count = self.metadata;
-        info.markers = self.markers;
+        info.markers = self.notes.markers;
+        info.triggers = self.notes.triggers;
         info.attachment_count = self.attachments;
         info.chunk_count = self.chunks;
         info.compression = self.compression.into_infos();
@@ -518,8 +537,7 @@ impl RecordSink for Tally {
             }
             Record::Metadata(metadata) => {
                 self.metadata += 1;
-                self.markers
-                    .extend(Marker::from_record(&metadata.name, &metadata.metadata));
+                self.notes.add(&metadata.name, &metadata.metadata);
             }
             Record::Attachment { .. } => self.attachments += 1,
             _ => {}

@@ -35,6 +35,7 @@ mod messages;
 mod recover;
 mod reindex;
 mod space;
+mod trigger;
 mod wire;
 mod writer;
 
@@ -52,9 +53,10 @@ pub use messages::{
 pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
 pub use space::{space_of, Space};
+pub use trigger::Trigger;
 pub use writer::{
-    Attachment, ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId, StreamWriter,
-    WriteError, WriterOptions,
+    probe_io_mode, Attachment, ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId,
+    StreamWriter, WriteError, WriterOptions,
 };
 
 /// The `library` string recd writes into the Header of every file it creates.

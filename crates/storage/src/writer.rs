@@ -902,6 +902,18 @@ fn channel_message_counts(stats: &FileStats) -> BTreeMap<u16, u64> {
         .collect()
 }
 
+/// The I/O path files created in `dir` with `mode` would get (`auto` resolved), found by
+/// creating and removing a probe file; an error says why no file can be created there.
+pub fn probe_io_mode(dir: &Path, mode: IoMode) -> Result<IoMode, WriteError> {
+    static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let probe = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!(".recd-probe-{}-{probe}", std::process::id()));
+    let (file, used) = open_new(&path, mode)?;
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    Ok(used)
+}
+
 /// Creates `path` for `mode`, and says which of direct or buffered I/O it got.
 fn open_new(path: &Path, mode: IoMode) -> Result<(File, IoMode), WriteError> {
     let (file, used) = match mode {

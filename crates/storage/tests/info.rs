@@ -152,7 +152,7 @@ fn bad_inputs_get_errors_that_name_the_problem() {
 }
 
 #[test]
-fn markers_are_listed_from_the_summary_and_from_a_scan() {
+fn markers_and_triggers_are_listed_from_the_summary_and_from_a_scan() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("marked.mcap");
     let mut writer = StreamWriter::create(&path, WriterOptions::default()).unwrap();
@@ -168,12 +168,21 @@ fn markers_are_listed_from_the_summary_and_from_a_scan() {
             .add_metadata("user/marked.mcap", &m.record())
             .unwrap();
     }
+    let trigger = recd_storage::Trigger {
+        time_ns: 30,
+        start_ns: 10,
+        end_ns: 40,
+        note: "hard brake".into(),
+    };
+    writer.add_metadata("trigger", &trigger.record()).unwrap();
     writer.flush().unwrap();
     let open = summarize(&path).unwrap();
     assert!(open.scan.is_some());
     assert_eq!(open.markers, marks);
+    assert_eq!(open.triggers, [trigger.clone()]);
     writer.close().unwrap();
     let closed = summarize(&path).unwrap();
     assert!(closed.scan.is_none());
     assert_eq!(closed.markers, marks);
+    assert_eq!(closed.triggers, [trigger]);
 }

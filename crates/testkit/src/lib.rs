@@ -244,6 +244,11 @@ impl Recd {
         recd
     }
 
+    /// recd's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("recd is running").id()
+    }
+
     /// What recd logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.root.join("recd.log")).unwrap_or_default()

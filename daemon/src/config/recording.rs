@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use recd_control::{AttachedFile, StartRequest, MAX_ATTACHMENT_BYTES};
-use recd_engine::{DdsConfig, RecordingConfig, RingConfig, SplitPolicy, TopicSelection};
+use recd_engine::{
+    DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TopicSelection,
+    DEFAULT_BUFFER_BYTES, MIN_BUFFER_BYTES,
+};
 use recd_storage::UnknownIoMode;
 
 use super::SessionDefaults;
@@ -35,6 +38,36 @@ pub enum RequestError {
     /// An attachment has no name, or a metadata entry no key.
     #[error("{0} without a name")]
     Unnamed(&'static str),
+    /// A pre-trigger duration of nothing.
+    #[error("a pre-trigger buffer must keep more than 0s")]
+    NoPreTrigger,
+    /// A buffer size without a pre-trigger buffer.
+    #[error("a buffer size needs a pre-trigger buffer (rec start --pre-trigger DURATION)")]
+    BufferWithoutPreTrigger,
+    /// A pre-trigger buffer too small for camera frames.
+    #[error("a pre-trigger buffer of {0} bytes is too small: use at least 1MiB")]
+    BufferTooSmall(u64),
+}
+
+/// The pre-trigger buffer a request asks for, if any.
+fn pre_trigger(request: &StartRequest) -> Result<Option<PreTrigger>, RequestError> {
+    let Some(ms) = request.pre_trigger_ms else {
+        return match request.buffer_size {
+            Some(_) => Err(RequestError::BufferWithoutPreTrigger),
+            None => Ok(None),
+        };
+    };
+    if ms == 0 {
+        return Err(RequestError::NoPreTrigger);
+    }
+    let buffer_bytes = request.buffer_size.unwrap_or(DEFAULT_BUFFER_BYTES);
+    if buffer_bytes < MIN_BUFFER_BYTES {
+        return Err(RequestError::BufferTooSmall(buffer_bytes));
+    }
+    Ok(Some(PreTrigger {
+        duration: Duration::from_millis(ms),
+        buffer_bytes,
+    }))
 }
 
 /// A split limit as the session applies it: 0 is no limit (ros2 bag's convention);
@@ -134,6 +167,7 @@ impl SessionDefaults {
             iceoryx2: self.iceoryx2 && !request.no_iceoryx2,
             user_metadata: request.metadata.clone(),
             start_paused: request.paused,
+            pre_trigger: pre_trigger(request)?,
             attachments: attachments(&request.attachments)?,
             dds: request
                 .dds_domain

@@ -70,6 +70,7 @@ mod tests {
     fn status(bytes: u64, written: u64) -> RecordingStatus {
         RecordingStatus {
             paused: false,
+            buffer: None,
             started_ns: 0,
             elapsed: Duration::ZERO,
             current_files: Vec::new(),

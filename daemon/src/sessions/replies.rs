@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use recd_catalog::{Catalog, CatalogError, Session};
 use recd_control::{
-    DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic, SessionState,
-    SessionStatus, SessionStopped, TopicReport,
+    BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic,
+    SessionState, SessionStatus, SessionStopped, TopicReport,
 };
 use recd_engine::{RecordingStatus, RecordingSummary, StopError, TopicStatus};
 
@@ -63,6 +63,14 @@ pub fn session_status(
             minimum: full.minimum,
         }),
         paused: status.paused,
+        buffer: status.buffer.map(|buffer| BufferStatus {
+            duration_s: buffer.duration.as_secs_f64(),
+            capacity_bytes: buffer.capacity_bytes,
+            messages: buffer.messages,
+            bytes: buffer.bytes,
+            span_s: buffer.span.as_secs_f64(),
+            evicted: status.topics.iter().map(|t| t.counts.evicted).sum(),
+        }),
     }
 }
 
@@ -164,6 +172,7 @@ fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -
             overflows: topic.counts.overflows,
             bytes_written: topic.counts.bytes_written,
             paused: topic.counts.paused,
+            evicted: topic.counts.evicted,
         },
         messages_per_s,
         bytes_per_s,

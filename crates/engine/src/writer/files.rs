@@ -165,7 +165,8 @@ pub(crate) struct Files {
     progress: Arc<WriterProgress>,
     /// The file being written; `None` after a new one could not be created.
     pub current: Option<StreamWriter>,
-    index: u32,
+    /// The number of the next file; the current one's is one less.
+    next_index: u32,
     started: Instant,
     bytes_before: u64,
     closing: Vec<JoinHandle<(FileSummary, Option<WriteError>)>>,
@@ -180,23 +181,38 @@ impl Files {
     /// Creates the first file, so that a recording that cannot write fails at its start.
     /// Its I/O mode, once `auto` is resolved, is the one of every later file, and goes
     /// into their `recorder` metadata as `io_mode`.
-    pub fn create(mut plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
+    pub fn create(plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
         let path = plan.path(0);
         let file = plan.create(&path)?;
-        plan.options.io_mode = file.io_mode();
+        let mut files = Self::new(plan, progress, file.io_mode());
+        files.current = Some(file);
+        files.next_index = 1;
+        *files.progress.current_file.lock().expect("progress lock") = Some(path);
+        Ok(files)
+    }
+
+    /// Creates no file until [`Self::open_next`] (a pre-trigger session's first trigger);
+    /// a probe file in the directory still makes a recording that cannot write fail at
+    /// its start, and resolves `auto`.
+    pub fn deferred(plan: FilePlan, progress: Arc<WriterProgress>) -> Result<Self, WriteError> {
+        let io_mode = recd_storage::probe_io_mode(&plan.dir, plan.options.io_mode)?;
+        Ok(Self::new(plan, progress, io_mode))
+    }
+
+    fn new(mut plan: FilePlan, progress: Arc<WriterProgress>, io_mode: IoMode) -> Self {
+        plan.options.io_mode = io_mode;
         plan.metadata
-            .insert("io_mode".to_string(), file.io_mode().to_string());
-        *progress.current_file.lock().expect("progress lock") = Some(path);
-        Ok(Self {
+            .insert("io_mode".to_string(), io_mode.to_string());
+        Self {
             plan,
             progress,
-            current: Some(file),
-            index: 0,
+            current: None,
+            next_index: 0,
             started: Instant::now(),
             bytes_before: 0,
             closing: Vec::new(),
             last_flush: Instant::now(),
-        })
+        }
     }
 
     /// The I/O path the files are written with: direct or buffered.
@@ -237,7 +253,7 @@ impl Files {
             return Ok(());
         }
         self.end_current(ending);
-        self.open_next()
+        self.open_next().map(drop)
     }
 
     /// Finishes the current file, with the `recorder` metadata of `ending`, on a thread of
@@ -259,14 +275,14 @@ impl Files {
         *self.progress.current_file.lock().expect("progress lock") = None;
     }
 
-    /// Starts the next file.
-    pub fn open_next(&mut self) -> Result<(), WriteError> {
-        self.index += 1;
-        let path = self.plan.path(self.index);
+    /// Starts the next file, and says where it is.
+    pub fn open_next(&mut self) -> Result<PathBuf, WriteError> {
+        let path = self.plan.path(self.next_index);
+        self.next_index += 1;
         self.current = Some(self.plan.create(&path)?);
         self.started = Instant::now();
-        *self.progress.current_file.lock().expect("progress lock") = Some(path);
-        Ok(())
+        *self.progress.current_file.lock().expect("progress lock") = Some(path.clone());
+        Ok(path)
     }
 
     /// Hands batched small messages to the kernel (with direct I/O at most every
@@ -333,7 +349,8 @@ impl Files {
             "topics".to_string(),
             serde_json::to_string(&counts).expect("counts serialize"),
         );
-        metadata.insert("file_index".to_string(), self.index.to_string());
+        let index = self.next_index.saturating_sub(1);
+        metadata.insert("file_index".to_string(), index.to_string());
         metadata
     }
 }

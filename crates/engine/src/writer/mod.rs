@@ -1,10 +1,14 @@
 //! The writer thread: takes messages off every source's handoff and streams them into
 //! MCAP files ([`files`] names, splits and finishes them; [`space_guard`] pauses them
-//! while the disk is nearly full; [`requests`] carries the session's pause and markers).
+//! while the disk is nearly full; [`requests`] carries the session's pause, markers and
+//! triggers; a pre-trigger session keeps its messages in a [`buffer`] and writes the
+//! [`window`] around each trigger).
 
+mod buffer;
 mod files;
 mod requests;
 mod space_guard;
+mod window;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,6 +27,7 @@ pub(crate) use requests::WriterRequests;
 pub use space_guard::DiskFull;
 use space_guard::SpaceChange;
 pub(crate) use space_guard::SpaceGuard;
+pub(crate) use window::PreTriggerState;
 
 /// What the writer shows of itself while it runs.
 #[derive(Debug, Default)]
@@ -34,6 +39,11 @@ pub(crate) struct WriterProgress {
     pub error: Mutex<Option<String>>,
     /// Set while writing is paused for want of disk space.
     pub disk_full: Mutex<Option<DiskFull>>,
+    /// A pre-trigger session's buffer: messages, bytes and the ns between the oldest
+    /// and the newest.
+    pub buffered_messages: AtomicU64,
+    pub buffered_bytes: AtomicU64,
+    pub buffered_span_ns: AtomicU64,
 }
 
 /// What the writer thread leaves behind.
@@ -42,12 +52,12 @@ pub(crate) struct WriterReport {
     pub error: Option<WriteError>,
 }
 
-struct LatchedMessage {
+pub(crate) struct LatchedMessage {
     stamps: Stamps,
     bytes: Vec<u8>,
 }
 
-struct TopicSlot {
+pub(crate) struct TopicSlot {
     topic: Arc<Topic>,
     /// The topic's channel in the current file, once its first message went there.
     channel: Option<ChannelId>,
@@ -67,8 +77,10 @@ pub(crate) struct Writer<S> {
     guard: Option<SpaceGuard>,
     /// Testing aid: a sleep before each message (see `TestHooks::writer_delay`).
     delay: Option<Duration>,
-    /// The session's pause and markers.
+    /// The session's pause, markers and triggers.
     requests: Arc<WriterRequests>,
+    /// A pre-trigger session's buffer and its open window; `None` writes everything.
+    pre_trigger: Option<PreTriggerState>,
 }
 
 /// Items taken from one handoff before looking at the next.
@@ -80,7 +92,9 @@ impl<S: LoanedBytes> Writer<S> {
         self.files.io_mode()
     }
 
-    /// Creates the first file, so that a recording that cannot write fails at its start.
+    /// Creates the first file, so that a recording that cannot write fails at its start
+    /// (a pre-trigger session's writer creates none until triggered, but checks that it
+    /// could).
     pub fn create(
         rxs: Vec<Receiver<S>>,
         plan: FilePlan,
@@ -88,16 +102,22 @@ impl<S: LoanedBytes> Writer<S> {
         guard: Option<SpaceGuard>,
         delay: Option<Duration>,
         requests: Arc<WriterRequests>,
+        pre_trigger: Option<PreTriggerState>,
     ) -> Result<Self, WriteError> {
+        let files = match pre_trigger {
+            Some(_) => Files::deferred(plan, progress.clone())?,
+            None => Files::create(plan, progress.clone())?,
+        };
         Ok(Self {
             rxs,
-            files: Files::create(plan, progress.clone())?,
+            files,
             progress,
             topics: Vec::new(),
             error: None,
             guard,
             delay,
             requests,
+            pre_trigger,
         })
     }
 
@@ -106,6 +126,7 @@ impl<S: LoanedBytes> Writer<S> {
         let mut running = vec![true; self.rxs.len()];
         while running.iter().any(|&r| r) {
             self.write_markers();
+            self.take_triggers();
             let mut worked = false;
             for (ring, open) in running.iter_mut().enumerate() {
                 // A bounded batch per ring, so that one busy source cannot starve another.
@@ -120,16 +141,19 @@ impl<S: LoanedBytes> Writer<S> {
                     *open = self.handle(ring, item);
                 }
             }
+            worked |= self.write_window();
             if !worked {
                 if let Err(error) = self.files.flush() {
                     self.fail(error);
                 }
                 self.split_if_due(0);
                 self.watch_space();
-                std::thread::park_timeout(self.files.idle_wait());
+                self.close_window_if_over();
+                std::thread::park_timeout(self.idle_wait());
             }
         }
         self.write_markers();
+        self.take_triggers();
         self.finish()
     }
 
@@ -141,7 +165,11 @@ impl<S: LoanedBytes> Writer<S> {
             return;
         }
         let Some(file) = self.files.current.as_mut() else {
-            markers.into_iter().for_each(|m| self.requests.mark(m));
+            // A pre-trigger session has a file only while a trigger's window is written;
+            // the markers' answer named no file then.
+            if self.pre_trigger.is_none() {
+                markers.into_iter().for_each(|m| self.requests.mark(m));
+            }
             return;
         };
         let mut failure = None;
@@ -194,15 +222,25 @@ impl<S: LoanedBytes> Writer<S> {
 
     fn write_copied(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize) {
         self.delay();
+        let paused = self.requests.paused();
         let Self {
-            rxs, files, topics, ..
+            rxs,
+            files,
+            topics,
+            pre_trigger,
+            ..
         } = self;
+        // A pre-trigger session keeps its latched messages as they leave the buffer.
+        let keeps_latched = pre_trigger.is_none();
+        if let (Some(pre_trigger), false) = (pre_trigger, paused) {
+            rxs[ring].with_copied(len, |parts| pre_trigger.keep(topics, topic, stamps, parts));
+            return;
+        }
         let slot = topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
-        let paused = self.requests.paused();
         let result = rxs[ring].with_copied(len, |parts| {
-            if slot.topic.latched {
+            if slot.topic.latched && keeps_latched {
                 keep_latched(slot, stamps, parts);
             }
             if paused {
@@ -222,10 +260,19 @@ impl<S: LoanedBytes> Writer<S> {
     fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, sample: S) {
         self.delay();
         let parts = [sample.user_header(), sample.payload()];
+        if let (Some(pre_trigger), false) = (&mut self.pre_trigger, self.requests.paused()) {
+            // Copied and released at once: iceoryx2 lends a publisher only a couple of
+            // samples.
+            pre_trigger.keep(&mut self.topics, topic, stamps, &parts);
+            drop(sample);
+            self.rxs[ring].release_loaned(len);
+            return;
+        }
+        let keeps_latched = self.pre_trigger.is_none();
         let slot = self.topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
-        if slot.topic.latched {
+        if slot.topic.latched && keeps_latched {
             keep_latched(slot, stamps, &parts);
         }
         if self.requests.paused() {
@@ -286,13 +333,18 @@ impl<S: LoanedBytes> Writer<S> {
         };
         match change {
             SpaceChange::Low(full) | SpaceChange::StillLow(full) => {
+                self.end_window();
                 self.files.end_current(ending_of(&self.topics));
                 *self.progress.disk_full.lock().expect("progress lock") = Some(full);
             }
             SpaceChange::Back => {
                 *self.progress.disk_full.lock().expect("progress lock") = None;
+                if self.pre_trigger.is_some() {
+                    // The next trigger opens the next file.
+                    return;
+                }
                 match self.files.open_next() {
-                    Ok(()) => self.repeat_latched(),
+                    Ok(_) => self.repeat_latched(),
                     Err(error) => self.fail(error),
                 }
             }
@@ -314,8 +366,11 @@ impl<S: LoanedBytes> Writer<S> {
 
     fn split_if_due(&mut self, just_written: usize) {
         // A paused session writes nothing: a split by duration would only give files of
-        // latched repeats.
-        if self.requests.paused() || !self.files.split_due(just_written) {
+        // latched repeats. A trigger's window is one file.
+        if self.requests.paused()
+            || self.pre_trigger.is_some()
+            || !self.files.split_due(just_written)
+        {
             return;
         }
         match self.files.start_next(ending_of(&self.topics)) {
@@ -350,7 +405,8 @@ impl<S: LoanedBytes> Writer<S> {
         }
     }
 
-    fn finish(self) -> WriterReport {
+    fn finish(mut self) -> WriterReport {
+        self.finish_buffer();
         let (files, errors) = self.files.finish(ending_of(&self.topics));
         WriterReport {
             files,

@@ -1,16 +1,20 @@
 //! What a session asks of its writer threads while they run: to pause and resume
-//! writing, and to write markers into the files being written.
+//! writing, to write markers into the files being written, and to write a trigger's
+//! window.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use recd_storage::Marker;
 
+use crate::trigger::TriggerRequest;
+
 /// One writer thread's requests; the pause flag is shared by a session's writers.
 #[derive(Debug)]
 pub(crate) struct WriterRequests {
     paused: Arc<AtomicBool>,
     markers: Mutex<Vec<Marker>>,
+    triggers: Mutex<Vec<TriggerRequest>>,
 }
 
 impl WriterRequests {
@@ -18,6 +22,7 @@ impl WriterRequests {
         Self {
             paused,
             markers: Mutex::new(Vec::new()),
+            triggers: Mutex::new(Vec::new()),
         }
     }
 
@@ -34,5 +39,15 @@ impl WriterRequests {
     /// The markers queued since the last call.
     pub fn take_markers(&self) -> Vec<Marker> {
         std::mem::take(&mut *self.markers.lock().expect("markers lock"))
+    }
+
+    /// Queues a trigger.
+    pub fn trigger(&self, trigger: TriggerRequest) {
+        self.triggers.lock().expect("triggers lock").push(trigger);
+    }
+
+    /// The triggers queued since the last call.
+    pub fn take_triggers(&self) -> Vec<TriggerRequest> {
+        std::mem::take(&mut *self.triggers.lock().expect("triggers lock"))
     }
 }

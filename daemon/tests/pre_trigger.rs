@@ -1,0 +1,293 @@
+//! Pre-trigger sessions (`rec start --pre-trigger`) and `rec trigger` on the real recd and
+//! rec: a trigger's file holds exactly the messages of its window (with the latched
+//! topic's last sample first and the trigger's record), overlapping triggers make one
+//! file, every sample sent is written or counted as evicted, a session that writes
+//! everything refuses a trigger, and the buffer's memory stays within --buffer-size
+//! under camera load.
+
+use std::time::Duration;
+
+use recd_testkit::{finish_load, read_mcap, stopped_files, wait_until, Domain, Recd};
+use recd_workload::verify::check_files;
+use serde_json::Value;
+
+/// The session's status in `rec status --json`.
+fn status(recd: &Recd, session: &str) -> Value {
+    recd.rec_json(&["status", session])[0].clone()
+}
+
+/// The topic named `name` in a status or stop report.
+fn topic<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no topic {name} in {report}"))
+}
+
+fn count(topic: &Value, key: &str) -> u64 {
+    topic[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} in {topic}"))
+}
+
+#[test]
+fn a_trigger_writes_exactly_its_window_and_an_overlapping_one_extends_the_same_file() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "snap",
+        "--topic",
+        "pt/*",
+        "--pre-trigger",
+        "2s",
+    ]);
+    // A latched topic whose one sample is older than the buffer keeps by the trigger.
+    let latched = domain.load(&[
+        "--name-prefix",
+        "pt/latched/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--count",
+        "1",
+        "--history",
+        "1",
+        "--linger",
+        "20s",
+        "--duration",
+        "30s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let load = domain.load(&[
+        "--name-prefix",
+        "pt/",
+        "--cameras",
+        "0",
+        "--small-topics",
+        "1",
+        "--small-rate",
+        "100",
+        "--count",
+        "800",
+        "--duration",
+        "30s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    // The buffer fills to its 2 s and lets older messages go.
+    assert!(wait_until(Duration::from_secs(20), || {
+        let s = status(&recd, "snap");
+        s["buffer"]["span_s"].as_f64() >= Some(1.9) && s["buffer"]["evicted"].as_u64() > Some(0)
+    }));
+    let text = String::from_utf8_lossy(&recd.rec(&["status", "snap"]).stdout).into_owned();
+    assert!(
+        text.contains("pre-trigger buffer (rec trigger snap writes it)"),
+        "{text}"
+    );
+    assert!(status(&recd, "snap")["current_files"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    let first = recd.rec_json(&[
+        "trigger",
+        "snap",
+        "--before",
+        "1s",
+        "--after",
+        "1s",
+        "--note",
+        "hard brake",
+    ]);
+    std::thread::sleep(Duration::from_millis(300));
+    let second = recd.rec_json(&[
+        "trigger", "snap", "--before", "500ms", "--after", "1s", "--note", "again", "--wait",
+    ]);
+    let (file, extended) = (&first["files"][0], &second["files"][0]);
+    assert_eq!(first["files"].as_array().unwrap().len(), 1, "{first}");
+    assert_eq!(file["extended"], false, "{first}");
+    assert_eq!(extended["extended"], true, "{second}");
+    assert_eq!(extended["path"], file["path"], "one file for both");
+    let start = count(file, "start_ns");
+    let end = count(extended, "end_ns");
+    assert_eq!(start, count(&first, "time_ns") - 1_000_000_000);
+    assert_eq!(end, count(&second, "time_ns") + 1_000_000_000);
+    // --wait returned once the file was closed.
+    assert!(status(&recd, "snap")["current_files"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    let sent = finish_load(load).topics[0].sent;
+    assert_eq!(sent, 800);
+    latched.wait_with_output().unwrap();
+    let stopped = recd.rec_json(&["stop", "snap"]);
+    let files = stopped_files(&stopped);
+    assert_eq!(files.len(), 1, "{stopped}");
+    assert_eq!(files[0].to_str(), file["path"].as_str());
+
+    // Every sample sent is written once or counted as evicted, exactly.
+    let small = topic(&stopped[0], "pt/small/0");
+    let (written, evicted) = (count(small, "written"), count(small, "evicted"));
+    assert_eq!(count(small, "received"), sent, "{stopped}");
+    assert_eq!(written + evicted, sent, "{stopped}");
+    assert_eq!(count(small, "dropped"), 0, "{stopped}");
+
+    // The file: exactly the window's messages, contiguous, edges within a poll period.
+    let checks = check_files(&files).unwrap();
+    let check = &checks["pt/small/0"];
+    assert!(check.bad.is_empty(), "{:?}", check.bad);
+    assert_eq!(check.messages, written);
+    let sequences = &check.sequences;
+    assert_eq!(
+        sequences.last().unwrap() - sequences[0] + 1,
+        sequences.len() as u64,
+        "no gap: {sequences:?}"
+    );
+    let read = read_mcap(&files[0]);
+    let times: Vec<u64> = (read["messages"].as_array().unwrap().iter())
+        .filter(|m| m["topic"] == "pt/small/0")
+        .map(|m| m["log_time"].as_u64().unwrap())
+        .collect();
+    let edge = 30_000_000;
+    assert!(
+        times.iter().all(|&t| (start..=end).contains(&t)),
+        "inside the window"
+    );
+    assert!(times[0] < start + edge, "first {} start {start}", times[0]);
+    assert!(
+        *times.last().unwrap() + edge > end,
+        "last {:?} end {end}",
+        times.last()
+    );
+    // About 100 Hz over the 2.3 s window.
+    assert!((200..=260).contains(&times.len()), "{}", times.len());
+
+    // The latched topic's sample, long evicted, comes first; both trigger records.
+    let latched: Vec<&Value> = (read["messages"].as_array().unwrap().iter())
+        .filter(|m| m["topic"] == "pt/latched/small/0")
+        .collect();
+    assert_eq!(latched.len(), 1, "{latched:?}");
+    assert!(latched[0]["log_time"].as_u64().unwrap() < start);
+    let notes: Vec<&str> = (read["metadata"].as_array().unwrap().iter())
+        .filter(|m| m["name"] == "trigger")
+        .map(|m| m["metadata"]["note"].as_str().unwrap())
+        .collect();
+    assert_eq!(notes, ["hard brake", "again"]);
+    let info = recd.rec_json(&["info", files[0].to_str().unwrap()]);
+    assert_eq!(info["triggers"][0]["note"], "hard brake", "{info}");
+    let listed = recd.listed("snap");
+    assert_eq!(listed["files"][0]["path"], file["path"], "{listed}");
+    assert_eq!(listed["files"][0]["state"], "complete", "{listed}");
+}
+
+#[test]
+fn triggers_and_buffers_are_refused_where_they_cannot_work() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "plain", "--topic", "none/*"]);
+    let refused = recd.rec(&["trigger", "plain"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("not started with a pre-trigger buffer (rec start --pre-trigger"),
+        "{message}"
+    );
+    let small = recd.rec(&["start", "--pre-trigger", "5s", "--buffer-size", "4KiB"]);
+    assert_eq!(small.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&small.stderr).contains("too small: use at least 1MiB"),
+        "{}",
+        String::from_utf8_lossy(&small.stderr)
+    );
+    let lone = recd.rec(&["start", "--buffer-size", "4MiB"]);
+    assert_eq!(lone.status.code(), Some(2), "clap refuses it");
+    assert!(String::from_utf8_lossy(&lone.stderr).contains("--pre-trigger"));
+    let sessions = recd.rec_json(&["status"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    recd.rec_json(&["stop", "plain"]);
+}
+
+/// Anonymous memory of a process (its heap: the buffer lives there; shared-memory
+/// samples it maps do not count), in bytes.
+fn anonymous_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("RssAnon:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn the_buffer_stays_within_its_size_under_camera_load() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    let pid = recd.pid();
+    let baseline = anonymous_bytes(pid);
+    let buffer = 64u64 << 20;
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "cams",
+        "--topic",
+        "pm/*",
+        "--pre-trigger",
+        "60s",
+        "--buffer-size",
+        "64MiB",
+    ]);
+    // Two FullHD cameras at 30 fps: 370 MB/s, 60 s of which would be 22 GB.
+    let load = domain.load(&[
+        "--name-prefix",
+        "pm/",
+        "--cameras",
+        "2",
+        "--duration",
+        "4s",
+        "--wait-subscribers",
+        "1",
+    ]);
+    let mut peak = 0;
+    let mut sampling = true;
+    let mut load = Some(load);
+    while sampling {
+        peak = peak.max(anonymous_bytes(pid));
+        if let Some(child) = &mut load {
+            if child.try_wait().unwrap().is_some() {
+                sampling = false;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let report = finish_load(load.take().unwrap());
+    let sent: u64 = report.topics.iter().map(|t| t.sent).sum();
+    let s = status(&recd, "cams");
+    let buffer_status = &s["buffer"];
+    let held = count(buffer_status, "bytes");
+    assert!(held <= buffer && held > buffer / 2, "a full buffer: {s}");
+    assert!(count(buffer_status, "evicted") > 0, "{s}");
+    // The copies fill the buffer and no more: a little of the handoff and allocator on
+    // top, nowhere near the gigabytes that went through.
+    let grown = peak.saturating_sub(baseline);
+    assert!(
+        grown < buffer + (40 << 20),
+        "recd's anonymous memory grew by {grown} bytes with a {buffer}-byte buffer"
+    );
+    let stopped = recd.rec_json(&["stop", "cams"]);
+    let received: u64 = stopped[0]["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| count(t, "evicted") + count(t, "dropped") + count(t, "written"))
+        .sum();
+    assert_eq!(received, sent, "{stopped}");
+    assert!(stopped_files(&stopped).is_empty(), "no trigger, no file");
+}
