@@ -33,7 +33,7 @@ fn count(topic: &Value, key: &str) -> u64 {
 }
 
 #[test]
-fn a_trigger_writes_exactly_its_window_and_an_overlapping_one_extends_the_same_file() {
+fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start(root.path(), &domain);
@@ -125,13 +125,21 @@ fn a_trigger_writes_exactly_its_window_and_an_overlapping_one_extends_the_same_f
         .unwrap()
         .is_empty());
 
+    // After that window closed, a trigger reaching back into it starts a new file, which
+    // holds again the messages the two windows share.
+    let third = recd.rec_json(&["trigger", "snap", "--before", "1s", "--wait"]);
+    assert_eq!(third["files"][0]["extended"], false, "{third}");
+    assert_ne!(third["files"][0]["path"], file["path"]);
+
     let sent = finish_load(load).topics[0].sent;
     assert_eq!(sent, 800);
     latched.wait_with_output().unwrap();
     let stopped = recd.rec_json(&["stop", "snap"]);
-    let files = stopped_files(&stopped);
-    assert_eq!(files.len(), 1, "{stopped}");
+    let mut files = stopped_files(&stopped);
+    files.sort();
+    assert_eq!(files.len(), 2, "{stopped}");
     assert_eq!(files[0].to_str(), file["path"].as_str());
+    assert_eq!(files[1].to_str(), third["files"][0]["path"].as_str());
 
     // Every sample sent is written once or counted as evicted, exactly.
     let small = topic(&stopped[0], "pt/small/0");
@@ -140,17 +148,35 @@ fn a_trigger_writes_exactly_its_window_and_an_overlapping_one_extends_the_same_f
     assert_eq!(written + evicted, sent, "{stopped}");
     assert_eq!(count(small, "dropped"), 0, "{stopped}");
 
-    // The file: exactly the window's messages, contiguous, edges within a poll period.
-    let checks = check_files(&files).unwrap();
-    let check = &checks["pt/small/0"];
-    assert!(check.bad.is_empty(), "{:?}", check.bad);
-    assert_eq!(check.messages, written);
-    let sequences = &check.sequences;
-    assert_eq!(
-        sequences.last().unwrap() - sequences[0] + 1,
-        sequences.len() as u64,
-        "no gap: {sequences:?}"
+    // Each file: its window's messages, contiguous; a message in both counts once.
+    let sequences: Vec<Vec<u64>> = (files.iter())
+        .map(|file| {
+            let checks = check_files(&[file]).unwrap();
+            let check = &checks["pt/small/0"];
+            assert!(check.bad.is_empty(), "{:?}", check.bad);
+            let sequences = check.sequences.clone();
+            assert_eq!(
+                sequences.last().unwrap() - sequences[0] + 1,
+                sequences.len() as u64,
+                "no gap: {sequences:?}"
+            );
+            sequences
+        })
+        .collect();
+    let shared = sequences[1]
+        .iter()
+        .filter(|s| sequences[0].contains(s))
+        .count();
+    assert!(
+        shared > 50,
+        "the third window reaches into the second: {shared}"
     );
+    assert_eq!(
+        (sequences[0].len() + sequences[1].len() - shared) as u64,
+        written
+    );
+
+    // The first file: exactly the window, edges within a poll period.
     let read = read_mcap(&files[0]);
     let times: Vec<u64> = (read["messages"].as_array().unwrap().iter())
         .filter(|m| m["topic"] == "pt/small/0")

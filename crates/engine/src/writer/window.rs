@@ -151,6 +151,9 @@ impl<S: LoanedBytes> Writer<S> {
                 return Ok(extended);
             }
         }
+        // The open window ended before this one starts: what it still has to write was
+        // logged before now, so it is all buffered.
+        self.write_window_part(true);
         self.end_window();
         self.open_window(record)
     }
