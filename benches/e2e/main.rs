@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use recd_engine::{
-    DdsConfig, IoMode, Recording, RecordingConfig, TopicCounts, TopicSelection, TopicStatus,
+    DdsConfig, IoMode, PreTrigger, Recording, RecordingConfig, TopicCounts, TopicSelection,
+    TopicStatus, DEFAULT_BUFFER_BYTES,
 };
 use recd_workload::blob;
 use recd_workload::report::LoadReport;
@@ -97,6 +98,31 @@ struct RecorderOptions {
     /// periodic fdatasync off).
     #[arg(long, value_parser = humantime::parse_duration)]
     sync_period: Option<Duration>,
+    /// Record as a pre-trigger session keeping this much (`30s`): every message is copied
+    /// into the buffer and no file is written (the harness never triggers).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pre_trigger: Option<Duration>,
+    /// The pre-trigger buffer's memory in bytes, or with a `MiB` / `GiB` suffix (the
+    /// engine's default, 1 GiB, when left out).
+    #[arg(long, value_parser = parse_size, requires = "pre_trigger")]
+    buffer_size: Option<u64>,
+}
+
+/// Parses `--buffer-size`: bytes, or a whole number of `MiB` or `GiB`.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let (digits, shift) = match text.strip_suffix("GiB") {
+        Some(digits) => (digits, 30),
+        None => text
+            .strip_suffix("MiB")
+            .map_or((text, 0), |digits| (digits, 20)),
+    };
+    let number: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (try 1073741824, 512MiB or 1GiB)"))?;
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
 }
 
 impl RecorderOptions {
@@ -112,9 +138,16 @@ impl RecorderOptions {
         if let Some(period) = self.sync_period {
             args.push(format!("--sync-period={}ms", period.as_millis()));
         }
+        if let Some(duration) = self.pre_trigger {
+            args.push(format!("--pre-trigger={}ms", duration.as_millis()));
+        }
+        if let Some(bytes) = self.buffer_size {
+            args.push(format!("--buffer-size={bytes}"));
+        }
         args
     }
 
+    /// Sets these options in the recorder's configuration.
     fn apply(&self, config: &mut RecordingConfig) {
         config.crc = self.crc;
         config.io_mode = self.io_mode;
@@ -124,6 +157,10 @@ impl RecorderOptions {
         if let Some(period) = self.sync_period {
             config.sync_period = Some(period).filter(|p| !p.is_zero());
         }
+        config.pre_trigger = self.pre_trigger.map(|duration| PreTrigger {
+            duration,
+            buffer_bytes: self.buffer_size.unwrap_or(DEFAULT_BUFFER_BYTES),
+        });
     }
 }
 
@@ -440,6 +477,14 @@ fn run(args: &RunArgs) -> Result<(), String> {
     }
     if let Some(mb) = args.throttle_write {
         scenario_name += &format!(", recorder's writes throttled to {mb} MB/s");
+    }
+    if let Some(duration) = args.recorder.pre_trigger {
+        let buffer = args.recorder.buffer_size.unwrap_or(DEFAULT_BUFFER_BYTES);
+        scenario_name += &format!(
+            ", pre-trigger {} in {} MiB (no file written)",
+            humantime::format_duration(duration),
+            buffer >> 20
+        );
     }
     table::print(&table::Results {
         scenario: &scenario_name,

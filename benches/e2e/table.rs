@@ -109,12 +109,35 @@ fn print_receive_lag(checks: &BTreeMap<String, TopicCheck>) {
     );
 }
 
+/// Whether every sample the recorder took is written, dropped, evicted or paused.
+fn accounted(c: &TopicCounts) -> bool {
+    c.received == c.written + c.dropped + c.evicted + c.paused
+}
+
+/// One row of the topic table: the file's view, then the recorder's counts.
+fn topic_row(name: &str, sent: u64, in_file: u64, bad: usize, c: &TopicCounts) -> Vec<String> {
+    [
+        name.to_string(),
+        sent.to_string(),
+        in_file.to_string(),
+        sent.saturating_sub(in_file + c.evicted).to_string(),
+        bad.to_string(),
+        c.received.to_string(),
+        c.dropped.to_string(),
+        c.evicted.to_string(),
+        c.lost.to_string(),
+        c.overflows.to_string(),
+    ]
+    .into()
+}
+
 /// Prints the tables.
 pub fn print(r: &Results) {
     println!("scenario {} on {} cores", r.scenario, cores());
     let mut rows = Vec::new();
     let (mut sent, mut received) = (0, 0);
     let mut counted = TopicCounts::default();
+    let mut unaccounted = Vec::new();
     for topic in &r.report.topics {
         let check = r.checks.get(&topic.service);
         let got = check.map_or(0, |c| c.messages);
@@ -127,40 +150,25 @@ pub fn print(r: &Results) {
         sent += topic.sent;
         received += got;
         counted.received += counts.received;
+        counted.written += counts.written;
         counted.dropped += counts.dropped;
+        counted.paused += counts.paused;
+        counted.evicted += counts.evicted;
         counted.lost += counts.lost;
         counted.overflows += counts.overflows;
+        if !accounted(&counts) {
+            unaccounted.push(topic.service.as_str());
+        }
         if r.report.topics.len() <= 16 {
-            rows.push(vec![
-                topic.service.clone(),
-                topic.sent.to_string(),
-                got.to_string(),
-                (topic.sent.saturating_sub(got)).to_string(),
-                bad.to_string(),
-                counts.received.to_string(),
-                counts.dropped.to_string(),
-                counts.lost.to_string(),
-                counts.overflows.to_string(),
-            ]);
+            rows.push(topic_row(&topic.service, topic.sent, got, bad, &counts));
         }
     }
-    rows.push(vec![
-        "all".into(),
-        sent.to_string(),
-        received.to_string(),
-        sent.saturating_sub(received).to_string(),
-        r.checks
-            .values()
-            .map(|c| c.bad.len())
-            .sum::<usize>()
-            .to_string(),
-        counted.received.to_string(),
-        counted.dropped.to_string(),
-        counted.lost.to_string(),
-        counted.overflows.to_string(),
-    ]);
-    // The file's view (received = in the file), then the recorder's own counters: samples
-    // it took from iceoryx2, dropped from a full handoff, and sequence gaps it saw.
+    let bad = r.checks.values().map(|c| c.bad.len()).sum();
+    rows.push(topic_row("all", sent, received, bad, &counted));
+    // The file's view (received = in the file; lost = neither in the file nor let go by a
+    // pre-trigger buffer), then the recorder's own counters: samples it took from
+    // iceoryx2, dropped from a full handoff, evicted from a pre-trigger buffer, and
+    // sequence gaps it saw.
     table(
         &[
             "topic",
@@ -170,11 +178,21 @@ pub fn print(r: &Results) {
             "corrupt",
             "recd took",
             "recd dropped",
+            "recd evicted",
             "recd gaps",
             "recd overflows",
         ],
         &rows,
     );
+    if unaccounted.is_empty() {
+        println!("recd took = written + dropped + evicted + paused on every topic");
+    } else {
+        println!(
+            "recd took ≠ written + dropped + evicted + paused on {} topic(s): {}",
+            unaccounted.len(),
+            unaccounted.join(", ")
+        );
+    }
     print_receive_lag(r.checks);
 
     let gb = r.report.bytes() as f64 / 1e9;
