@@ -96,6 +96,13 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
         .unwrap()
         .is_empty());
 
+    let unmarked = recd.rec(&["mark", "snap", "too early"]);
+    assert_eq!(unmarked.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unmarked.stderr).contains("writing no file now"),
+        "{}",
+        String::from_utf8_lossy(&unmarked.stderr)
+    );
     let first = recd.rec_json(&[
         "trigger",
         "snap",
@@ -106,6 +113,8 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
         "--note",
         "hard brake",
     ]);
+    let marked = recd.rec_json(&["mark", "snap", "in the window"]);
+    assert_eq!(marked["files"][0], first["files"][0]["path"], "{marked}");
     std::thread::sleep(Duration::from_millis(300));
     let second = recd.rec_json(&[
         "trigger", "snap", "--before", "500ms", "--after", "1s", "--note", "again", "--wait",
@@ -207,6 +216,11 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
         .map(|m| m["metadata"]["note"].as_str().unwrap())
         .collect();
     assert_eq!(notes, ["hard brake", "again"]);
+    assert!(
+        (read["metadata"].as_array().unwrap().iter())
+            .any(|m| m["name"] == "marker" && m["metadata"]["text"] == "in the window"),
+        "the marker set during the window is in its file"
+    );
     let info = recd.rec_json(&["info", files[0].to_str().unwrap()]);
     assert_eq!(info["triggers"][0]["note"], "hard brake", "{info}");
     let listed = recd.listed("snap");

@@ -390,6 +390,11 @@ impl Recording {
         Ok(Triggered { time_ns, files })
     }
 
+    /// The buffer of a pre-trigger session; `None` for one that writes everything.
+    pub fn pre_trigger(&self) -> Option<&PreTrigger> {
+        self.pre_trigger.as_ref()
+    }
+
     /// A pre-trigger session's buffer as of now.
     fn buffer_status(&self) -> Option<BufferStatus> {
         let pre_trigger = self.pre_trigger.as_ref()?;

@@ -179,7 +179,7 @@ fn markers_and_triggers_are_listed_from_the_summary_and_from_a_scan() {
     let open = summarize(&path).unwrap();
     assert!(open.scan.is_some());
     assert_eq!(open.markers, marks);
-    assert_eq!(open.triggers, [trigger.clone()]);
+    assert_eq!(open.triggers, std::slice::from_ref(&trigger));
     writer.close().unwrap();
     let closed = summarize(&path).unwrap();
     assert!(closed.scan.is_none());

@@ -228,6 +228,12 @@ impl Sessions {
         let running = self.running.lock().expect("sessions lock");
         let name = resolve(&running, name)?;
         let recording = &running[&name].recording;
+        if recording.pre_trigger().is_some() && recording.current_files().is_empty() {
+            return Err(error(
+                ErrorKind::InvalidArgument,
+                format!("session {name:?} keeps its messages in memory until triggered and is writing no file now, so a marker would go nowhere (rec trigger {name} writes one)"),
+            ));
+        }
         let marker = recording.mark(text);
         Ok(SessionMarked {
             files: recording.current_files(),
