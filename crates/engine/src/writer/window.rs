@@ -165,7 +165,10 @@ impl<S: LoanedBytes> Writer<S> {
         for slot in self.topics.iter_mut().flatten() {
             slot.channel = None;
         }
-        self.write_trigger_record(&trigger)?;
+        if let Err(message) = self.write_trigger_record(&trigger) {
+            self.files.end_current(ending_of(&self.topics));
+            return Err(message);
+        }
         let pre = self.pre_trigger.as_ref().expect("a pre-trigger writer");
         // The last buffered message of each latched topic before the window.
         let mut latched_before = BTreeMap::new();
