@@ -52,12 +52,12 @@ pub(crate) struct WriterReport {
     pub error: Option<WriteError>,
 }
 
-pub(crate) struct LatchedMessage {
+struct LatchedMessage {
     stamps: Stamps,
     bytes: Vec<u8>,
 }
 
-pub(crate) struct TopicSlot {
+struct TopicSlot {
     topic: Arc<Topic>,
     /// The topic's channel in the current file, once its first message went there.
     channel: Option<ChannelId>,
@@ -300,23 +300,32 @@ impl<S: LoanedBytes> Writer<S> {
         match result {
             Ok(()) => {
                 counters.add_written(len as u64);
-                self.progress
-                    .bytes_written
-                    .store(self.files.bytes_written(), Ordering::Relaxed);
+                self.show_bytes_written();
             }
             Err(error) => {
                 counters.add_dropped();
                 if let Some(error) = error {
-                    let file_failed = matches!(error, WriteError::Io { .. });
-                    self.fail(error);
-                    if file_failed {
-                        // The file ends on its last complete record now; what follows is
-                        // dropped and counted.
-                        self.files.end_current(ending_of(&self.topics));
-                    }
+                    self.write_failed(error);
                 }
             }
         }
+    }
+
+    /// Records a write error. After an I/O error the file (a trigger's window with it)
+    /// ends on its last complete record; what follows is dropped and counted.
+    fn write_failed(&mut self, error: WriteError) {
+        let file_failed = matches!(error, WriteError::Io { .. });
+        self.fail(error);
+        if file_failed {
+            self.end_window();
+            self.files.end_current(ending_of(&self.topics));
+        }
+    }
+
+    fn show_bytes_written(&self) {
+        self.progress
+            .bytes_written
+            .store(self.files.bytes_written(), Ordering::Relaxed);
     }
 
     /// Pauses writing (the current file finished) when the guard finds the disk nearly

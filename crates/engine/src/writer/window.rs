@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use recd_storage::{Trigger, WriteError};
+use recd_storage::Trigger;
 
 use super::buffer::{Buffered, MessageBuffer};
 use super::{ending_of, keep_latched, write_to, LoanedBytes, TopicSlot, Writer};
@@ -57,7 +57,7 @@ impl PreTriggerState {
     }
 
     /// Copies a message into the buffer, letting the oldest go as needed.
-    pub fn keep(
+    pub(super) fn keep(
         &mut self,
         topics: &mut [Option<TopicSlot>],
         topic: u32,
@@ -307,17 +307,11 @@ impl<S: LoanedBytes> Writer<S> {
                     buffer.mark_written(position);
                 }
                 if let Some(error) = error {
-                    let file_failed = matches!(error, WriteError::Io { .. });
-                    self.fail(error);
-                    if file_failed {
-                        self.end_window();
-                    }
+                    self.write_failed(error);
                 }
             }
         }
-        self.progress
-            .bytes_written
-            .store(self.files.bytes_written(), Ordering::Relaxed);
+        self.show_bytes_written();
     }
 
     /// Ends the open window's file once every message logged before its end was
