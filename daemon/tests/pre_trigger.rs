@@ -76,6 +76,11 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
         "100",
         "--count",
         "800",
+        // iceoryx2's default limits, which a publisher of a user's has.
+        "--borrowed",
+        "2",
+        "--buffer",
+        "2",
         "--duration",
         "30s",
         "--wait-subscribers",
