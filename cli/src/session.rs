@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_control::{
-    Client, FileEntry, FileState, ListedSession, Request, Response, SessionStatus, SessionStopped,
-    StartRequest, TopicReport,
+    Client, FileEntry, FileState, ListedSession, ReceiveThreadReport, Request, Response,
+    SessionStatus, SessionStopped, StartRequest, TopicReport,
 };
 use recd_storage::IoMode;
 
@@ -102,6 +102,11 @@ pub struct StartArgs {
 }
 
 /// Stop a session and finalize its files.
+///
+/// Exit status: 0 when every message is in the files or in the counts; 1 when a write
+/// error ended the recording (or rec failed); 4 when a topic shows `unknown loss`: its
+/// publisher's queue was found full and its samples carry no sequence numbers, so samples
+/// may have been overwritten before recd could take them, uncounted.
 #[derive(Debug, Args)]
 pub struct StopArgs {
     /// The session; may be left out when only one is recording.
@@ -215,11 +220,58 @@ pub fn stop(socket: &Path, args: &StopArgs) -> Result<ExitCode, String> {
         sessions.iter().for_each(print_stopped);
     }
     let failed = sessions.iter().any(|s| s.write_error.is_some());
+    let unknown_loss = sessions
+        .iter()
+        .any(|s| s.topics.iter().any(|t| t.report.unknown_loss));
     Ok(if failed {
         ExitCode::FAILURE
+    } else if unknown_loss {
+        ExitCode::from(EXIT_UNKNOWN_LOSS)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `rec stop`'s exit status when a topic may have lost samples nobody could count.
+const EXIT_UNKNOWN_LOSS: u8 = 4;
+
+/// A line saying which topics may have lost samples uncounted; none when no topic did.
+fn unknown_loss_line(topics: &[&TopicReport]) -> Option<String> {
+    let names: Vec<&str> = topics
+        .iter()
+        .filter(|t| t.unknown_loss)
+        .map(|t| t.name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "  unknown loss on {} topic{} ({}): a publisher's queue was found full and its samples carry no sequence numbers, so samples may be missing uncounted\n",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )
+    })
+}
+
+/// One line per receive thread (how it is scheduled, how late its passes came, loans it
+/// took back), and its warnings.
+fn receive_thread_lines(threads: &[ReceiveThreadReport]) -> String {
+    let mut text = String::new();
+    for thread in threads {
+        text += &format!(
+            "  receive {}: {}, {} scheduled passes, late p99.9 {} max {}, {} spilled, {} reclaimed\n",
+            thread.source,
+            thread.scheduling,
+            thread.passes,
+            format::micros(thread.lateness_p999_us),
+            format::micros(thread.lateness_max_us),
+            thread.spilled,
+            thread.reclaimed,
+        );
+        for warning in thread.priority_warning.iter().chain(&thread.memory_warning) {
+            text += &format!("  warning: {warning}\n");
+        }
+    }
+    text
 }
 
 fn print_stopped(session: &SessionStopped) {
@@ -257,6 +309,9 @@ fn print_stopped(session: &SessionStopped) {
         |t| finished_counts(&t.report),
     );
     out!("{}", table(&FINISHED_TOPIC_HEADER, &rows));
+    let reports: Vec<&TopicReport> = session.topics.iter().map(|t| &t.report).collect();
+    out!("{}", unknown_loss_line(&reports).unwrap_or_default());
+    out!("{}", receive_thread_lines(&session.receive_threads));
     for file in &session.files {
         outln!(
             "file {}  {}",
@@ -334,9 +389,14 @@ fn rows_by_topic<T>(
             let counts = report(t);
             let mut row = vec![counts.name.clone()];
             row.extend(middle(t));
+            let lost = if counts.unknown_loss {
+                "unknown loss".to_string()
+            } else {
+                counts.lost.to_string()
+            };
             row.extend([
                 counts.dropped.to_string(),
-                counts.lost.to_string(),
+                lost,
                 counts.overflows.to_string(),
             ]);
             row
@@ -403,6 +463,8 @@ fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String
     );
     let rows = rows_by_topic(&session.topics, |t| t, finished_counts);
     out!("{}", table(&FINISHED_TOPIC_HEADER, &rows));
+    let reports: Vec<&TopicReport> = session.topics.iter().collect();
+    out!("{}", unknown_loss_line(&reports).unwrap_or_default());
     for file in &session.files {
         outln!(
             "file {}  {}  {}",
@@ -441,7 +503,12 @@ fn topic_rows_that_fit(sessions: &[SessionStatus]) -> Option<usize> {
 
 /// The lines of a session's status that are not topic rows.
 fn status_lines_besides_topics(session: &SessionStatus) -> usize {
+    let reports: Vec<&TopicReport> = session.topics.iter().map(|t| &t.report).collect();
     2 + usize::from(session.topics.is_empty())
+        + receive_thread_lines(&session.receive_threads)
+            .lines()
+            .count()
+        + usize::from(unknown_loss_line(&reports).is_some())
         + session.problems.len()
         + usize::from(session.disk_full.is_some())
         + usize::from(session.paused)
@@ -512,6 +579,9 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
                 session.name
             );
         }
+        let reports: Vec<&TopicReport> = session.topics.iter().map(|t| &t.report).collect();
+        text += &unknown_loss_line(&reports).unwrap_or_default();
+        text += &receive_thread_lines(&session.receive_threads);
         for (service, problem) in &session.problems {
             text += &format!("  problem: {service}: {problem}\n");
         }
@@ -652,6 +722,7 @@ mod tests {
                         bytes_written: 0,
                         paused: 0,
                         evicted: 0,
+                        unknown_loss: false,
                     },
                     messages_per_s: 0.0,
                     bytes_per_s: 0.0,
@@ -663,7 +734,45 @@ mod tests {
             disk_full: None,
             paused: false,
             buffer: None,
+            receive_threads: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_topic_that_may_have_lost_samples_uncounted_says_so_and_so_does_a_refused_priority() {
+        let mut session = session_with_topics(2);
+        session.topics[1].report.overflows = 3;
+        session.topics[1].report.unknown_loss = true;
+        session.receive_threads = vec![ReceiveThreadReport {
+            source: "iceoryx2".into(),
+            scheduling: "nice -10".into(),
+            priority_warning: Some("cannot run SCHED_FIFO 10: recd lacks CAP_SYS_NICE".into()),
+            memory_warning: None,
+            passes: 100,
+            lateness_p999_us: 1500.0,
+            lateness_max_us: 2100.0,
+            spilled: 2,
+            reclaimed: 3,
+        }];
+        let text = status_text(&[session.clone()], None);
+        let row = text.lines().find(|l| l.starts_with("topic_1")).unwrap();
+        assert!(row.contains("unknown loss"), "{text}");
+        assert!(!text
+            .lines()
+            .find(|l| l.starts_with("topic_0"))
+            .unwrap()
+            .contains("unknown"));
+        assert!(text.contains("unknown loss on 1 topic (topic_1)"), "{text}");
+        assert!(
+            text.contains("receive iceoryx2: nice -10, 100 scheduled passes, late p99.9 1.5 ms max 2.1 ms, 2 spilled, 3 reclaimed"),
+            "{text}"
+        );
+        assert!(text.contains("warning: cannot run SCHED_FIFO 10: recd lacks CAP_SYS_NICE"));
+        assert_eq!(
+            text.lines().count(),
+            status_lines_besides_topics(&session) + session.topics.len(),
+            "{text}"
+        );
     }
 
     #[test]

@@ -114,6 +114,7 @@ CREATE TABLE IF NOT EXISTS topics (
     overflows INTEGER NOT NULL DEFAULT 0,
     paused INTEGER NOT NULL DEFAULT 0,
     evicted INTEGER NOT NULL DEFAULT 0,
+    unknown_loss INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, service)
 );
 ";
@@ -125,6 +126,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("sessions", "reason", "TEXT"),
     ("topics", "paused", "INTEGER NOT NULL DEFAULT 0"),
     ("topics", "evicted", "INTEGER NOT NULL DEFAULT 0"),
+    ("topics", "unknown_loss", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 impl Catalog {
@@ -244,8 +246,8 @@ impl Catalog {
         )?;
         for topic in topics {
             transaction.execute(
-                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     session,
                     topic.name,
@@ -257,7 +259,8 @@ impl Catalog {
                     topic.bytes_written as i64,
                     topic.overflows as i64,
                     topic.paused as i64,
-                    topic.evicted as i64
+                    topic.evicted as i64,
+                    topic.unknown_loss
                 ],
             )?;
         }
@@ -330,7 +333,7 @@ impl Catalog {
     /// The final topic counts of a session.
     pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted FROM topics
+            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
@@ -345,6 +348,7 @@ impl Catalog {
                 overflows: row.get::<_, i64>(7)? as u64,
                 paused: row.get::<_, i64>(8)? as u64,
                 evicted: row.get::<_, i64>(9)? as u64,
+                unknown_loss: row.get::<_, i64>(10)? != 0,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -495,6 +499,7 @@ mod tests {
                 bytes_written: 300,
                 paused: 4,
                 evicted: 5,
+                unknown_loss: true,
             }];
             catalog
                 .finish_session(id, SessionState::Stopped, None, 9, &topics)
@@ -514,6 +519,7 @@ mod tests {
         assert_eq!(catalog.topics(id).unwrap()[0].overflows, 2);
         assert_eq!(catalog.topics(id).unwrap()[0].paused, 4);
         assert_eq!(catalog.topics(id).unwrap()[0].evicted, 5);
+        assert!(catalog.topics(id).unwrap()[0].unknown_loss);
         assert!(catalog.session_by_name("other").unwrap().is_none());
     }
 

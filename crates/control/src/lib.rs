@@ -22,9 +22,9 @@ pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
 pub use client::{Client, ClientError};
 pub use protocol::{
     decode_request, encode, BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry,
-    ListedSession, RatedTopic, Request, RequestEnvelope, Response, SessionMarked, SessionPaused,
-    SessionStarted, SessionStatus, SessionStopped, SessionTriggered, StartRequest, TopicOnOffer,
-    TopicReport, TopicsFound, TopicsRequest, TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
+    ListedSession, RatedTopic, ReceiveThreadReport, Request, RequestEnvelope, Response,
+    SessionMarked, SessionPaused, SessionStarted, SessionStatus, SessionStopped, SessionTriggered,
+    StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, TriggerRequest,
+    TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use state::{FileState, SessionState, UnknownState};

@@ -331,6 +331,9 @@ pub struct SessionStopped {
     pub topics: Vec<RatedTopic>,
     /// A write error that ended recording early, if any.
     pub write_error: Option<String>,
+    /// Its receive threads: scheduling, lateness, loans taken back.
+    #[serde(default)]
+    pub receive_threads: Vec<ReceiveThreadReport>,
 }
 
 /// Live view of a running session.
@@ -369,6 +372,33 @@ pub struct SessionStatus {
     /// A pre-trigger session's buffer; `None` for one that writes everything.
     #[serde(default)]
     pub buffer: Option<BufferStatus>,
+    /// Its receive threads: scheduling, lateness, loans taken back.
+    #[serde(default)]
+    pub receive_threads: Vec<ReceiveThreadReport>,
+}
+
+/// A receive thread of a session: how it is scheduled and how late its passes came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReceiveThreadReport {
+    /// The source it receives for: `iceoryx2` or `dds`.
+    pub source: String,
+    /// `SCHED_FIFO <priority>`, or `nice <value>`.
+    pub scheduling: String,
+    /// Why it did not get the real-time priority configured (`receive_priority`).
+    pub priority_warning: Option<String>,
+    /// Why its preallocated memory could not be locked.
+    #[serde(default)]
+    pub memory_warning: Option<String>,
+    /// Passes started by a poll schedule (topics without an event service).
+    pub passes: u64,
+    /// How late such a pass started behind its schedule, 99.9th percentile, in µs.
+    pub lateness_p999_us: f64,
+    /// The latest, in µs.
+    pub lateness_max_us: f64,
+    /// Large samples copied into the spill pool to free their loan for a waiting one.
+    pub spilled: u64,
+    /// Loans taken back from the writer: spilled, or given up (dropped) with the pool full.
+    pub reclaimed: u64,
 }
 
 /// What a pre-trigger session's buffer holds.
@@ -427,6 +457,10 @@ pub struct TopicReport {
     /// Let go of by a pre-trigger session's buffer without a trigger.
     #[serde(default)]
     pub evicted: u64,
+    /// A receive pass found the queue full on a topic whose samples carry no sequence
+    /// numbers: samples may have been overwritten there, and nobody can say how many.
+    #[serde(default)]
+    pub unknown_loss: bool,
 }
 
 /// A topic's counts with its recent rates.
@@ -577,16 +611,28 @@ mod tests {
                     bytes_written: 200,
                     paused: 0,
                     evicted: 0,
+                    unknown_loss: true,
                 },
                 messages_per_s: 0.0,
                 bytes_per_s: 0.0,
             }],
             write_error: None,
+            receive_threads: vec![ReceiveThreadReport {
+                source: "iceoryx2".into(),
+                scheduling: "SCHED_FIFO 10".into(),
+                priority_warning: None,
+                memory_warning: None,
+                passes: 7,
+                lateness_p999_us: 12.5,
+                lateness_max_us: 40.0,
+                spilled: 1,
+                reclaimed: 2,
+            }],
         };
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(
             json,
-            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null}"#
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"unknown_loss":true,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null,"receive_threads":[{"source":"iceoryx2","scheduling":"SCHED_FIFO 10","priority_warning":null,"memory_warning":null,"passes":7,"lateness_p999_us":12.5,"lateness_max_us":40.0,"spilled":1,"reclaimed":2}]}"#
         );
         assert_eq!(
             serde_json::from_str::<SessionStopped>(&json).unwrap(),

@@ -36,10 +36,12 @@ pub struct RecordingConfig {
     /// Bounds of the handoff between the receive thread and the writer thread.
     pub ring: RingConfig,
     /// Recorder memory for large shared-memory samples that cannot stay in shared memory
-    /// until written: when the writer already holds as many samples of a publisher as
-    /// iceoryx2 lends but one, the next one is copied here and released at once, so the
-    /// publisher's queue never waits for the writer. When this is full, such a sample
-    /// is dropped and counted.
+    /// until written: when the writer holds every sample of a publisher that iceoryx2
+    /// lends and another one waits, the newest one the writer has not started is copied
+    /// here and released, so the publisher's queue never overflows while the writer is
+    /// behind. When this is full, that sample is dropped and counted. Allocated, faulted
+    /// in and locked (where permitted) when the recording starts, so the receive thread
+    /// never waits for a page.
     pub spill_bytes: usize,
     /// How often written data is forced to the disk (`fdatasync`, on a thread of its
     /// own): a power cut loses about this much plus one sync of what reached the writer.
@@ -64,6 +66,11 @@ pub struct RecordingConfig {
     /// Subscribers due within half of `min_poll_interval` are polled together, so the
     /// receive thread wakes about this often however many topics there are.
     pub max_poll_interval: Duration,
+    /// The real-time priority (`SCHED_FIFO`, 1–99) of the receive threads, so that a busy
+    /// machine cannot make them late and let publishers' queues overflow; 0 asks for none
+    /// (a nice boost only). Needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least this;
+    /// without, the threads run without it and the status says so.
+    pub receive_priority: u8,
     /// The iceoryx2 file prefix (`global.prefix`), to record a separate iceoryx2 domain;
     /// `None` keeps iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
@@ -131,12 +138,13 @@ impl Default for RecordingConfig {
             zero_copy_threshold: 64 * 1024,
             io_mode: IoMode::Auto,
             ring: RingConfig::default(),
-            spill_bytes: 1024 * 1024 * 1024,
+            spill_bytes: 256 * 1024 * 1024,
             sync_period: Some(Duration::from_millis(500)),
             min_free_space: None,
             discovery_interval: Duration::from_millis(500),
-            min_poll_interval: Duration::from_millis(2),
+            min_poll_interval: Duration::from_micros(500),
             max_poll_interval: Duration::from_millis(4),
+            receive_priority: DEFAULT_RECEIVE_PRIORITY,
             iceoryx2_prefix: None,
             iceoryx2: true,
             dds: None,
@@ -149,6 +157,10 @@ impl Default for RecordingConfig {
         }
     }
 }
+
+/// The default [`RecordingConfig::receive_priority`]: a low real-time priority, above
+/// every ordinary thread and below the kernel's own (threaded interrupts run at 50).
+pub const DEFAULT_RECEIVE_PRIORITY: u8 = 10;
 
 /// A pre-trigger session's buffer: what it keeps in memory until a trigger writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -48,6 +48,12 @@ pub(crate) trait LoanedBytes: Send + 'static {
     fn user_header(&self) -> &[u8];
     /// The payload's bytes.
     fn payload(&self) -> &[u8];
+
+    /// Claims the bytes for the writer before it reads them; false when the source gave
+    /// them up meanwhile (the message then counts as dropped).
+    fn settle(&mut self) -> bool {
+        true
+    }
 }
 
 /// One entry of the item ring.

@@ -51,7 +51,7 @@ mod writer;
 
 pub use config::{
     DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection,
-    DEFAULT_BUFFER_BYTES, MIN_BUFFER_BYTES,
+    DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY, MIN_BUFFER_BYTES,
 };
 pub use recd_storage::IoMode;
 pub use recording::{
@@ -61,6 +61,7 @@ pub use select::{PatternError, TopicFilter};
 pub use source::dds::{dds_participant, DdsError};
 pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
+pub use source::stats::ReceiveThreadStatus;
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use topic::{ChannelSpec, TopicCounts};
 pub use trigger::{TriggerError, TriggerWindow, Triggered, TriggeredFile};

@@ -16,6 +16,7 @@ use crate::select::{PatternError, TopicFilter};
 use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
 use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
+use crate::source::stats::{ReceiveStats, ReceiveThreadStatus};
 use crate::source::{Held, SourceLink, SourceSettings};
 use crate::topic::TopicCounts;
 use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
@@ -102,6 +103,10 @@ pub struct TopicStatus {
     pub service: String,
     /// Counts so far.
     pub counts: TopicCounts,
+    /// The subscriber's queue, in samples, where the source has one (iceoryx2's
+    /// `subscriber_max_buffer_size`).
+    #[serde(default)]
+    pub queue_depth: Option<u64>,
 }
 
 /// A live view of a recording.
@@ -136,6 +141,9 @@ pub struct RecordingStatus {
     /// A pre-trigger session's buffer; `None` for a session that writes everything.
     #[serde(default)]
     pub buffer: Option<BufferStatus>,
+    /// Each source's receive thread: its scheduling and how late its passes came.
+    #[serde(default)]
+    pub receive_threads: Vec<ReceiveThreadStatus>,
 }
 
 /// What a pre-trigger session's buffer holds (its let-go messages are each topic's
@@ -165,6 +173,8 @@ pub struct RecordingSummary {
     pub duration: Duration,
     /// The first write error, if any; the files hold every message written before it.
     pub write_error: Option<WriteError>,
+    /// Each source's receive thread: its scheduling and how late its passes came.
+    pub receive_threads: Vec<ReceiveThreadStatus>,
 }
 
 /// A running recording of iceoryx2 services and, if configured, DDS topics.
@@ -203,6 +213,7 @@ pub struct Recording {
     /// One per source family: a session recording both writes files of each.
     writers: Vec<WriterThread>,
     registry: Arc<TopicRegistry>,
+    receive_stats: Vec<Arc<ReceiveStats>>,
     io_mode: IoMode,
     started_ns: u64,
     started: Instant,
@@ -239,6 +250,9 @@ impl Recording {
         } = sources;
         let (dds, dds_receivers) = dds.unzip();
         let (shm, shm_receivers) = shm.unzip();
+        let receive_stats: Vec<_> = (shm.iter().map(ShmSource::stats))
+            .chain(dds.iter().map(DdsSource::stats))
+            .collect();
         let started_ns = now_ns();
         let metadata = recorder_metadata(&config, started_ns);
         let paused = Arc::new(AtomicBool::new(config.start_paused));
@@ -316,6 +330,11 @@ impl Recording {
             }
             _ => None,
         };
+        // The threads say how they got scheduled as they start; wait for it, so that the
+        // caller can tell of a refused priority at once.
+        for stats in &receive_stats {
+            stats.wait_scheduled(Duration::from_secs(2));
+        }
         Ok(Self {
             stop,
             paused,
@@ -324,6 +343,7 @@ impl Recording {
             dds,
             writers,
             registry,
+            receive_stats,
             io_mode,
             started_ns,
             started: Instant::now(),
@@ -444,7 +464,13 @@ impl Recording {
                 .progresses()
                 .find_map(|p| *p.disk_full.lock().expect("progress lock")),
             io_mode: self.io_mode,
+            receive_threads: self.receive_threads(),
         }
+    }
+
+    /// Each receive thread's report as of now.
+    fn receive_threads(&self) -> Vec<ReceiveThreadStatus> {
+        self.receive_stats.iter().map(|s| s.snapshot()).collect()
     }
 
     /// The files being written now (none while paused for disk space).
@@ -507,6 +533,7 @@ impl Recording {
             topics: topic_statuses(&self.registry),
             duration: self.started.elapsed(),
             write_error,
+            receive_threads: self.receive_stats.iter().map(|s| s.snapshot()).collect(),
         })
     }
 }
@@ -533,13 +560,15 @@ impl Sources {
             filter,
             zero_copy_threshold: config.zero_copy_threshold,
             discovery_interval: config.discovery_interval,
+            receive_priority: config.receive_priority,
         };
-        let link = || {
+        let link = |source| {
             let (tx, rx) = handoff(&config.ring);
             let link = SourceLink {
                 tx,
                 registry: registry.clone(),
                 stop: stop.clone(),
+                stats: Arc::new(ReceiveStats::new(source)),
             };
             (link, vec![rx])
         };
@@ -550,7 +579,7 @@ impl Sources {
                     config: dds_config.clone(),
                     receive_delay: config.test_hooks.receive_delay,
                 };
-                let (link, receivers) = link();
+                let (link, receivers) = link("dds");
                 Some((DdsSource::open(settings, link)?, receivers))
             }
             None => None,
@@ -566,7 +595,7 @@ impl Sources {
                 spill_bytes: config.spill_bytes,
                 receive_delay: config.test_hooks.receive_delay,
             };
-            let (link, receivers) = link();
+            let (link, receivers) = link("iceoryx2");
             Some((ShmSource::open(settings, link)?, receivers))
         } else {
             None
@@ -597,6 +626,9 @@ fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {
             name: topic.name.clone(),
             service: topic.service.clone(),
             counts: topic.counters.snapshot(),
+            queue_depth: (topic.channel.metadata)
+                .get(recd_storage::iceoryx2::SUBSCRIBER_MAX_BUFFER_SIZE)
+                .and_then(|depth| depth.parse().ok()),
         })
         .collect()
 }

@@ -1,7 +1,7 @@
 //! A recorded topic: how it is named and described in the file, and its counters.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// How a topic is described in the file: its schema and channel records. Each source
 /// fills it in its own encoding (see [`recd_storage::iceoryx2`] for shared memory).
@@ -56,6 +56,7 @@ struct ReceiveCounts {
     dropped: AtomicU64,
     lost: AtomicU64,
     overflows: AtomicU64,
+    unknown_loss: AtomicBool,
 }
 
 /// The writer thread's counts.
@@ -82,6 +83,11 @@ pub struct TopicCounts {
     /// sequence numbers show them as `lost`).
     #[serde(default)]
     pub overflows: u64,
+    /// An overflow was found on a topic whose samples carry no sequence numbers: the
+    /// publisher may have overwritten samples in its queue, and nobody can say how many.
+    /// The other counts are exact; the file may still lack samples they do not show.
+    #[serde(default)]
+    pub unknown_loss: bool,
     /// Messages written to the file(s), latched repeats not included.
     pub written: u64,
     /// Payload bytes written (user header included).
@@ -109,8 +115,13 @@ impl TopicCounters {
         self.receive.lost.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub(crate) fn add_overflow(&self) {
+    /// Notes a receive pass that found the queue full; `unseen` when no sequence number
+    /// can show what was overwritten.
+    pub(crate) fn add_overflow(&self, unseen: bool) {
         self.receive.overflows.fetch_add(1, Ordering::Relaxed);
+        if unseen {
+            self.receive.unknown_loss.store(true, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn add_written(&self, bytes: u64) {
@@ -151,6 +162,7 @@ impl TopicCounters {
             dropped: self.receive.dropped.load(Ordering::Relaxed),
             lost: self.receive.lost.load(Ordering::Relaxed),
             overflows: self.receive.overflows.load(Ordering::Relaxed),
+            unknown_loss: self.receive.unknown_loss.load(Ordering::Relaxed),
             written: self.write.written.load(Ordering::Relaxed),
             bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
             paused: self.write.paused.load(Ordering::Relaxed),

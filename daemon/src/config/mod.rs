@@ -77,6 +77,11 @@ pub struct SessionDefaults {
     /// log_time lags its publication.
     #[serde(with = "units::duration")]
     pub max_poll_interval: Duration,
+    /// Real-time priority (SCHED_FIFO, 1-99) of the receive threads, so that a busy
+    /// machine cannot make them late; 0 for none (a nice boost only). Needs CAP_SYS_NICE
+    /// or LimitRTPRIO (the systemd unit grants both); without, recd warns once and
+    /// `rec status` says so.
+    pub receive_priority: u8,
     /// The iceoryx2 file prefix (`global.prefix`) of the domain to record; none is
     /// iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
@@ -88,10 +93,11 @@ pub struct SessionDefaults {
     /// Bytes of large messages in flight, held as shared-memory samples.
     #[serde(with = "units::size")]
     pub ring_loaned_bytes: ByteSize,
-    /// Recorder memory for large samples that would otherwise use up a publisher's
-    /// iceoryx2 borrow budget: they are copied here and released at once, so the
-    /// publisher's queue never waits for the writer; when full, such samples are dropped
-    /// and counted.
+    /// Recorder memory, per session, for large samples the writer has not reached when
+    /// their iceoryx2 loan is needed for the next sample: they are copied here and
+    /// released, so the publisher's queue never overflows while the writer is behind;
+    /// when full, such samples are dropped and counted. Allocated, faulted in and locked
+    /// in memory (LimitMEMLOCK) when a session starts.
     #[serde(with = "units::size")]
     pub spill_bytes: ByteSize,
     /// Record iceoryx2 shared-memory services (`rec start --no-iceoryx2` turns it off
@@ -143,6 +149,7 @@ impl Default for SessionDefaults {
             discovery_interval: engine.discovery_interval,
             min_poll_interval: engine.min_poll_interval,
             max_poll_interval: engine.max_poll_interval,
+            receive_priority: engine.receive_priority,
             iceoryx2_prefix: None,
             ring_items: engine.ring.items,
             ring_copy_bytes: ByteSize::b(engine.ring.copy_bytes as u64),

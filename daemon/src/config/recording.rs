@@ -163,6 +163,7 @@ impl SessionDefaults {
             discovery_interval: self.discovery_interval,
             min_poll_interval: self.min_poll_interval,
             max_poll_interval: self.max_poll_interval,
+            receive_priority: self.receive_priority,
             iceoryx2_prefix: self.iceoryx2_prefix.clone(),
             iceoryx2: self.iceoryx2 && !request.no_iceoryx2,
             user_metadata: request.metadata.clone(),

@@ -44,6 +44,8 @@ struct Running {
     started: Instant,
     selection: Vec<String>,
     told_no_topic: bool,
+    /// Topics whose unknown loss was logged.
+    told_unknown_loss: HashSet<String>,
 }
 
 /// How long discovery has to find a session's first topic before the log warns that its
@@ -162,6 +164,7 @@ impl Sessions {
             started: Instant::now(),
             selection: request.topics.clone(),
             told_no_topic: false,
+            told_unknown_loss: HashSet::new(),
         };
         let status = session.recording.status();
         tracing::info!(
@@ -171,6 +174,11 @@ impl Sessions {
             io_mode = %status.io_mode,
             "session started"
         );
+        for thread in &status.receive_threads {
+            for warning in thread.priority_warning.iter().chain(&thread.memory_warning) {
+                tracing::warn!(session = %name, source = %thread.source, "{warning}");
+            }
+        }
         running.insert(name.clone(), session);
         Ok(SessionStarted {
             name,
@@ -418,6 +426,17 @@ impl Sessions {
         if let Err(failure) = record_stop(&mut catalog, session.id, state, &stopped) {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
         }
+        for topic in &stopped.topics {
+            let topic = &topic.report;
+            if topic.unknown_loss && !session.told_unknown_loss.contains(&topic.service) {
+                tracing::warn!(
+                    session = %name,
+                    topic = %topic.name,
+                    service = %topic.service,
+                    "unknown loss: the publisher's queue was found full and its samples carry no sequence numbers, so samples may have been overwritten uncounted"
+                );
+            }
+        }
         tracing::info!(
             session = %name,
             files = stopped.files.len(),
@@ -453,6 +472,18 @@ fn tell_changes(name: &str, session: &mut Running, status: &RecordingStatus) {
     if let (Some(write_error), false) = (&status.write_error, session.told_write_error) {
         tracing::error!(session = %name, "writing failed, the session records nothing more until stopped: {write_error}");
         session.told_write_error = true;
+    }
+    for topic in &status.topics {
+        if topic.counts.unknown_loss && session.told_unknown_loss.insert(topic.service.clone()) {
+            let depth = topic.queue_depth.map_or("?".into(), |d| d.to_string());
+            tracing::warn!(
+                session = %name,
+                topic = %topic.name,
+                service = %topic.service,
+                queue_depth = %depth,
+                "unknown loss: the publisher's queue ({depth} samples) was found full and its samples carry no sequence numbers, so samples may have been overwritten uncounted"
+            );
+        }
     }
     if status.topics.is_empty()
         && !session.told_no_topic

@@ -77,6 +77,7 @@ mod tests {
             closed_files: Vec::new(),
             bytes_written: bytes,
             topics: vec![TopicStatus {
+                queue_depth: None,
                 name: "/imu".into(),
                 service: "imu".into(),
                 counts: TopicCounts {
@@ -89,6 +90,7 @@ mod tests {
             write_error: None,
             disk_full: None,
             io_mode: recd_engine::IoMode::Buffered,
+            receive_threads: Vec::new(),
         }
     }
 

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use recd_catalog::{Catalog, CatalogError, Session};
 use recd_control::{
     BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic,
-    SessionState, SessionStatus, SessionStopped, TopicReport,
+    ReceiveThreadReport, SessionState, SessionStatus, SessionStopped, TopicReport,
 };
-use recd_engine::{RecordingStatus, RecordingSummary, StopError, TopicStatus};
+use recd_engine::{ReceiveThreadStatus, RecordingStatus, RecordingSummary, StopError, TopicStatus};
 
 use super::catalog_sync::file_state;
 use super::rates::Rates;
@@ -71,7 +71,27 @@ pub fn session_status(
             span_s: buffer.span.as_secs_f64(),
             evicted: status.topics.iter().map(|t| t.counts.evicted).sum(),
         }),
+        receive_threads: receive_threads(&status.receive_threads),
     }
+}
+
+/// The receive threads' reports as the protocol carries them.
+pub fn receive_threads(threads: &[ReceiveThreadStatus]) -> Vec<ReceiveThreadReport> {
+    let micros = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+    threads
+        .iter()
+        .map(|t| ReceiveThreadReport {
+            source: t.source.clone(),
+            scheduling: t.scheduling.clone(),
+            priority_warning: t.priority_warning.clone(),
+            memory_warning: t.memory_warning.clone(),
+            passes: t.passes,
+            lateness_p999_us: micros(t.lateness_p999),
+            lateness_max_us: micros(t.lateness_max),
+            spilled: t.spilled,
+            reclaimed: t.reclaimed,
+        })
+        .collect()
 }
 
 /// The report of a stopped session, with the state the catalog records for it. A clean
@@ -110,6 +130,7 @@ pub fn stop_report(
                     .map(|t| rated_topic(t, (0.0, 0.0)))
                     .collect(),
                 write_error,
+                receive_threads: receive_threads(&summary.receive_threads),
             };
             (state, stopped)
         }
@@ -128,6 +149,7 @@ pub fn stop_report(
                 duration_s: 0.0,
                 topics: Vec::new(),
                 write_error: Some(error.to_string()),
+                receive_threads: Vec::new(),
             };
             (SessionState::Failed, stopped)
         }
@@ -173,6 +195,7 @@ fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -
             bytes_written: topic.counts.bytes_written,
             paused: topic.counts.paused,
             evicted: topic.counts.evicted,
+            unknown_loss: topic.counts.unknown_loss,
         },
         messages_per_s,
         bytes_per_s,

@@ -12,6 +12,7 @@ pub(crate) mod dds;
 pub(crate) mod priority;
 pub(crate) mod shm;
 pub(crate) mod spill;
+pub(crate) mod stats;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -26,8 +27,6 @@ use crate::topic::Topic;
 pub(crate) enum Held {
     /// A shared-memory sample: the publisher gets its memory back once it is written.
     Shm(shm::ShmSample),
-    /// A shared-memory sample copied into the spill pool, its sample already released.
-    Spilled(spill::Spilled),
     /// A DDS sample's complete CDR bytes, received into the heap.
     Dds(Vec<u8>),
 }
@@ -36,7 +35,6 @@ impl LoanedBytes for Held {
     fn user_header(&self) -> &[u8] {
         match self {
             Held::Shm(sample) => sample.user_header(),
-            Held::Spilled(spilled) => spilled.user_header(),
             Held::Dds(_) => &[],
         }
     }
@@ -44,8 +42,14 @@ impl LoanedBytes for Held {
     fn payload(&self) -> &[u8] {
         match self {
             Held::Shm(sample) => sample.payload(),
-            Held::Spilled(spilled) => spilled.payload(),
             Held::Dds(bytes) => bytes,
+        }
+    }
+
+    fn settle(&mut self) -> bool {
+        match self {
+            Held::Shm(sample) => sample.settle(),
+            Held::Dds(_) => true,
         }
     }
 }
@@ -56,6 +60,8 @@ pub(crate) struct SourceLink {
     pub tx: Sender<Held>,
     pub registry: Arc<TopicRegistry>,
     pub stop: Arc<AtomicBool>,
+    /// What the receive thread reports about itself.
+    pub stats: Arc<stats::ReceiveStats>,
 }
 
 impl SourceLink {
@@ -79,6 +85,8 @@ pub(crate) struct SourceSettings {
     pub zero_copy_threshold: usize,
     /// How often the source looks for new and vanished topics.
     pub discovery_interval: Duration,
+    /// The receive thread's real-time priority (`SCHED_FIFO`); 0 for none.
+    pub receive_priority: u8,
 }
 
 /// Hands one received message to the writer: copied into the byte ring when small, lent

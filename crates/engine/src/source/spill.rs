@@ -1,80 +1,244 @@
-//! The spill pool: recorder memory that takes a large shared-memory sample when holding
-//! it would use up the publisher's borrow budget.
+//! The spill pool: recorder memory that takes a large shared-memory sample the writer has
+//! not reached yet, when its loan is needed for the next sample.
 //!
 //! iceoryx2 lends a subscriber only so many samples per publisher
-//! (`subscriber_max_borrowed_samples`, 2 by default). Were the writer to hold them all,
-//! the receive thread could take no further sample, and the publisher would overwrite the
-//! ones waiting in its queue without anyone knowing. So the last sample the budget allows
-//! is copied here and released at once; when the pool is full the sample is taken and
-//! dropped, counted.
+//! (`subscriber_max_borrowed_samples`, 2 by default). Were the writer to hold them all
+//! while the publisher's queue fills, the receive thread could take no further sample and
+//! the publisher would overwrite the waiting ones without anyone knowing. So the receive
+//! thread copies a held sample here and releases its loan (see `shm::lease`); when the
+//! pool is full the sample waiting in the queue is taken and dropped, counted.
+//!
+//! The pool is one block of memory allocated, faulted in and (where permitted) locked when
+//! the source opens, so that the receive thread never waits for the kernel to find it a
+//! page. Spilled samples take consecutive pieces of the block, wrapping around; the writer
+//! frees a piece once written (in any order) and the receive thread reuses the oldest
+//! pieces once they are free.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::handoff::LoanedBytes;
 
-/// A bounded amount of memory for spilled samples.
+/// Pieces start on cache lines of their own.
+const PIECE_ALIGN: usize = 64;
+
+/// The pool's memory and the flags the writer raises when it is done with a piece.
+struct Block {
+    /// Kept for `base`; unmapped on drop.
+    _memory: Option<memmap2::MmapMut>,
+    base: *mut u8,
+    len: usize,
+    /// Per piece slot: the writer is done with it.
+    freed: Box<[AtomicBool]>,
+}
+
+// SAFETY: `base` points into `memory`, which lives as long as the block. The receive
+// thread writes only pieces no `Spilled` refers to (the allocator below hands out disjoint
+// pieces and takes one back only once its `Spilled` raised its flag), and a `Spilled`
+// only reads its own piece.
+unsafe impl Send for Block {}
+// SAFETY: as for Send: shared access reads disjoint pieces or touches atomics.
+unsafe impl Sync for Block {}
+
+/// Where one spilled sample lies in the block.
+#[derive(Debug, Clone, Copy, Default)]
+struct Piece {
+    start: usize,
+    #[cfg_attr(not(test), allow(dead_code))]
+    end: usize,
+}
+
+/// A bounded, preallocated block of memory for spilled samples; only the receive thread
+/// spills into it.
 pub(crate) struct SpillPool {
-    in_use: Arc<AtomicUsize>,
-    limit: usize,
+    block: Arc<Block>,
+    /// Pieces handed out, oldest first, as a ring of `freed.len()` slots.
+    pieces: Box<[Piece]>,
+    oldest: usize,
+    outstanding: usize,
+    /// Where the newest piece ends.
+    next_start: usize,
+}
+
+/// How the pool's memory was set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PoolMemory {
+    /// Bytes allocated and faulted in.
+    pub bytes: usize,
+    /// Why the memory could not be locked (`mlock`), if it could not.
+    pub lock_refused: Option<String>,
 }
 
 impl SpillPool {
-    /// A pool that holds at most `limit` bytes at once.
-    pub fn new(limit: usize) -> Self {
-        Self {
-            in_use: Arc::new(AtomicUsize::new(0)),
-            limit,
-        }
+    /// A pool of `limit` bytes, faulted in and locked in memory where permitted; pieces
+    /// for samples of at least `smallest` bytes (the zero-copy threshold) bound how many
+    /// samples it can hold at once.
+    pub fn new(limit: usize, smallest: usize) -> (Self, PoolMemory) {
+        let mut lock_refused = None;
+        let memory = if limit == 0 {
+            None
+        } else {
+            match memmap2::MmapOptions::new().len(limit).populate().map_anon() {
+                Ok(mut memory) => {
+                    // MAP_POPULATE is a hint; touching each page makes sure.
+                    for page in memory.chunks_mut(4096) {
+                        page[0] = 0;
+                    }
+                    if let Err(error) = memory.lock() {
+                        lock_refused = Some(error.to_string());
+                    }
+                    Some(memory)
+                }
+                Err(error) => {
+                    lock_refused = Some(format!("cannot allocate {limit} bytes: {error}"));
+                    None
+                }
+            }
+        };
+        let (base, len) = match &memory {
+            Some(memory) => (memory.as_ptr() as *mut u8, memory.len()),
+            None => (std::ptr::null_mut(), 0),
+        };
+        let slots = (len / smallest.max(PIECE_ALIGN)).clamp(1, 1 << 16);
+        let block = Arc::new(Block {
+            _memory: memory,
+            base,
+            len,
+            freed: (0..slots).map(|_| AtomicBool::new(true)).collect(),
+        });
+        let pool = Self {
+            block,
+            pieces: vec![Piece::default(); slots].into_boxed_slice(),
+            oldest: 0,
+            outstanding: 0,
+            next_start: 0,
+        };
+        let memory = PoolMemory {
+            bytes: len,
+            lock_refused,
+        };
+        (pool, memory)
     }
 
     /// Copies a message (user header, then payload) into the pool; `None` when the pool
     /// has no room for it.
-    pub fn spill(&self, user_header: &[u8], payload: &[u8]) -> Option<Spilled> {
+    pub fn spill(&mut self, user_header: &[u8], payload: &[u8]) -> Option<Spilled> {
         let len = user_header.len() + payload.len();
-        let in_use = self.in_use.load(Ordering::Acquire);
-        if in_use + len > self.limit {
-            return None;
+        let (slot, start) = self.allocate(len)?;
+        // SAFETY: [start, start + len) lies in the block (allocate checked it) and in no
+        // piece a Spilled refers to: this thread is its only writer until it hands the
+        // Spilled over.
+        unsafe {
+            let to = self.block.base.add(start);
+            std::ptr::copy_nonoverlapping(user_header.as_ptr(), to, user_header.len());
+            std::ptr::copy_nonoverlapping(
+                payload.as_ptr(),
+                to.add(user_header.len()),
+                payload.len(),
+            );
         }
-        // Only the receive thread adds; the writer only subtracts, so the check holds.
-        self.in_use.fetch_add(len, Ordering::AcqRel);
-        let mut bytes = Vec::with_capacity(len);
-        bytes.extend_from_slice(user_header);
-        bytes.extend_from_slice(payload);
         Some(Spilled {
-            bytes,
+            block: self.block.clone(),
+            slot,
+            start,
+            len,
             header_len: user_header.len(),
-            in_use: self.in_use.clone(),
         })
     }
 
-    /// Bytes held by spilled samples now.
+    /// Takes back the oldest pieces the writer is done with.
+    fn take_back(&mut self) {
+        while self.outstanding > 0 && self.block.freed[self.oldest].load(Ordering::Acquire) {
+            self.oldest = (self.oldest + 1) % self.pieces.len();
+            self.outstanding -= 1;
+        }
+        if self.outstanding == 0 {
+            self.next_start = 0;
+        }
+    }
+
+    /// A slot and the start of `len` free bytes, after the newest piece or wrapped to the
+    /// block's start; `None` when neither has room.
+    fn allocate(&mut self, len: usize) -> Option<(usize, usize)> {
+        self.take_back();
+        let slots = self.pieces.len();
+        let need = len.div_ceil(PIECE_ALIGN).max(1) * PIECE_ALIGN;
+        if self.outstanding == slots || need > self.block.len {
+            return None;
+        }
+        let start = if self.outstanding == 0 {
+            0
+        } else {
+            let oldest = self.pieces[self.oldest].start;
+            let next = self.next_start;
+            if next > oldest {
+                // Free: from the newest piece to the block's end, and before the oldest.
+                if next + need <= self.block.len {
+                    next
+                } else if need <= oldest {
+                    0
+                } else {
+                    return None;
+                }
+            } else if next + need <= oldest {
+                next
+            } else {
+                return None;
+            }
+        };
+        let slot = (self.oldest + self.outstanding) % slots;
+        self.pieces[slot] = Piece {
+            start,
+            end: start + need,
+        };
+        self.block.freed[slot].store(false, Ordering::Relaxed);
+        self.outstanding += 1;
+        self.next_start = start + need;
+        Some((slot, start))
+    }
+
+    /// Bytes held by spilled samples the writer is not done with, alignment included.
     #[cfg(test)]
-    pub fn in_use(&self) -> usize {
-        self.in_use.load(Ordering::Acquire)
+    pub fn in_use(&mut self) -> usize {
+        self.take_back();
+        (0..self.outstanding)
+            .map(|i| (self.oldest + i) % self.pieces.len())
+            .filter(|&slot| !self.block.freed[slot].load(Ordering::Acquire))
+            .map(|slot| self.pieces[slot].end - self.pieces[slot].start)
+            .sum()
     }
 }
 
-/// A spilled message; its bytes go back to the pool when it is dropped (once written).
+/// A spilled message; its piece of the pool is free again once it is dropped (written).
 pub(crate) struct Spilled {
-    bytes: Vec<u8>,
+    block: Arc<Block>,
+    slot: usize,
+    start: usize,
+    len: usize,
     header_len: usize,
-    in_use: Arc<AtomicUsize>,
+}
+
+impl Spilled {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the piece was filled before this Spilled was made and nobody writes it
+        // until the flag raised on drop lets the pool take it back.
+        unsafe { std::slice::from_raw_parts(self.block.base.add(self.start), self.len) }
+    }
 }
 
 impl LoanedBytes for Spilled {
     fn user_header(&self) -> &[u8] {
-        &self.bytes[..self.header_len]
+        &self.bytes()[..self.header_len]
     }
 
     fn payload(&self) -> &[u8] {
-        &self.bytes[self.header_len..]
+        &self.bytes()[self.header_len..]
     }
 }
 
 impl Drop for Spilled {
     fn drop(&mut self) {
-        self.in_use.fetch_sub(self.bytes.len(), Ordering::AcqRel);
+        self.block.freed[self.slot].store(true, Ordering::Release);
     }
 }
 
@@ -84,16 +248,54 @@ mod tests {
 
     #[test]
     fn the_pool_is_bounded_and_gets_its_bytes_back() {
-        let pool = SpillPool::new(100);
-        let first = pool.spill(&[1, 2], &[3; 58]).unwrap();
+        let (mut pool, memory) = SpillPool::new(4096, 64);
+        assert_eq!(memory.bytes, 4096);
+        let first = pool.spill(&[1, 2], &[3; 1022]).unwrap();
         assert_eq!(first.user_header(), &[1, 2]);
-        assert_eq!(first.payload(), &[3; 58]);
-        assert!(pool.spill(&[], &[4; 41]).is_none(), "60 + 41 > 100");
-        let second = pool.spill(&[], &[5; 40]).unwrap();
-        assert_eq!(pool.in_use(), 100);
+        assert_eq!(first.payload(), &[3; 1022]);
+        let second = pool.spill(&[], &[5; 2048]).unwrap();
+        assert!(
+            pool.spill(&[], &[4; 1025]).is_none(),
+            "1024 + 2048 + 1088 > 4096"
+        );
+        assert_eq!(pool.in_use(), 3072);
         drop(first);
-        assert_eq!(pool.in_use(), 40);
+        assert_eq!(pool.in_use(), 2048);
+        let third = pool.spill(&[], &[6; 1000]).unwrap();
+        // The end of the block is taken: the freed start is reused.
+        let fourth = pool.spill(&[], &[7; 1024]).unwrap();
+        assert!(
+            pool.spill(&[], &[8; 1]).is_none(),
+            "full up to the oldest piece"
+        );
+        assert_eq!(second.payload(), &[5; 2048], "untouched by the wrap");
+        assert_eq!(third.payload(), &[6; 1000]);
+        assert_eq!(fourth.payload(), &[7; 1024]);
         drop(second);
+        drop(third);
+        drop(fourth);
         assert_eq!(pool.in_use(), 0);
+    }
+
+    #[test]
+    fn pieces_freed_out_of_order_are_reused_once_the_older_ones_are() {
+        let (mut pool, _) = SpillPool::new(4096, 64);
+        let a = pool.spill(&[], &[1; 2048]).unwrap();
+        let b = pool.spill(&[], &[2; 2048]).unwrap();
+        drop(b);
+        assert!(
+            pool.spill(&[], &[3; 64]).is_none(),
+            "a still holds the oldest piece"
+        );
+        drop(a);
+        let c = pool.spill(&[], &[3; 4096]).unwrap();
+        assert_eq!(c.payload(), &[3; 4096]);
+    }
+
+    #[test]
+    fn an_empty_pool_spills_nothing() {
+        let (mut pool, memory) = SpillPool::new(0, 64);
+        assert_eq!(memory.bytes, 0);
+        assert!(pool.spill(&[], &[1]).is_none());
     }
 }

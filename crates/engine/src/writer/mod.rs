@@ -257,8 +257,19 @@ impl<S: LoanedBytes> Writer<S> {
         self.watch_space();
     }
 
-    fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, sample: S) {
+    fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, mut sample: S) {
+        let settled = sample.settle();
         self.delay();
+        if !settled {
+            // Given up by the source to free its loan for a waiting sample, the spill pool
+            // being full.
+            drop(sample);
+            self.rxs[ring].release_loaned(len);
+            if let Some(slot) = self.topics[topic as usize].as_ref() {
+                slot.topic.counters.add_dropped();
+            }
+            return;
+        }
         let parts = [sample.user_header(), sample.payload()];
         if let (Some(pre_trigger), false) = (&mut self.pre_trigger, self.requests.paused()) {
             // Copied and released at once: iceoryx2 lends a publisher only a couple of

@@ -187,6 +187,11 @@ impl DdsSource {
         }
     }
 
+    /// What the receive thread reports about itself.
+    pub fn stats(&self) -> Arc<super::stats::ReceiveStats> {
+        self.link.stats.clone()
+    }
+
     /// Names the thread to wake after handing something over.
     pub fn set_consumer_thread(&mut self, thread: std::thread::Thread) {
         self.link.tx.set_consumer_thread(thread);
@@ -194,7 +199,8 @@ impl DdsSource {
 
     /// Receives until asked to stop, then hands over the last samples and the stop mark.
     pub fn run(mut self) {
-        super::priority::favour_this_thread();
+        let priority = self.settings.common.receive_priority;
+        (self.link.stats).set_scheduling(super::priority::schedule_this_thread(priority));
         let mut events = Events::with_capacity(256);
         let mut next_discovery = Instant::now();
         let mut next_sweep = Instant::now();

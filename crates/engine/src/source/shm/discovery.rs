@@ -9,8 +9,9 @@ use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
 use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as PatternConfig;
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
+use super::lease::{Borrows, Issued};
 use super::poll::PollSchedule;
-use super::receive::{receive_topic, Borrows, OpenTopic};
+use super::receive::{receive_topic, OpenTopic, PassContext};
 use super::service_types::{channel_name, ServiceTypes};
 use super::{Flavor, ShmSource};
 use crate::source::{announce, SequenceGaps};
@@ -127,6 +128,7 @@ impl ShmSource {
             rmw_header,
             gaps: SequenceGaps::default(),
             borrows: Borrows::default(),
+            issued: Issued::default(),
             max_borrowed: config.subscriber_max_borrowed_samples(),
             buffer_size: config.subscriber_max_buffer_size(),
             rounds_without_publisher: 0,
@@ -151,12 +153,14 @@ impl ShmSource {
                 closed = true;
                 let mut topic = self.open.remove(index);
                 if topic.announced {
-                    receive_topic(
-                        &mut topic,
-                        &mut self.link.tx,
-                        &self.spill,
-                        self.settings.common.zero_copy_threshold,
-                    );
+                    let mut pass = PassContext {
+                        tx: &mut self.link.tx,
+                        spill: &mut self.spill,
+                        leases: &mut self.leases,
+                        stats: &self.link.stats,
+                        zero_copy_threshold: self.settings.common.zero_copy_threshold,
+                    };
+                    receive_topic(&mut topic, &mut pass);
                     self.retirements.push(topic.topic.index);
                 }
             } else {

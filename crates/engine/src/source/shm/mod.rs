@@ -9,6 +9,7 @@
 
 mod discovery;
 mod events;
+mod lease;
 pub(crate) mod poll;
 mod receive;
 mod service_dir;
@@ -25,9 +26,10 @@ use super::spill::SpillPool;
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::topic::Topic;
 use events::EventPort;
+use lease::Leases;
 use poll::PollBounds;
 pub(crate) use receive::ShmSample;
-use receive::{receive_topic, OpenTopic};
+use receive::{receive_topic, OpenTopic, PassContext};
 use service_dir::ServiceDirectory;
 use service_types::ServiceTypes;
 
@@ -69,6 +71,7 @@ pub(crate) struct ShmSource {
     known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
     retirements: Retirements,
     spill: SpillPool,
+    leases: Leases,
     /// When the next topic is due to be polled.
     next_poll: Instant,
     /// Which topic the last pass started with.
@@ -84,8 +87,18 @@ impl ShmSource {
     /// [`ShmSource::run`].
     pub fn open(settings: ShmSettings, link: SourceLink) -> Result<Self, ShmError> {
         let node = iceoryx2_node(settings.prefix.as_deref())?;
+        let (spill, memory) =
+            SpillPool::new(settings.spill_bytes, settings.common.zero_copy_threshold);
+        if let Some(reason) = memory.lock_refused {
+            link.stats.set_memory_warning(format!(
+                "the spill pool ({} bytes) could not be locked in memory ({reason}): it may be \
+                 swapped out; raise LimitMEMLOCK (or RLIMIT_MEMLOCK) above spill_bytes",
+                settings.spill_bytes
+            ));
+        }
         Ok(Self {
-            spill: SpillPool::new(settings.spill_bytes),
+            spill,
+            leases: Leases::default(),
             next_poll: Instant::now(),
             first_polled: 0,
             service_dir: ServiceDirectory::new(node.config()),
@@ -99,6 +112,11 @@ impl ShmSource {
         })
     }
 
+    /// What the receive thread reports about itself.
+    pub fn stats(&self) -> Arc<super::stats::ReceiveStats> {
+        self.link.stats.clone()
+    }
+
     /// Names the thread to wake after handing something over.
     pub fn set_consumer_thread(&mut self, thread: std::thread::Thread) {
         self.link.tx.set_consumer_thread(thread);
@@ -106,7 +124,8 @@ impl ShmSource {
 
     /// Receives until asked to stop, then hands over the last samples and the stop mark.
     pub fn run(mut self) {
-        super::priority::favour_this_thread();
+        let priority = self.settings.common.receive_priority;
+        (self.link.stats).set_scheduling(super::priority::schedule_this_thread(priority));
         let mut listeners: Vec<EventPort> = Vec::new();
         let mut wanted_events = self.discover();
         loop {
@@ -180,7 +199,7 @@ impl ShmSource {
                 }
                 _ => std::thread::sleep(wait),
             }
-            if self.receive_due(&woken) {
+            if self.receive_due(&woken, listeners) {
                 self.link.tx.wake();
             }
             if self.link.stopping() {
@@ -209,32 +228,50 @@ impl ShmSource {
 
     /// Receives everything waiting on every subscriber.
     fn receive_every_topic(&mut self) -> bool {
-        self.receive(|_, _| true)
+        self.receive(|_, _| Pick::Woken)
     }
 
     /// Receives everything waiting on the subscribers whose event service fired
-    /// (`woken`) and on those due to be polled; true when anything was handed over.
-    fn receive_due(&mut self, woken: &[&str]) -> bool {
+    /// (`woken`) and on those due to be polled; true when anything was handed over. Only
+    /// topics without an event service (none among `listeners`) keep a poll schedule
+    /// whose lateness means something.
+    fn receive_due(&mut self, woken: &[&str], listeners: &[EventPort]) -> bool {
         // Topics due a little later are polled now too: their schedules stay together,
         // so the thread wakes once for many topics rather than once for each.
         let slack = self.settings.poll_bounds.shortest / 2;
         self.receive(|topic, now| {
-            topic.schedule.next_poll() <= now + slack
-                || woken.contains(&topic.topic.service.as_str())
+            let service = topic.topic.service.as_str();
+            if woken.contains(&service) {
+                Pick::Woken
+            } else if topic.schedule.next_poll() > now + slack {
+                Pick::Skip
+            } else if listeners.iter().any(|l| l.service == service) {
+                Pick::Woken
+            } else {
+                Pick::Scheduled
+            }
         })
     }
 
-    /// Receives everything waiting on the subscribers `selected` picks at the pass's
-    /// start time; true when anything was handed over.
-    fn receive(&mut self, selected: impl Fn(&OpenTopic, Instant) -> bool) -> bool {
+    /// Receives everything waiting on the subscribers `pick` picks at the pass's
+    /// start time; true when anything was handed over. A pass that polls topics on their
+    /// schedule notes how late it came behind the earliest of them.
+    fn receive(&mut self, pick: impl Fn(&OpenTopic, Instant) -> Pick) -> bool {
         if let Some(delay) = self.settings.receive_delay {
             std::thread::sleep(delay);
         }
         let now = Instant::now();
         let bounds = self.settings.poll_bounds;
-        let threshold = self.settings.common.zero_copy_threshold;
+        let mut pass = PassContext {
+            tx: &mut self.link.tx,
+            spill: &mut self.spill,
+            leases: &mut self.leases,
+            stats: &self.link.stats,
+            zero_copy_threshold: self.settings.common.zero_copy_threshold,
+        };
         let mut handed_over = false;
         let mut next_poll = now + bounds.longest;
+        let mut earliest_due: Option<Instant> = None;
         // Start each pass at the next topic, so that when the handoff fills up the drops
         // fall on every topic in turn rather than always on the last ones.
         self.first_polled = self.first_polled.wrapping_add(1);
@@ -244,8 +281,13 @@ impl ShmSource {
             if !topic.announced {
                 continue;
             }
-            if selected(topic, now) {
-                let received = receive_topic(topic, &mut self.link.tx, &self.spill, threshold);
+            let picked = pick(topic, now);
+            if picked != Pick::Skip {
+                let due = topic.schedule.next_poll();
+                if picked == Pick::Scheduled && due <= now {
+                    earliest_due = Some(earliest_due.map_or(due, |e| e.min(due)));
+                }
+                let received = receive_topic(topic, &mut pass);
                 handed_over |= received.handed_over;
                 topic
                     .schedule
@@ -253,9 +295,22 @@ impl ShmSource {
             }
             next_poll = next_poll.min(topic.schedule.next_poll());
         }
+        if let Some(due) = earliest_due {
+            self.link.stats.add_pass(now - due);
+        }
         self.next_poll = next_poll;
         handed_over
     }
+}
+
+/// Whether a pass takes a topic's samples, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    Skip,
+    /// Its event service fired (or the recording ends).
+    Woken,
+    /// Its poll schedule says so.
+    Scheduled,
 }
 
 /// A node in the iceoryx2 domain of `prefix` (iceoryx2's default if none), leaving signals

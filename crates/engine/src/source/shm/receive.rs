@@ -1,7 +1,6 @@
-//! One receive pass over a subscriber: every waiting sample is taken and handed over,
-//! without ever letting the writer hold the publisher's whole borrow budget.
+//! One receive pass over a subscriber: every waiting sample is taken and handed over, the
+//! writer holding large ones in shared memory up to the publisher's borrow budget.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use iceoryx2::identifiers::UniquePublisherId;
@@ -10,67 +9,52 @@ use iceoryx2::sample::Sample;
 use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
 use iceoryx2::service::port_factory::publish_subscribe;
 
+use super::lease::{split_sample, Borrows, Issued, LeasedSample, Leases, TakenBack};
 use super::poll::PollSchedule;
 use super::service_types::read_rmw_header;
 use super::Flavor;
 use crate::handoff::{now_ns, LoanedBytes, Sender, Stamps};
 use crate::source::spill::SpillPool;
+use crate::source::stats::ReceiveStats;
 use crate::source::{hand_over, Held, SequenceGaps};
 use crate::topic::Topic;
 
-type RawSample = Sample<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
+pub(super) type RawSample = Sample<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
 pub(super) type RawSubscriber = Subscriber<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
 pub(super) type RawService =
     publish_subscribe::PortFactory<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
 
-/// A sample on its way to the file, still in shared memory.
-pub(crate) struct ShmSample {
-    sample: RawSample,
-    header_len: usize,
-    /// Set while the writer holds the sample: counts it against the borrow budget.
-    _lent: Option<Lent>,
-}
-
-/// Samples of one subscriber that the writer holds in shared memory.
-#[derive(Default)]
-pub(super) struct Borrows(Arc<AtomicUsize>);
-
-impl Borrows {
-    fn held(&self) -> usize {
-        self.0.load(Ordering::Acquire)
-    }
-
-    fn lend(&self) -> Lent {
-        self.0.fetch_add(1, Ordering::AcqRel);
-        Lent(self.0.clone())
-    }
-}
-
-/// One sample counted in [`Borrows`] until it is released.
-struct Lent(Arc<AtomicUsize>);
-
-impl Drop for Lent {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
+/// A sample on its way to the file.
+pub(crate) enum ShmSample {
+    /// A small sample, copied by the hand-over and released at once.
+    Small {
+        sample: RawSample,
+        header_len: usize,
+    },
+    /// A large one, lent to the writer.
+    Leased(LeasedSample),
 }
 
 impl LoanedBytes for ShmSample {
     fn user_header(&self) -> &[u8] {
-        // SAFETY: the user header occupies `header_len` bytes (its size in the service's
-        // static config) and lives as long as the sample.
-        unsafe {
-            std::slice::from_raw_parts(
-                (self.sample.user_header() as *const CustomHeaderMarker).cast::<u8>(),
-                self.header_len,
-            )
+        match self {
+            ShmSample::Small { sample, header_len } => split_sample(sample, *header_len).0,
+            ShmSample::Leased(leased) => leased.user_header(),
         }
     }
 
     fn payload(&self) -> &[u8] {
-        let payload = self.sample.payload();
-        // SAFETY: CustomPayloadMarker is one byte; iceoryx2 sizes the slice in bytes.
-        unsafe { std::slice::from_raw_parts(payload.as_ptr().cast::<u8>(), payload.len()) }
+        match self {
+            ShmSample::Small { sample, header_len } => split_sample(sample, *header_len).1,
+            ShmSample::Leased(leased) => leased.payload(),
+        }
+    }
+
+    fn settle(&mut self) -> bool {
+        match self {
+            ShmSample::Small { .. } => true,
+            ShmSample::Leased(leased) => leased.settle(),
+        }
     }
 }
 
@@ -88,6 +72,8 @@ pub(super) struct OpenTopic {
     /// Samples of this subscriber the writer holds, and how many iceoryx2 lends at once
     /// (per publisher; counting them per subscriber errs on the safe side).
     pub borrows: Borrows,
+    /// The loans the writer has not claimed yet.
+    pub issued: Issued,
     pub max_borrowed: usize,
     /// The subscriber's queue: a pass that finds this many samples came late.
     pub buffer_size: usize,
@@ -95,40 +81,65 @@ pub(super) struct OpenTopic {
     pub schedule: PollSchedule,
 }
 
+impl OpenTopic {
+    /// The most samples one pass takes from this topic: what its queue and loans can
+    /// hold, twice over. It bounds the work of a pass however fast a publisher sends.
+    fn pass_limit(&self) -> u64 {
+        2 * (self.buffer_size + self.max_borrowed) as u64
+    }
+}
+
+/// What the receive passes of the shared-memory source work with besides the topic.
+pub(super) struct PassContext<'a> {
+    pub tx: &'a mut Sender<Held>,
+    pub spill: &'a mut SpillPool,
+    pub leases: &'a mut Leases,
+    pub stats: &'a ReceiveStats,
+    pub zero_copy_threshold: usize,
+}
+
 /// What one receive pass over a topic did.
 pub(super) struct Received {
     pub samples: u64,
     pub handed_over: bool,
-    /// Samples were left waiting: the writer still holds as many as iceoryx2 lends.
+    /// Samples were left waiting: the writer was writing every sample iceoryx2 lends.
     pub held_back: bool,
 }
 
-/// Receives every waiting sample of one topic. Large samples stay in shared memory
-/// until written, except the one that would use up the borrow budget: that one goes to
-/// the spill pool (or, the pool full, is dropped and counted), so that the next pass can
-/// always take the next sample.
-pub(super) fn receive_topic(
-    topic: &mut OpenTopic,
-    tx: &mut Sender<Held>,
-    spill: &SpillPool,
-    zero_copy_threshold: usize,
-) -> Received {
+/// Receives every waiting sample of one topic (up to [`OpenTopic::pass_limit`]). Large
+/// samples stay in shared memory until written, up to the whole borrow budget; when the
+/// budget is used up and a sample waits, the newest loan the writer has not claimed is
+/// taken back into the spill pool (see [`super::lease`]), so the waiting sample is taken
+/// before the publisher can overwrite it.
+pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -> Received {
     let counters = &topic.topic.counters;
     let mut received = Received {
         samples: 0,
         handed_over: false,
         held_back: false,
     };
+    topic.issued.prune();
     // One receive time per pass: the samples of a pass are picked up together. Taken at
     // the first sample, as most polls find none.
     let mut log_time = None;
-    loop {
+    while received.samples < topic.pass_limit() {
+        if topic.borrows.held() >= topic.max_borrowed {
+            if !topic.subscriber.has_samples().unwrap_or(false) {
+                break;
+            }
+            match topic.issued.take_back_newest(pass.spill) {
+                TakenBack::Spilled => pass.stats.add_spilled(),
+                TakenBack::GivenUp => pass.stats.add_given_up(),
+                TakenBack::Nothing => {
+                    received.held_back = true;
+                    break;
+                }
+            }
+        }
         let sample = match topic.subscriber.receive() {
             Ok(Some(sample)) => sample,
             Ok(None) => break,
-            // ExceedsMaxBorrows: the writer still holds as many samples of this publisher
-            // as iceoryx2 lends; the rest wait in the subscriber's buffer until the next
-            // pass.
+            // ExceedsMaxBorrows: another publisher's loans, counted with these.
             Err(_) => {
                 received.held_back = true;
                 break;
@@ -137,44 +148,42 @@ pub(super) fn receive_topic(
         counters.add_received();
         received.samples += 1;
         let mut stamps = Stamps::received_at(*log_time.get_or_insert_with(now_ns));
-        let shm = ShmSample {
-            sample,
-            header_len: topic.header_len,
-            _lent: None,
-        };
+        let (header, payload) = split_sample(&sample, topic.header_len);
         if topic.rmw_header {
-            if let Some((stamp, sequence)) = read_rmw_header(shm.user_header()) {
+            if let Some((stamp, sequence)) = read_rmw_header(header) {
                 if stamp > 0 {
                     stamps.publish_time = stamp as u64;
                 }
-                let lost = topic.gaps.track(shm.sample.origin(), sequence);
+                let lost = topic.gaps.track(sample.origin(), sequence);
                 if lost > 0 {
                     counters.add_lost(lost);
                 }
             }
         }
-        let len = shm.user_header().len() + shm.payload().len();
-        let held = if len < zero_copy_threshold {
+        let held = if header.len() + payload.len() < pass.zero_copy_threshold {
             // Copied by the hand-over and released at once.
-            Held::Shm(shm)
-        } else if topic.borrows.held() + 1 < topic.max_borrowed {
-            Held::Shm(ShmSample {
-                _lent: Some(topic.borrows.lend()),
-                ..shm
-            })
-        } else {
-            match spill.spill(shm.user_header(), shm.payload()) {
-                Some(spilled) => Held::Spilled(spilled),
-                None => {
-                    counters.add_dropped();
-                    continue;
-                }
+            ShmSample::Small {
+                sample,
+                header_len: topic.header_len,
             }
+        } else {
+            ShmSample::Leased(pass.leases.lend(
+                sample,
+                topic.header_len,
+                &topic.borrows,
+                &mut topic.issued,
+            ))
         };
-        received.handed_over |= hand_over(tx, &topic.topic, stamps, held, zero_copy_threshold);
+        received.handed_over |= hand_over(
+            pass.tx,
+            &topic.topic,
+            stamps,
+            Held::Shm(held),
+            pass.zero_copy_threshold,
+        );
     }
     if received.samples >= topic.buffer_size as u64 {
-        counters.add_overflow();
+        counters.add_overflow(!topic.rmw_header);
     }
     received
 }

@@ -1,0 +1,312 @@
+//! Loans the writer holds, and how the receive thread takes one back.
+//!
+//! A large sample goes to the writer still in shared memory, as long as the publisher's
+//! borrow budget has room for it. When the budget is used up and another sample waits in
+//! the subscriber's queue, the receive thread takes back the newest loan the writer has
+//! not started writing: it copies that sample into the spill pool (or, the pool full,
+//! gives it up, counted as dropped) and releases it, so the waiting sample can be taken
+//! before the publisher overwrites it. A loan the writer is writing stays with it.
+//!
+//! Each loan is a [`Lease`] whose state says who may touch its sample: the receive
+//! thread while it is queued, the writer once it claimed it, the receive thread while it
+//! takes it back. Leases are reused (a generation number tells a reused lease from its
+//! earlier life), so that taking a sample allocates nothing once the source runs.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::receive::RawSample;
+use crate::handoff::LoanedBytes;
+use crate::source::spill::{SpillPool, Spilled};
+
+const FREE: u64 = 0;
+const QUEUED: u64 = 1;
+const WRITING: u64 = 2;
+const RECLAIMING: u64 = 3;
+const RECLAIMED: u64 = 4;
+const STATE_BITS: u32 = 3;
+const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
+
+fn tag(generation: u64, state: u64) -> u64 {
+    (generation << STATE_BITS) | state
+}
+
+/// Samples of one subscriber that the writer holds in shared memory.
+#[derive(Default)]
+pub(super) struct Borrows(Arc<AtomicUsize>);
+
+impl Borrows {
+    /// How many loans are held now.
+    pub fn held(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn lend(&self) -> Lent {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Lent(self.0.clone())
+    }
+}
+
+/// One sample counted in [`Borrows`] until it is released.
+struct Lent(Arc<AtomicUsize>);
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// One loan on its way to the file.
+struct Lease {
+    /// Generation and state (`FREE`, `QUEUED`, …).
+    state: AtomicU64,
+    header_len: UnsafeCell<usize>,
+    /// The sample, while its loan is held.
+    sample: UnsafeCell<Option<(RawSample, Lent)>>,
+    /// Its copy, once taken back (none when the spill pool had no room).
+    copy: UnsafeCell<Option<Spilled>>,
+}
+
+// SAFETY: the cells are touched only by the side the state gives them to: the receive
+// thread while `FREE`, `QUEUED` (before hand-over) or `RECLAIMING`, the writer while
+// `WRITING` or `RECLAIMED`; every change of hands goes through the atomic state with
+// Release/Acquire ordering.
+unsafe impl Sync for Lease {}
+
+impl Lease {
+    fn new() -> Self {
+        Self {
+            state: AtomicU64::new(tag(0, FREE)),
+            header_len: UnsafeCell::new(0),
+            sample: UnsafeCell::new(None),
+            copy: UnsafeCell::new(None),
+        }
+    }
+
+    fn is(&self, generation: u64, state: u64) -> bool {
+        self.state.load(Ordering::Acquire) == tag(generation, state)
+    }
+}
+
+/// A large sample handed to the writer: its loan, until the writer claims it.
+pub(crate) struct LeasedSample {
+    lease: Arc<Lease>,
+    generation: u64,
+    reading: Reading,
+}
+
+/// What a [`LeasedSample`]'s bytes are read from once settled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Not claimed yet: only the receive thread reads it (to size it).
+    Unsettled,
+    Sample,
+    Copy,
+    /// Taken back with no room to copy it: nothing to write.
+    Gone,
+}
+
+impl LeasedSample {
+    /// Claims the sample for the writer, waiting out a take-back in progress; false when
+    /// it was given up (the spill pool had no room), to be counted as dropped.
+    fn claim(&mut self) -> bool {
+        if self.reading == Reading::Unsettled {
+            self.reading = loop {
+                match self.lease.state.compare_exchange(
+                    tag(self.generation, QUEUED),
+                    tag(self.generation, WRITING),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => break Reading::Sample,
+                    Err(now) if now == tag(self.generation, RECLAIMED) => {
+                        // SAFETY: RECLAIMED gives the copy cell to the writer.
+                        let copied = unsafe { (*self.lease.copy.get()).is_some() };
+                        break if copied { Reading::Copy } else { Reading::Gone };
+                    }
+                    // RECLAIMING: the receive thread is copying it (a millisecond at most).
+                    Err(_) => std::thread::yield_now(),
+                }
+            };
+        }
+        self.reading != Reading::Gone
+    }
+
+    fn bytes(&self) -> (&[u8], &[u8]) {
+        // SAFETY: Unsettled is read only by the receive thread before the hand-over, and
+        // Sample/Copy only by the writer that claimed it: in both the cell is theirs.
+        unsafe {
+            match self.reading {
+                Reading::Unsettled | Reading::Sample => {
+                    let (sample, _) = (*self.lease.sample.get())
+                        .as_ref()
+                        .expect("a held loan has its sample");
+                    split_sample(sample, *self.lease.header_len.get())
+                }
+                Reading::Copy => {
+                    let copy = (*self.lease.copy.get()).as_ref().expect("copied");
+                    (copy.user_header(), copy.payload())
+                }
+                Reading::Gone => (&[], &[]),
+            }
+        }
+    }
+}
+
+impl LoanedBytes for LeasedSample {
+    fn user_header(&self) -> &[u8] {
+        self.bytes().0
+    }
+
+    fn payload(&self) -> &[u8] {
+        self.bytes().1
+    }
+
+    fn settle(&mut self) -> bool {
+        self.claim()
+    }
+}
+
+impl Drop for LeasedSample {
+    fn drop(&mut self) {
+        self.claim();
+        // SAFETY: settled, the writer owns the cell its state names.
+        unsafe {
+            match self.reading {
+                Reading::Sample => drop((*self.lease.sample.get()).take()),
+                _ => drop((*self.lease.copy.get()).take()),
+            }
+        }
+        self.lease
+            .state
+            .store(tag(self.generation, FREE), Ordering::Release);
+    }
+}
+
+/// The user header and payload bytes of a sample whose user header is `header_len` long.
+pub(super) fn split_sample(sample: &RawSample, header_len: usize) -> (&[u8], &[u8]) {
+    let header = sample.user_header() as *const _ as *const u8;
+    let payload = sample.payload();
+    // SAFETY: the user header occupies `header_len` bytes (its size in the service's
+    // static config) and the payload is sized in bytes (CustomPayloadMarker is one byte);
+    // both live as long as the sample.
+    unsafe {
+        (
+            std::slice::from_raw_parts(header, header_len),
+            std::slice::from_raw_parts(payload.as_ptr().cast::<u8>(), payload.len()),
+        )
+    }
+}
+
+/// The leases of one source, reused once the writer is done with them.
+#[derive(Default)]
+pub(super) struct Leases {
+    all: Vec<Arc<Lease>>,
+    next: usize,
+}
+
+impl Leases {
+    /// Lends `sample` to the writer, counted in `borrows`; `issued` keeps it for a later
+    /// take-back.
+    pub fn lend(
+        &mut self,
+        sample: RawSample,
+        header_len: usize,
+        borrows: &Borrows,
+        issued: &mut Issued,
+    ) -> LeasedSample {
+        let lease = self.free_lease();
+        let generation = (lease.state.load(Ordering::Acquire) >> STATE_BITS) + 1;
+        // SAFETY: the lease is FREE: nobody else touches its cells.
+        unsafe {
+            *lease.header_len.get() = header_len;
+            *lease.sample.get() = Some((sample, borrows.lend()));
+        }
+        lease
+            .state
+            .store(tag(generation, QUEUED), Ordering::Release);
+        issued.0.push((lease.clone(), generation));
+        LeasedSample {
+            lease,
+            generation,
+            reading: Reading::Unsettled,
+        }
+    }
+
+    fn free_lease(&mut self) -> Arc<Lease> {
+        for _ in 0..self.all.len() {
+            self.next = (self.next + 1) % self.all.len();
+            let lease = &self.all[self.next];
+            if lease.state.load(Ordering::Acquire) & STATE_MASK == FREE {
+                return lease.clone();
+            }
+        }
+        // Only while the number of samples in flight grows.
+        let lease = Arc::new(Lease::new());
+        self.all.push(lease.clone());
+        lease
+    }
+}
+
+/// The loans of one subscriber that the writer has not claimed yet, oldest first.
+#[derive(Default)]
+pub(super) struct Issued(Vec<(Arc<Lease>, u64)>);
+
+/// What taking back a loan did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TakenBack {
+    /// The sample was copied into the spill pool and released.
+    Spilled,
+    /// The spill pool had no room: the sample was released unwritten (counted as
+    /// dropped by the writer when it comes to it).
+    GivenUp,
+    /// The writer had claimed every loan: nothing to take back.
+    Nothing,
+}
+
+impl Issued {
+    /// Takes back the newest loan the writer has not claimed, the one it will come to
+    /// last.
+    pub fn take_back_newest(&mut self, spill: &mut SpillPool) -> TakenBack {
+        while let Some((lease, generation)) = self.0.pop() {
+            if lease
+                .state
+                .compare_exchange(
+                    tag(generation, QUEUED),
+                    tag(generation, RECLAIMING),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_err()
+            {
+                continue; // Claimed by the writer (or done with) meanwhile.
+            }
+            // SAFETY: RECLAIMING gives both cells to this thread.
+            let taken = unsafe {
+                let (sample, lent) = (*lease.sample.get()).take().expect("a queued loan");
+                let (header, payload) = split_sample(&sample, *lease.header_len.get());
+                let copy = spill.spill(header, payload);
+                let taken = if copy.is_some() {
+                    TakenBack::Spilled
+                } else {
+                    TakenBack::GivenUp
+                };
+                *lease.copy.get() = copy;
+                drop((sample, lent));
+                taken
+            };
+            lease
+                .state
+                .store(tag(generation, RECLAIMED), Ordering::Release);
+            return taken;
+        }
+        TakenBack::Nothing
+    }
+
+    /// Forgets the loans the writer claimed or is done with.
+    pub fn prune(&mut self) {
+        self.0
+            .retain(|(lease, generation)| lease.is(*generation, QUEUED));
+    }
+}

@@ -1,0 +1,181 @@
+//! What a receive thread reports about itself: how it is scheduled, how late its passes
+//! come, how often it had to take a loan back from the writer.
+//!
+//! The thread updates atomics only (no lock, no allocation); the status reads them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Lateness is kept in buckets a quarter of an octave wide: 2^(i/4) ns.
+const BUCKETS_PER_OCTAVE: f64 = 4.0;
+/// Up to 2^40 ns (18 minutes).
+const BUCKETS: usize = 160;
+
+/// A receive thread's live report, shared with the status.
+pub(crate) struct ReceiveStats {
+    source: &'static str,
+    scheduling: OnceLock<super::priority::Scheduling>,
+    memory_warning: OnceLock<String>,
+    lateness: [AtomicU64; BUCKETS],
+    passes: AtomicU64,
+    max_lateness_ns: AtomicU64,
+    spilled: AtomicU64,
+    given_up: AtomicU64,
+}
+
+impl ReceiveStats {
+    /// The report of the receive thread of `source` (`iceoryx2` or `dds`).
+    pub fn new(source: &'static str) -> Self {
+        Self {
+            source,
+            scheduling: OnceLock::new(),
+            memory_warning: OnceLock::new(),
+            lateness: std::array::from_fn(|_| AtomicU64::new(0)),
+            passes: AtomicU64::new(0),
+            max_lateness_ns: AtomicU64::new(0),
+            spilled: AtomicU64::new(0),
+            given_up: AtomicU64::new(0),
+        }
+    }
+
+    /// Notes how the thread got scheduled (once, at its start).
+    pub fn set_scheduling(&self, scheduling: super::priority::Scheduling) {
+        let _ = self.scheduling.set(scheduling);
+    }
+
+    /// Waits (at most `limit`) until the thread said how it got scheduled.
+    pub fn wait_scheduled(&self, limit: Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        while self.scheduling.get().is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Notes that the thread's memory could not be locked, and why.
+    pub fn set_memory_warning(&self, warning: String) {
+        let _ = self.memory_warning.set(warning);
+    }
+
+    /// Notes a scheduled pass that started `late` after the earliest poll it was due for.
+    pub fn add_pass(&self, late: Duration) {
+        let ns = late.as_nanos().min(u64::MAX as u128) as u64;
+        self.passes.fetch_add(1, Ordering::Relaxed);
+        self.lateness[bucket_of(ns)].fetch_add(1, Ordering::Relaxed);
+        self.max_lateness_ns.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    /// Notes a loan taken back into the spill pool.
+    pub fn add_spilled(&self) {
+        self.spilled.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a loan taken back unwritten, the spill pool being full.
+    pub fn add_given_up(&self) {
+        self.given_up.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The report as of now.
+    pub fn snapshot(&self) -> ReceiveThreadStatus {
+        let counts: Vec<u64> = self
+            .lateness
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        let max = self.max_lateness_ns.load(Ordering::Relaxed);
+        let scheduling = self.scheduling.get();
+        let spilled = self.spilled.load(Ordering::Relaxed);
+        ReceiveThreadStatus {
+            source: self.source.to_string(),
+            scheduling: scheduling.map_or_else(|| "starting".into(), |s| s.description.clone()),
+            priority_warning: scheduling.and_then(|s| s.warning.clone()),
+            memory_warning: self.memory_warning.get().cloned(),
+            passes: self.passes.load(Ordering::Relaxed),
+            lateness_p999: Duration::from_nanos(quantile(&counts, 0.999).min(max)),
+            lateness_max: Duration::from_nanos(max),
+            spilled,
+            reclaimed: spilled + self.given_up.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A receive thread as the status shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReceiveThreadStatus {
+    /// Which source it receives for: `iceoryx2` or `dds`.
+    pub source: String,
+    /// How it is scheduled: `SCHED_FIFO <priority>`, or a nice value.
+    pub scheduling: String,
+    /// Why it did not get the real-time priority it was configured with, if it did not.
+    pub priority_warning: Option<String>,
+    /// Why its preallocated memory could not be locked, if it could not.
+    pub memory_warning: Option<String>,
+    /// Passes started by a topic's poll schedule.
+    pub passes: u64,
+    /// How late such a pass started behind the earliest poll it was due for: 99.9th
+    /// percentile (to a quarter octave) ...
+    pub lateness_p999: Duration,
+    /// ... and the largest.
+    pub lateness_max: Duration,
+    /// Large samples copied into the spill pool to free their loan for a waiting sample.
+    pub spilled: u64,
+    /// Loans taken back from the writer: the spilled ones and those given up unwritten
+    /// (counted as dropped) because the spill pool was full.
+    pub reclaimed: u64,
+}
+
+fn bucket_of(ns: u64) -> usize {
+    if ns <= 1 {
+        return 0;
+    }
+    (((ns as f64).log2() * BUCKETS_PER_OCTAVE) as usize).min(BUCKETS - 1)
+}
+
+/// The upper bound of the bucket holding quantile `q` of `counts`, in ns.
+fn quantile(counts: &[u64], q: f64) -> u64 {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((total as f64) * q).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (index, count) in counts.iter().enumerate() {
+        seen += count;
+        if seen >= rank {
+            return 2f64.powf((index + 1) as f64 / BUCKETS_PER_OCTAVE).ceil() as u64;
+        }
+    }
+    u64::MAX
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_quantiles_come_from_the_buckets_and_the_maximum_is_exact() {
+        let stats = ReceiveStats::new("iceoryx2");
+        for _ in 0..998 {
+            stats.add_pass(Duration::from_micros(10));
+        }
+        stats.add_pass(Duration::from_millis(3));
+        stats.add_pass(Duration::from_millis(7));
+        let status = stats.snapshot();
+        assert_eq!(status.passes, 1000);
+        assert_eq!(status.lateness_max, Duration::from_millis(7));
+        // The 999th of 1000 passes is the 3 ms one: within a quarter octave above it.
+        let p999 = status.lateness_p999;
+        assert!(
+            p999 >= Duration::from_millis(3) && p999 <= Duration::from_micros(3568),
+            "{p999:?}"
+        );
+        assert_eq!(status.scheduling, "starting");
+    }
+
+    #[test]
+    fn no_pass_no_lateness() {
+        let status = ReceiveStats::new("dds").snapshot();
+        assert_eq!(status.lateness_p999, Duration::ZERO);
+        assert_eq!(status.lateness_max, Duration::ZERO);
+    }
+}
