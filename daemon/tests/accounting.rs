@@ -97,6 +97,12 @@ fn io_mode_auto_falls_back_to_buffered_where_o_direct_is_refused_and_says_so() {
         assert_eq!(metadata["io_mode"], "buffered");
         let config: Value = serde_json::from_str(&metadata["config"]).unwrap();
         assert_eq!(config["io_mode"], "auto", "what was asked stays beside it");
+        // The receive thread's report as of the file's end: scheduled real time (recd
+        // runs as root here) and its lateness.
+        let receive: Value = serde_json::from_str(&metadata[recd_engine::RECEIVE_THREAD]).unwrap();
+        assert_eq!(receive["source"], "iceoryx2");
+        assert_eq!(receive["scheduling"], "SCHED_FIFO 10");
+        assert!(receive["lateness_max"].is_object(), "{receive}");
     }
 
     let unknown = recd.rec(&["start", "--io-mode", "fast"]);

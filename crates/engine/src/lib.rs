@@ -65,4 +65,4 @@ pub use source::stats::ReceiveThreadStatus;
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use topic::{ChannelSpec, TopicCounts};
 pub use trigger::{TriggerError, TriggerWindow, Triggered, TriggeredFile};
-pub use writer::{ClosedFile, DiskFull, FileObserver};
+pub use writer::{ClosedFile, DiskFull, FileObserver, RECEIVE_THREAD};

@@ -257,7 +257,7 @@ impl Recording {
         let metadata = recorder_metadata(&config, started_ns);
         let paused = Arc::new(AtomicBool::new(config.start_paused));
         let both_families = shm_receivers.is_some() && dds_receivers.is_some();
-        let create_writer = |family, receivers| {
+        let create_writer = |family, receivers, receive: Option<Arc<ReceiveStats>>| {
             let pre_trigger = config.pre_trigger.as_ref().map(|pre_trigger| {
                 let share = if both_families { 2 } else { 1 };
                 PreTriggerState::new(pre_trigger, pre_trigger.buffer_bytes / share)
@@ -270,6 +270,7 @@ impl Recording {
                 started_ns,
                 metadata.clone(),
                 observer.clone(),
+                receive,
             );
             let delay = config.test_hooks.writer_delay;
             let writer = Writer::create(
@@ -284,11 +285,19 @@ impl Recording {
             Ok::<_, StartError>((writer, progress, requests))
         };
         let shm_writer = match shm_receivers {
-            Some(receivers) => Some(create_writer(SourceFamily::Iceoryx2, receivers)?),
+            Some(receivers) => Some(create_writer(
+                SourceFamily::Iceoryx2,
+                receivers,
+                shm.as_ref().map(ShmSource::stats),
+            )?),
             None => None,
         };
         let dds_writer = match dds_receivers {
-            Some(receivers) => Some(create_writer(SourceFamily::Dds, receivers)?),
+            Some(receivers) => Some(create_writer(
+                SourceFamily::Dds,
+                receivers,
+                dds.as_ref().map(DdsSource::stats),
+            )?),
             None => None,
         };
         let io_mode = shm_writer

@@ -322,14 +322,15 @@ fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
 
 /// Records 100 frames of 1 MB at 50 fps from a publisher with iceoryx2's default limits
 /// (2 queued, 2 borrowed) while the writer takes 30 ms per message, slower than the
-/// publisher: the writer holds samples as long as it can, so the receive thread must
-/// never let it hold the whole borrow budget.
+/// publisher: the writer holds samples as long as it can, so the receive thread must take
+/// back the loans it has not reached whenever a sample waits in the queue.
 fn record_with_default_service_limits_and_a_slow_writer(
     spill_bytes: usize,
 ) -> (
     recd_workload::report::TopicSent,
     recd_engine::TopicCounts,
     TopicCheck,
+    recd_engine::ReceiveThreadStatus,
 ) {
     let domain = Domain::new();
     let dir = tempfile::tempdir().unwrap();
@@ -363,13 +364,18 @@ fn record_with_default_service_limits_and_a_slow_writer(
     let check = check_recording(&summary)
         .remove(&topic.service)
         .unwrap_or_default();
-    (topic, counts, check)
+    let receive = summary.receive_threads[0].clone();
+    assert_eq!(receive.source, "iceoryx2");
+    (topic, counts, check, receive)
 }
 
 #[test]
 fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue() {
-    let (sent, counts, check) = record_with_default_service_limits_and_a_slow_writer(1 << 30);
+    let (sent, counts, check, receive) =
+        record_with_default_service_limits_and_a_slow_writer(256 << 20);
     assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
+    assert!(receive.spilled > 0, "loans were taken back: {receive:?}");
+    assert_eq!(receive.reclaimed, receive.spilled, "none given up");
     assert_eq!(counts.lost, 0, "no sample was overwritten in the queue");
     assert_eq!(counts.received, sent.sent);
     assert_eq!(counts.dropped, 0, "the spill pool had room for every frame");
@@ -380,8 +386,14 @@ fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue(
 #[test]
 fn a_full_spill_pool_drops_samples_and_counts_every_one() {
     // Room for two frames: the writer's lag soon fills it.
-    let (sent, counts, check) = record_with_default_service_limits_and_a_slow_writer(2_100_000);
+    let (sent, counts, check, receive) =
+        record_with_default_service_limits_and_a_slow_writer(2_100_000);
     assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
+    assert_eq!(
+        receive.reclaimed - receive.spilled,
+        counts.dropped,
+        "each loan given up unwritten is a drop: {receive:?}"
+    );
     assert_eq!(counts.lost, 0, "no sample was overwritten in the queue");
     assert_eq!(counts.received, sent.sent);
     assert!(counts.dropped > 0, "the pool filled up: {counts:?}");
@@ -424,6 +436,53 @@ fn a_late_receive_thread_is_counted_as_overflows() {
     // count is what says the recorder may have missed them.
     assert!(counts.received + counts.lost <= sent.topics[0].sent);
     assert_eq!(counts.received, counts.written + counts.dropped);
+    assert!(!counts.unknown_loss, "sequence numbers count the loss");
+    let receive = &summary.receive_threads[0];
+    assert!(receive.passes > 0);
+    assert!(
+        receive.lateness_max >= Duration::from_millis(30),
+        "the 40 ms stall shows as lateness: {receive:?}"
+    );
+}
+
+#[test]
+fn a_late_receive_thread_on_a_topic_without_sequence_numbers_is_an_unknown_loss() {
+    use iceoryx2::prelude::*;
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.test_hooks.receive_delay = Some(Duration::from_millis(40));
+    let recording = Recording::start(config).unwrap();
+    // A raw publisher with iceoryx2's default limits: a plain u64, no rmw header.
+    let node = recd_engine::iceoryx2_node(Some(&domain.prefix)).unwrap();
+    let service = node
+        .service_builder(&ServiceName::new("t/raw").unwrap())
+        .publish_subscribe::<u64>()
+        .open_or_create()
+        .unwrap();
+    let publisher = service.publisher_builder().create().unwrap();
+    let subscribed = recd_testkit::wait_until(Duration::from_secs(10), || {
+        service.dynamic_config().number_of_subscribers() > 0
+    });
+    assert!(subscribed, "the recorder subscribes");
+    for i in 0..200u64 {
+        publisher.send_copy(i).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let summary = recording.stop().unwrap();
+    let counts = summary.topics[0].counts;
+    assert!(counts.overflows > 0, "{counts:?}");
+    assert!(
+        counts.unknown_loss,
+        "nothing can count what was overwritten"
+    );
+    assert_eq!(counts.lost, 0);
+    assert!(
+        counts.received < 200,
+        "the publisher overwrote some: {counts:?}"
+    );
+    drop((publisher, service, node));
 }
 
 #[test]

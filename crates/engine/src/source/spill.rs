@@ -24,18 +24,117 @@ const PIECE_ALIGN: usize = 64;
 
 /// The pool's memory and the flags the writer raises when it is done with a piece.
 struct Block {
-    /// Kept for `base`; unmapped on drop.
-    _memory: Option<memmap2::MmapMut>,
-    base: *mut u8,
-    len: usize,
+    memory: Memory,
     /// Per piece slot: the writer is done with it.
     freed: Box<[AtomicBool]>,
 }
 
-// SAFETY: `base` points into `memory`, which lives as long as the block. The receive
-// thread writes only pieces no `Spilled` refers to (the allocator below hands out disjoint
-// pieces and takes one back only once its `Spilled` raised its flag), and a `Spilled`
-// only reads its own piece.
+/// Anonymous memory, faulted in (and locked where permitted) a few MiB at a time.
+///
+/// Mapping, faulting in and unmapping a large block in one call holds the process's
+/// memory map for its whole length, and every other thread of the process that faults a
+/// page meanwhile (another session's receive thread touching shared memory, say) waits
+/// for it: hundreds of milliseconds for a few hundred MiB, long enough for a publisher's
+/// queue to overflow. Pieces of [`STEP`] bytes keep each such wait short.
+struct Memory {
+    base: *mut u8,
+    len: usize,
+    locked: bool,
+}
+
+/// How much memory is faulted in or given back per call.
+const STEP: usize = 4 << 20;
+
+impl Memory {
+    /// `len` bytes faulted in, and locked unless the lock was refused (the reason).
+    fn new(len: usize) -> Result<(Self, Option<String>), String> {
+        if len == 0 {
+            let none = Self {
+                base: std::ptr::null_mut(),
+                len: 0,
+                locked: false,
+            };
+            return Ok((none, None));
+        }
+        // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            let error = std::io::Error::last_os_error();
+            return Err(format!("cannot allocate {len} bytes: {error}"));
+        }
+        let mut memory = Self {
+            base: base.cast(),
+            len,
+            locked: false,
+        };
+        for (start, step) in memory.steps() {
+            // SAFETY: each step lies within the mapping made above.
+            unsafe {
+                let at = memory.base.add(start);
+                if libc::madvise(at.cast(), step, libc::MADV_POPULATE_WRITE) != 0 {
+                    // Kernels before 5.14: touching each page faults it in.
+                    for page in (0..step).step_by(4096) {
+                        at.add(page).write_volatile(0);
+                    }
+                }
+            }
+        }
+        let mut refused = None;
+        for (start, step) in memory.steps() {
+            // SAFETY: within the mapping; locking changes no content.
+            if unsafe { libc::mlock(memory.base.add(start).cast(), step) } != 0 {
+                refused = Some(std::io::Error::last_os_error().to_string());
+                // SAFETY: as above; unlocks what the earlier steps locked.
+                unsafe { libc::munlock(memory.base.cast(), start) };
+                break;
+            }
+        }
+        memory.locked = refused.is_none();
+        Ok((memory, refused))
+    }
+
+    /// The block's pieces of at most [`STEP`] bytes: (start, length).
+    fn steps(&self) -> impl Iterator<Item = (usize, usize)> {
+        let len = self.len;
+        (0..len)
+            .step_by(STEP)
+            .map(move |start| (start, STEP.min(len - start)))
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        for (start, step) in self.steps() {
+            // SAFETY: within the mapping, which nothing refers to any more (the block is
+            // dropped with its last Spilled).
+            unsafe {
+                let at = self.base.add(start).cast();
+                if self.locked {
+                    libc::munlock(at, step);
+                }
+                libc::madvise(at, step, libc::MADV_DONTNEED);
+            }
+        }
+        // SAFETY: the mapping made in `new`, its pages already given back.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+// SAFETY: `memory` is plain anonymous memory. The receive thread writes only pieces no
+// `Spilled` refers to (the allocator below hands out disjoint pieces and takes one back
+// only once its `Spilled` raised its flag), and a `Spilled` only reads its own piece.
 unsafe impl Send for Block {}
 // SAFETY: as for Send: shared access reads disjoint pieces or touches atomics.
 unsafe impl Sync for Block {}
@@ -74,36 +173,14 @@ impl SpillPool {
     /// for samples of at least `smallest` bytes (the zero-copy threshold) bound how many
     /// samples it can hold at once.
     pub fn new(limit: usize, smallest: usize) -> (Self, PoolMemory) {
-        let mut lock_refused = None;
-        let memory = if limit == 0 {
-            None
-        } else {
-            match memmap2::MmapOptions::new().len(limit).populate().map_anon() {
-                Ok(mut memory) => {
-                    // MAP_POPULATE is a hint; touching each page makes sure.
-                    for page in memory.chunks_mut(4096) {
-                        page[0] = 0;
-                    }
-                    if let Err(error) = memory.lock() {
-                        lock_refused = Some(error.to_string());
-                    }
-                    Some(memory)
-                }
-                Err(error) => {
-                    lock_refused = Some(format!("cannot allocate {limit} bytes: {error}"));
-                    None
-                }
-            }
+        let (memory, lock_refused) = match Memory::new(limit) {
+            Ok(made) => made,
+            Err(reason) => (Memory::new(0).expect("nothing to map").0, Some(reason)),
         };
-        let (base, len) = match &memory {
-            Some(memory) => (memory.as_ptr() as *mut u8, memory.len()),
-            None => (std::ptr::null_mut(), 0),
-        };
+        let len = memory.len;
         let slots = (len / smallest.max(PIECE_ALIGN)).clamp(1, 1 << 16);
         let block = Arc::new(Block {
-            _memory: memory,
-            base,
-            len,
+            memory,
             freed: (0..slots).map(|_| AtomicBool::new(true)).collect(),
         });
         let pool = Self {
@@ -129,7 +206,7 @@ impl SpillPool {
         // piece a Spilled refers to: this thread is its only writer until it hands the
         // Spilled over.
         unsafe {
-            let to = self.block.base.add(start);
+            let to = self.block.memory.base.add(start);
             std::ptr::copy_nonoverlapping(user_header.as_ptr(), to, user_header.len());
             std::ptr::copy_nonoverlapping(
                 payload.as_ptr(),
@@ -163,7 +240,7 @@ impl SpillPool {
         self.take_back();
         let slots = self.pieces.len();
         let need = len.div_ceil(PIECE_ALIGN).max(1) * PIECE_ALIGN;
-        if self.outstanding == slots || need > self.block.len {
+        if self.outstanding == slots || need > self.block.memory.len {
             return None;
         }
         let start = if self.outstanding == 0 {
@@ -173,7 +250,7 @@ impl SpillPool {
             let next = self.next_start;
             if next > oldest {
                 // Free: from the newest piece to the block's end, and before the oldest.
-                if next + need <= self.block.len {
+                if next + need <= self.block.memory.len {
                     next
                 } else if need <= oldest {
                     0
@@ -222,7 +299,7 @@ impl Spilled {
     fn bytes(&self) -> &[u8] {
         // SAFETY: the piece was filled before this Spilled was made and nobody writes it
         // until the flag raised on drop lets the pool take it back.
-        unsafe { std::slice::from_raw_parts(self.block.base.add(self.start), self.len) }
+        unsafe { std::slice::from_raw_parts(self.block.memory.base.add(self.start), self.len) }
     }
 }
 

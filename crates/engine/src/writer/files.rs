@@ -15,6 +15,7 @@ use recd_storage::{
 
 use super::WriterProgress;
 use crate::config::{RecordingConfig, SplitPolicy};
+use crate::source::stats::ReceiveStats;
 use crate::topic::{Topic, TopicCounts};
 
 /// A file the recording finished: on disk, synced, with what it really holds.
@@ -52,6 +53,10 @@ impl FileObserver for Unobserved {
     fn creating(&self, _: &Path) {}
     fn ended(&self, _: &ClosedFile) {}
 }
+
+/// The key of the `recorder` record's entry with the receive thread's report as JSON
+/// (scheduling, lateness p99.9 and max, loans taken back), as of the file's end.
+pub const RECEIVE_THREAD: &str = "receive_thread";
 
 /// What ending a file needs from the writer: the counts for its `recorder` metadata, and
 /// the topics, whose counts a write error may correct.
@@ -94,6 +99,9 @@ pub(crate) struct FilePlan {
     /// The log time of the attachments: the recording's start.
     started_ns: u64,
     observer: Arc<dyn FileObserver>,
+    /// The receive thread of the family's source, whose report goes into each file's
+    /// `recorder` record at its end.
+    receive: Option<Arc<ReceiveStats>>,
 }
 
 impl FilePlan {
@@ -106,6 +114,7 @@ impl FilePlan {
         started_ns: u64,
         metadata: BTreeMap<String, String>,
         observer: Arc<dyn FileObserver>,
+        receive: Option<Arc<ReceiveStats>>,
     ) -> Self {
         let both_families = config.iceoryx2 && config.dds.is_some();
         Self {
@@ -136,6 +145,7 @@ impl FilePlan {
             attachments: config.attachments.clone(),
             started_ns,
             observer,
+            receive,
         }
     }
 
@@ -351,6 +361,12 @@ impl Files {
         );
         let index = self.next_index.saturating_sub(1);
         metadata.insert("file_index".to_string(), index.to_string());
+        if let Some(receive) = &self.plan.receive {
+            metadata.insert(
+                RECEIVE_THREAD.to_string(),
+                serde_json::to_string(&receive.snapshot()).expect("report serializes"),
+            );
+        }
         metadata
     }
 }

@@ -20,7 +20,7 @@ use recd_storage::{ChannelId, FileSummary, MessageHeader, StreamWriter, WriteErr
 
 use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
 use crate::topic::Topic;
-pub use files::{ClosedFile, FileObserver};
+pub use files::{ClosedFile, FileObserver, RECEIVE_THREAD};
 use files::{Ending, Files};
 pub(crate) use files::{FilePlan, SourceFamily, Unobserved};
 pub(crate) use requests::WriterRequests;
