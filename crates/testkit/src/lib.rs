@@ -11,15 +11,18 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 mod ddsperf;
+mod hogs;
 mod mount;
 mod python;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
+pub use hogs::{available_memory, Hogs};
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
     cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, messages_by_topic, python,
-    python_file, read_mcap, read_ros2, ros2_fixtures, script_done, shm_pubsub, Published,
+    python_file, read_mcap, read_ros2, ros2_fixtures, script_done, shm_camera, shm_pubsub,
+    Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;
@@ -207,6 +210,27 @@ impl Recd {
         recording_config: &str,
         environment: &[(&str, &str)],
     ) -> Self {
+        Self::start_wrapped(
+            root,
+            domain,
+            &[],
+            extra_config,
+            recording_config,
+            environment,
+        )
+    }
+
+    /// [`Recd::start_configured`] with recd's command line prefixed by `wrapper` (a
+    /// program and its arguments that exec the command after them, as `setpriv
+    /// --bounding-set=-sys_nice` does); empty, recd runs as is.
+    pub fn start_wrapped(
+        root: &Path,
+        domain: &Domain,
+        wrapper: &[&str],
+        extra_config: &str,
+        recording_config: &str,
+        environment: &[(&str, &str)],
+    ) -> Self {
         let socket = root.join("recd.sock");
         let config = root.join("recd.toml");
         std::fs::write(
@@ -224,7 +248,15 @@ impl Recd {
             .append(true)
             .open(root.join("recd.log"))
             .expect("log file");
-        let child = Command::new(binary("recd"))
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(binary("recd"));
+                command
+            }
+            None => Command::new(binary("recd")),
+        };
+        let child = command
             .arg("--config")
             .arg(&config)
             .envs(environment.iter().copied())

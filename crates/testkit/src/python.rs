@@ -65,6 +65,13 @@ pub fn shm_pubsub(args: &[&str]) -> Child {
     spawn_script("shm_pubsub.py", args)
 }
 
+/// Starts `tests/python/shm_camera.py` (iceoryx2's Python bindings: N topics of byte
+/// slices, each sample's first 8 bytes its index) with `args`; read its report (`sent`
+/// per service) with [`script_done`].
+pub fn shm_camera(args: &[&str]) -> Child {
+    spawn_script("shm_camera.py", args)
+}
+
 fn spawn_script(script: &str, args: &[&str]) -> Child {
     Command::new(python())
         .arg(python_file(script))

@@ -156,6 +156,7 @@ impl ShmSource {
                     let mut pass = PassContext {
                         tx: &mut self.link.tx,
                         spill: &mut self.spill,
+                        copying: &mut self.copying,
                         leases: &mut self.leases,
                         stats: &self.link.stats,
                         zero_copy_threshold: self.settings.common.zero_copy_threshold,

@@ -15,6 +15,7 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::receive::RawSample;
 use crate::handoff::LoanedBytes;
@@ -253,13 +254,56 @@ impl Leases {
 #[derive(Default)]
 pub(super) struct Issued(Vec<(Arc<Lease>, u64)>);
 
+/// How much of the receive thread's time copying taken-back samples may use.
+///
+/// Copying a FullHD frame takes 2 to 10 ms on a loaded machine; a receive thread that
+/// copied every sample it took back while the writer stays behind (a disk slower than the
+/// load) would come late to every other topic, and their queues would overflow. So
+/// copying is paid from a budget that refills at [`COPY_SHARE`] of the time and holds at
+/// most [`COPY_CREDIT`]: a pass copies until the budget is spent (one copy may overdraw
+/// it), and the loans it takes back after that are given up, counted as dropped. The
+/// writer would have had to drop as much anyway: it is behind by the whole spill pool's
+/// worth or more whenever copies come this often.
+pub(super) struct CopyBudget {
+    credit: f64,
+    refilled: Instant,
+}
+
+/// The share of the receive thread's time it may spend copying.
+const COPY_SHARE: f64 = 0.25;
+/// The most copying time saved up, so the longest stretch of copies in one pass.
+const COPY_CREDIT: Duration = Duration::from_millis(8);
+
+impl CopyBudget {
+    /// A full budget.
+    pub fn new(now: Instant) -> Self {
+        Self {
+            credit: COPY_CREDIT.as_secs_f64(),
+            refilled: now,
+        }
+    }
+
+    /// Whether a copy may start at `now`.
+    pub fn allows(&mut self, now: Instant) -> bool {
+        let earned = now.saturating_duration_since(self.refilled).as_secs_f64() * COPY_SHARE;
+        self.credit = (self.credit + earned).min(COPY_CREDIT.as_secs_f64());
+        self.refilled = now;
+        self.credit > 0.0
+    }
+
+    /// Charges a copy that took `took`.
+    pub fn spend(&mut self, took: Duration) {
+        self.credit -= took.as_secs_f64();
+    }
+}
+
 /// What taking back a loan did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum TakenBack {
     /// The sample was copied into the spill pool and released.
     Spilled,
-    /// The spill pool had no room: the sample was released unwritten (counted as
-    /// dropped by the writer when it comes to it).
+    /// The spill pool had no room, or the copying budget was spent: the sample was
+    /// released unwritten (counted as dropped by the writer when it comes to it).
     GivenUp,
     /// The writer had claimed every loan: nothing to take back.
     Nothing,
@@ -267,8 +311,8 @@ pub(super) enum TakenBack {
 
 impl Issued {
     /// Takes back the newest loan the writer has not claimed, the one it will come to
-    /// last.
-    pub fn take_back_newest(&mut self, spill: &mut SpillPool) -> TakenBack {
+    /// last, copying it into the spill pool if `copy` (else giving it up).
+    pub fn take_back_newest(&mut self, spill: &mut SpillPool, copy: bool) -> TakenBack {
         while let Some((lease, generation)) = self.0.pop() {
             if lease
                 .state
@@ -286,7 +330,11 @@ impl Issued {
             let taken = unsafe {
                 let (sample, lent) = (*lease.sample.get()).take().expect("a queued loan");
                 let (header, payload) = split_sample(&sample, *lease.header_len.get());
-                let copy = spill.spill(header, payload);
+                let copy = if copy {
+                    spill.spill(header, payload)
+                } else {
+                    None
+                };
                 let taken = if copy.is_some() {
                     TakenBack::Spilled
                 } else {
@@ -308,5 +356,31 @@ impl Issued {
     pub fn prune(&mut self) {
         self.0
             .retain(|(lease, generation)| lease.is(*generation, QUEUED));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copying_may_take_a_quarter_of_the_time_and_a_few_milliseconds_at_once() {
+        let start = Instant::now();
+        let mut budget = CopyBudget::new(start);
+        assert!(budget.allows(start));
+        budget.spend(Duration::from_millis(6));
+        assert!(budget.allows(start), "2 ms left");
+        budget.spend(Duration::from_millis(6));
+        assert!(!budget.allows(start), "overdrawn by 4 ms");
+        assert!(
+            !budget.allows(start + Duration::from_millis(16)),
+            "16 ms earn 4 ms"
+        );
+        assert!(budget.allows(start + Duration::from_millis(20)));
+        // However long the thread copied nothing, it saves up no more than 8 ms.
+        let later = start + Duration::from_secs(10);
+        assert!(budget.allows(later));
+        budget.spend(Duration::from_millis(8));
+        assert!(!budget.allows(later));
     }
 }

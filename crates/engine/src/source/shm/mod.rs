@@ -26,7 +26,7 @@ use super::spill::SpillPool;
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::topic::Topic;
 use events::EventPort;
-use lease::Leases;
+use lease::{CopyBudget, Leases};
 use poll::PollBounds;
 pub(crate) use receive::ShmSample;
 use receive::{receive_topic, OpenTopic, PassContext};
@@ -71,6 +71,8 @@ pub(crate) struct ShmSource {
     known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
     retirements: Retirements,
     spill: SpillPool,
+    /// How much time taking loans back may spend copying.
+    copying: CopyBudget,
     leases: Leases,
     /// When the next topic is due to be polled.
     next_poll: Instant,
@@ -98,6 +100,7 @@ impl ShmSource {
         }
         Ok(Self {
             spill,
+            copying: CopyBudget::new(Instant::now()),
             leases: Leases::default(),
             next_poll: Instant::now(),
             first_polled: 0,
@@ -265,6 +268,7 @@ impl ShmSource {
         let mut pass = PassContext {
             tx: &mut self.link.tx,
             spill: &mut self.spill,
+            copying: &mut self.copying,
             leases: &mut self.leases,
             stats: &self.link.stats,
             zero_copy_threshold: self.settings.common.zero_copy_threshold,

@@ -2,6 +2,7 @@
 //! writer holding large ones in shared memory up to the publisher's borrow budget.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use iceoryx2::identifiers::UniquePublisherId;
 use iceoryx2::port::subscriber::Subscriber;
@@ -9,7 +10,7 @@ use iceoryx2::sample::Sample;
 use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
 use iceoryx2::service::port_factory::publish_subscribe;
 
-use super::lease::{split_sample, Borrows, Issued, LeasedSample, Leases, TakenBack};
+use super::lease::{split_sample, Borrows, CopyBudget, Issued, LeasedSample, Leases, TakenBack};
 use super::poll::PollSchedule;
 use super::service_types::read_rmw_header;
 use super::Flavor;
@@ -93,6 +94,7 @@ impl OpenTopic {
 pub(super) struct PassContext<'a> {
     pub tx: &'a mut Sender<Held>,
     pub spill: &'a mut SpillPool,
+    pub copying: &'a mut CopyBudget,
     pub leases: &'a mut Leases,
     pub stats: &'a ReceiveStats,
     pub zero_copy_threshold: usize,
@@ -127,8 +129,13 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
             if !topic.subscriber.has_samples().unwrap_or(false) {
                 break;
             }
-            match topic.issued.take_back_newest(pass.spill) {
-                TakenBack::Spilled => pass.stats.add_spilled(),
+            let copying = Instant::now();
+            let copy = pass.copying.allows(copying);
+            match topic.issued.take_back_newest(pass.spill, copy) {
+                TakenBack::Spilled => {
+                    pass.copying.spend(copying.elapsed());
+                    pass.stats.add_spilled();
+                }
                 TakenBack::GivenUp => pass.stats.add_given_up(),
                 TakenBack::Nothing => {
                     received.held_back = true;
