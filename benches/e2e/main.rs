@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use recd_engine::{
-    DdsConfig, IoMode, PreTrigger, Recording, RecordingConfig, TopicCounts, TopicSelection,
-    TopicStatus, DEFAULT_BUFFER_BYTES,
+    DdsConfig, IoMode, PreTrigger, ReceiveThreadStatus, Recording, RecordingConfig, TopicCounts,
+    TopicSelection, TopicStatus, DEFAULT_BUFFER_BYTES,
 };
 use recd_workload::blob;
 use recd_workload::report::LoadReport;
@@ -203,6 +203,10 @@ struct RunArgs {
     /// The DDS domain of the `dds` scenario (publisher and recorder, loopback only).
     #[arg(long, default_value_t = 42)]
     dds_domain: u16,
+    /// Run this many CPU-bound processes at normal priority throughout (the recording
+    /// and the plain write): a busy machine.
+    #[arg(long, default_value_t = 0)]
+    hogs: usize,
 }
 
 fn main() -> ExitCode {
@@ -354,6 +358,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
             .args(["--dds-domain", &domain.to_string(), "--msg-dir"])
             .arg(&msg_dir);
     }
+    let hogs = recd_testkit::Hogs::cpu(args.hogs);
     let recorder = spawn(&mut record_command)?;
     let throttle = match args.throttle_write {
         Some(mb) => Some(throttle::Throttle::apply(
@@ -448,6 +453,10 @@ fn run(args: &RunArgs) -> Result<(), String> {
         .filter_map(|f| f.as_str().map(PathBuf::from))
         .collect();
     let checks = check_files(&files)?;
+    drop(hogs);
+    let receive_threads: Vec<ReceiveThreadStatus> =
+        serde_json::from_value(recorded["receive_threads"].clone())
+            .map_err(|e| format!("recorder's receive threads: {e}"))?;
     let recorded_bytes: u64 = recorded["bytes"].as_u64().unwrap_or(0);
     let recording_seconds = recorded["seconds"].as_f64().unwrap_or(0.0);
     // By service (iceoryx2) and by channel name (which is how DDS topics are looked up).
@@ -478,6 +487,9 @@ fn run(args: &RunArgs) -> Result<(), String> {
     if let Some(mb) = args.throttle_write {
         scenario_name += &format!(", recorder's writes throttled to {mb} MB/s");
     }
+    if args.hogs > 0 {
+        scenario_name += &format!(", {} CPU hogs", args.hogs);
+    }
     if let Some(duration) = args.recorder.pre_trigger {
         let buffer = args.recorder.buffer_size.unwrap_or(DEFAULT_BUFFER_BYTES);
         scenario_name += &format!(
@@ -499,6 +511,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
         plain: plain_usage,
         plain_seconds,
         peer,
+        receive_threads: &receive_threads,
     });
     Ok(())
 }
@@ -537,6 +550,7 @@ fn record(args: RecordArgs) -> Result<(), String> {
         "seconds": started.elapsed().as_secs_f64(),
         "topics": summary.topics,
         "io_mode": io_mode,
+        "receive_threads": summary.receive_threads,
     });
     println!("{output}");
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use recd_engine::TopicCounts;
+use recd_engine::{ReceiveThreadStatus, TopicCounts};
 use recd_workload::report::LoadReport;
 use recd_workload::verify::TopicCheck;
 
@@ -24,6 +24,8 @@ pub struct Results<'a> {
     pub plain_seconds: f64,
     /// `iox2 service record`'s usage and the bytes it wrote, when it ran.
     pub peer: Option<(Usage, u64)>,
+    /// The recorder's receive threads at its stop.
+    pub receive_threads: &'a [ReceiveThreadStatus],
 }
 
 fn line(widths: &[usize]) -> String {
@@ -194,6 +196,23 @@ pub fn print(r: &Results) {
         );
     }
     print_receive_lag(r.checks);
+    for thread in r.receive_threads {
+        println!(
+            "receive thread {}: {}{}, {} scheduled passes, late p99.9 {:.2} ms, max {:.2} ms; {} loans taken back ({} spilled, {:.1}/s)",
+            thread.source,
+            thread.scheduling,
+            thread
+                .priority_warning
+                .as_ref()
+                .map_or(String::new(), |w| format!(" ({w})")),
+            thread.passes,
+            thread.lateness_p999.as_secs_f64() * 1e3,
+            thread.lateness_max.as_secs_f64() * 1e3,
+            thread.reclaimed,
+            thread.spilled,
+            thread.spilled as f64 / r.recording_seconds.max(1e-9),
+        );
+    }
 
     let gb = r.report.bytes() as f64 / 1e9;
     let publish_rate = r.report.bytes() as f64 / r.publish_seconds.max(1e-9) / 1e6;
