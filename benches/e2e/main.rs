@@ -167,7 +167,7 @@ impl RecorderOptions {
 #[derive(clap::Args, Debug)]
 struct RunArgs {
     /// cameras8 (Apex study: 8 FullHD cameras at 30 fps for 13 s), cameras4, small100
-    /// (100 topics × 1 kHz × 100 B), idle100 (100 topics, one message each per 10 s: the
+    /// (100 topics × 1 kHz × 100 B; `small<N>`: N such topics), idle100 (100 topics, one message each per 10 s: the
     /// cost of an idle recorder), `cameras<N>`, or dds (over DDS / RTPS on loopback: 2
     /// topics × 1 MB × 30 Hz and 10 topics × 100 B × 1 kHz, ROS 2 `rt/` topics), and its
     /// halves dds-large and dds-small.
@@ -279,15 +279,19 @@ fn scenario(name: &str, duration: Duration, dds_domain: u16) -> Result<Scenario,
             dds_domain: Some(dds_domain),
         });
     }
-    if name == "small100" || name == "idle100" {
-        let rate = if name == "small100" { "1000" } else { "0.1" };
-        services = (0..100).map(|i| format!("small/{i}")).collect();
+    let small = name
+        .strip_prefix("small")
+        .and_then(|n| n.parse::<usize>().ok())
+        .map(|n| (n, "1000"));
+    let idle = (name == "idle100").then_some((100, "0.1"));
+    if let Some((topics, rate)) = small.or(idle) {
+        services = (0..topics).map(|i| format!("small/{i}")).collect();
         args.extend(
             [
                 "--cameras",
                 "0",
                 "--small-topics",
-                "100",
+                &topics.to_string(),
                 "--small-rate",
                 rate,
                 "--small-size",
@@ -308,7 +312,7 @@ fn scenario(name: &str, duration: Duration, dds_domain: u16) -> Result<Scenario,
         ]);
     } else {
         return Err(format!(
-            "unknown scenario {name:?} (`cameras<N>`, small100, idle100, dds, dds-large or dds-small)"
+            "unknown scenario {name:?} (`cameras<N>`, `small<N>`, idle100, dds, dds-large or dds-small)"
         ));
     }
     Ok(Scenario {

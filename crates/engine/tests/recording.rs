@@ -455,6 +455,57 @@ fn a_late_receive_thread_is_counted_as_overflows() {
 }
 
 #[test]
+fn a_publisher_joining_late_whose_first_samples_may_be_overwritten_is_an_unknown_loss() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    config.test_hooks.receive_delay = Some(Duration::from_millis(40));
+    let recording = Recording::start(config).unwrap();
+    let small = |rate: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--name-prefix",
+            "t/",
+            "--cameras",
+            "0",
+            "--small-topics",
+            "1",
+            "--small-rate",
+            rate,
+            "--buffer",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        domain.load(&args)
+    };
+    // A publisher the recorder subscribed to: what it sent is counted by its sequence
+    // numbers, however late the receive thread.
+    let first = small("20", &["--duration", "3s", "--wait-subscribers", "1"]);
+    let taken = recd_testkit::wait_until(Duration::from_secs(10), || {
+        recording
+            .status()
+            .topics
+            .first()
+            .is_some_and(|t| t.counts.received >= 5)
+    });
+    assert!(taken, "the first publisher's samples arrive");
+    assert!(!recording.status().topics[0].counts.unknown_loss);
+    // A second publisher joins the service at 500 Hz: 20 samples reach the 2-deep queue
+    // before each pass, and those overwritten before its first sample was taken show in
+    // no gap of its sequence numbers.
+    let second = small("500", &["--count", "200"]);
+    finish_load(second);
+    finish_load(first);
+    let summary = recording.stop().unwrap();
+    let counts = summary.topics[0].counts;
+    assert!(counts.overflows > 0, "{counts:?}");
+    assert!(counts.lost > 0, "later gaps are counted: {counts:?}");
+    assert!(
+        counts.unknown_loss,
+        "what the joining publisher sent before its first sample was taken may be lost: {counts:?}"
+    );
+}
+
+#[test]
 fn a_late_receive_thread_on_a_topic_without_sequence_numbers_is_an_unknown_loss() {
     use iceoryx2::prelude::*;
     let domain = Domain::new();

@@ -143,6 +143,11 @@ impl<K: PartialEq> SequenceGaps<K> {
         }
     }
 
+    /// Whether `publisher` sent a sample before.
+    pub fn knows(&self, publisher: &K) -> bool {
+        self.last.iter().any(|(id, _)| id == publisher)
+    }
+
     /// Forgets a publisher that went away.
     pub fn forget(&mut self, publisher: &K) {
         self.last.retain(|(id, _)| id != publisher);
@@ -186,7 +191,9 @@ mod tests {
         assert_eq!(gaps.track('a', 9), 2);
         assert_eq!(gaps.track('a', 8), 0, "late: nothing more is lost");
         assert_eq!(gaps.track('a', 10), 0);
+        assert!(!gaps.knows(&'b'));
         assert_eq!(gaps.track('b', 100), 0, "a new publisher's first sample");
+        assert!(gaps.knows(&'b'));
         gaps.forget(&'a');
         assert_eq!(gaps.track('a', 50), 0);
     }

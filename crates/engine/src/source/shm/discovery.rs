@@ -99,6 +99,13 @@ impl ShmSource {
             .buffer_size(config.subscriber_max_buffer_size())
             .create()
             .map_err(|e| format!("cannot subscribe: {e:?}"))?;
+        // Listed after subscribing: a publisher that joins meanwhile counts as there from
+        // the start, which can hide a loss but never invent one.
+        let mut publishers_at_start = Vec::new();
+        service.dynamic_config().list_publishers(|publisher| {
+            publishers_at_start.push(publisher.publisher_id);
+            CallbackProgression::Continue
+        });
         let service_types = ServiceTypes::of(config);
         let header_len = service_types.user_header.size;
         let rmw_header = service_types.has_rmw_header();
@@ -127,6 +134,7 @@ impl ShmSource {
             header_len,
             rmw_header,
             gaps: SequenceGaps::default(),
+            publishers_at_start,
             borrows: Borrows::default(),
             issued: Issued::default(),
             max_borrowed: config.subscriber_max_borrowed_samples(),

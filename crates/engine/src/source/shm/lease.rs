@@ -9,8 +9,13 @@
 //!
 //! Each loan is a [`Lease`] whose state says who may touch its sample: the receive
 //! thread while it is queued, the writer once it claimed it, the receive thread while it
-//! takes it back. Leases are reused (a generation number tells a reused lease from its
-//! earlier life), so that taking a sample allocates nothing once the source runs.
+//! takes it back and once the writer is done with it. The writer never releases a sample
+//! itself: releasing locks the subscriber's state inside iceoryx2, and a writer thread
+//! preempted with that lock held (by anything else the machine runs) would keep the
+//! real-time receive thread waiting for it. So the writer marks the loan done and the
+//! receive thread releases it at its next pass over the topic. Leases are reused (a
+//! generation number tells a reused lease from its earlier life), so that taking a
+//! sample allocates nothing once the source runs.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -26,6 +31,7 @@ const QUEUED: u64 = 1;
 const WRITING: u64 = 2;
 const RECLAIMING: u64 = 3;
 const RECLAIMED: u64 = 4;
+const DONE: u64 = 5;
 const STATE_BITS: u32 = 3;
 const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
 
@@ -70,8 +76,8 @@ struct Lease {
 }
 
 // SAFETY: the cells are touched only by the side the state gives them to: the receive
-// thread while `FREE`, `QUEUED` (before hand-over) or `RECLAIMING`, the writer while
-// `WRITING` or `RECLAIMED`; every change of hands goes through the atomic state with
+// thread while `FREE`, `QUEUED` (before hand-over), `RECLAIMING` or `DONE`, the writer
+// while `WRITING` or `RECLAIMED`; every change of hands goes through the atomic state with
 // Release/Acquire ordering.
 unsafe impl Sync for Lease {}
 
@@ -83,10 +89,6 @@ impl Lease {
             sample: UnsafeCell::new(None),
             copy: UnsafeCell::new(None),
         }
-    }
-
-    fn is(&self, generation: u64, state: u64) -> bool {
-        self.state.load(Ordering::Acquire) == tag(generation, state)
     }
 }
 
@@ -172,16 +174,18 @@ impl LoanedBytes for LeasedSample {
 impl Drop for LeasedSample {
     fn drop(&mut self) {
         self.claim();
-        // SAFETY: settled, the writer owns the cell its state names.
-        unsafe {
-            match self.reading {
-                Reading::Sample => drop((*self.lease.sample.get()).take()),
-                _ => drop((*self.lease.copy.get()).take()),
-            }
-        }
+        let next = if self.reading == Reading::Sample {
+            // Released by the receive thread (see the module's comment).
+            DONE
+        } else {
+            // SAFETY: RECLAIMED gives the copy cell to the writer; freeing a piece of the
+            // spill pool takes no lock.
+            unsafe { drop((*self.lease.copy.get()).take()) };
+            FREE
+        };
         self.lease
             .state
-            .store(tag(self.generation, FREE), Ordering::Release);
+            .store(tag(self.generation, next), Ordering::Release);
     }
 }
 
@@ -250,7 +254,8 @@ impl Leases {
     }
 }
 
-/// The loans of one subscriber that the writer has not claimed yet, oldest first.
+/// The loans of one subscriber still held, oldest first: queued for the writer, being
+/// written, or written and waiting to be released.
 #[derive(Default)]
 pub(super) struct Issued(Vec<(Arc<Lease>, u64)>);
 
@@ -313,7 +318,9 @@ impl Issued {
     /// Takes back the newest loan the writer has not claimed, the one it will come to
     /// last, copying it into the spill pool if `copy` (else giving it up).
     pub fn take_back_newest(&mut self, spill: &mut SpillPool, copy: bool) -> TakenBack {
-        while let Some((lease, generation)) = self.0.pop() {
+        for index in (0..self.0.len()).rev() {
+            let (lease, generation) = &self.0[index];
+            let generation = *generation;
             if lease
                 .state
                 .compare_exchange(
@@ -326,6 +333,7 @@ impl Issued {
             {
                 continue; // Claimed by the writer (or done with) meanwhile.
             }
+            let (lease, _) = self.0.remove(index);
             // SAFETY: RECLAIMING gives both cells to this thread.
             let taken = unsafe {
                 let (sample, lent) = (*lease.sample.get()).take().expect("a queued loan");
@@ -352,10 +360,19 @@ impl Issued {
         TakenBack::Nothing
     }
 
-    /// Forgets the loans the writer claimed or is done with.
-    pub fn prune(&mut self) {
-        self.0
-            .retain(|(lease, generation)| lease.is(*generation, QUEUED));
+    /// Releases the samples the writer is done with, giving their loans back to the
+    /// publisher, and forgets the loans taken back or done with.
+    pub fn release_written(&mut self) {
+        self.0.retain(|(lease, generation)| {
+            let state = lease.state.load(Ordering::Acquire);
+            if state == tag(*generation, DONE) {
+                // SAFETY: DONE gives the sample cell back to this thread.
+                unsafe { drop((*lease.sample.get()).take()) };
+                lease.state.store(tag(*generation, FREE), Ordering::Release);
+                return false;
+            }
+            state == tag(*generation, QUEUED) || state == tag(*generation, WRITING)
+        });
     }
 }
 

@@ -70,10 +70,13 @@ pub(super) struct OpenTopic {
     /// Whether the user header is rmw_iceoryx2's (time stamp and sequence number).
     pub rmw_header: bool,
     pub gaps: SequenceGaps<UniquePublisherId>,
+    /// The publishers the service had when the subscriber was made: samples they sent
+    /// before were never the recorder's. A later one's first samples were.
+    pub publishers_at_start: Vec<UniquePublisherId>,
     /// Samples of this subscriber the writer holds, and how many iceoryx2 lends at once
     /// (per publisher; counting them per subscriber errs on the safe side).
     pub borrows: Borrows,
-    /// The loans the writer has not claimed yet.
+    /// The loans held: queued for the writer, being written, or to be released.
     pub issued: Issued,
     pub max_borrowed: usize,
     /// The subscriber's queue: a pass that finds this many samples came late.
@@ -120,27 +123,23 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
         handed_over: false,
         held_back: false,
     };
-    topic.issued.prune();
+    topic.issued.release_written();
     // One receive time per pass: the samples of a pass are picked up together. Taken at
     // the first sample, as most polls find none.
     let mut log_time = None;
+    // A publisher that joined after the subscriber sent its first sample in this pass.
+    let mut joined_late = false;
     while received.samples < topic.pass_limit() {
+        if topic.borrows.held() >= topic.max_borrowed {
+            topic.issued.release_written();
+        }
         if topic.borrows.held() >= topic.max_borrowed {
             if !topic.subscriber.has_samples().unwrap_or(false) {
                 break;
             }
-            let copying = Instant::now();
-            let copy = pass.copying.allows(copying);
-            match topic.issued.take_back_newest(pass.spill, copy) {
-                TakenBack::Spilled => {
-                    pass.copying.spend(copying.elapsed());
-                    pass.stats.add_spilled();
-                }
-                TakenBack::GivenUp => pass.stats.add_given_up(),
-                TakenBack::Nothing => {
-                    received.held_back = true;
-                    break;
-                }
+            if !take_back_a_loan(&mut topic.issued, pass) {
+                received.held_back = true;
+                break;
             }
         }
         let sample = match topic.subscriber.receive() {
@@ -161,7 +160,12 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
                 if stamp > 0 {
                     stamps.publish_time = stamp as u64;
                 }
-                let lost = topic.gaps.track(sample.origin(), sequence);
+                let origin = sample.origin();
+                // Samples overwritten before a publisher's first one was taken show in no
+                // gap; they were the recorder's only if it joined after the subscriber.
+                joined_late |=
+                    !topic.gaps.knows(&origin) && !topic.publishers_at_start.contains(&origin);
+                let lost = topic.gaps.track(origin, sequence);
                 if lost > 0 {
                     counters.add_lost(lost);
                 }
@@ -190,7 +194,24 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
         );
     }
     if received.samples >= topic.buffer_size as u64 {
-        counters.add_overflow(!topic.rmw_header);
+        counters.add_overflow(!topic.rmw_header || joined_late);
     }
     received
+}
+
+/// Frees a loan for a sample waiting in the queue by taking back the newest one the writer
+/// has not claimed: copied into the spill pool while the copying budget lasts, else given
+/// up. False when the writer claimed every loan.
+fn take_back_a_loan(issued: &mut Issued, pass: &mut PassContext<'_>) -> bool {
+    let started = Instant::now();
+    let copy = pass.copying.allows(started);
+    match issued.take_back_newest(pass.spill, copy) {
+        TakenBack::Spilled => {
+            pass.copying.spend(started.elapsed());
+            pass.stats.add_spilled();
+        }
+        TakenBack::GivenUp => pass.stats.add_given_up(),
+        TakenBack::Nothing => return false,
+    }
+    true
 }
