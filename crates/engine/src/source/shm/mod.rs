@@ -287,8 +287,8 @@ impl ShmSource {
             }
             let picked = pick(topic, now);
             if picked != Pick::Skip {
-                let due = topic.schedule.next_poll();
-                if picked == Pick::Scheduled && due <= now {
+                let due = topic.schedule.scheduled_poll().filter(|&due| due <= now);
+                if let (Pick::Scheduled, Some(due)) = (picked, due) {
                     earliest_due = Some(earliest_due.map_or(due, |e| e.min(due)));
                 }
                 let received = receive_topic(topic, &mut pass);

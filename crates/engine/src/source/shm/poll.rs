@@ -19,6 +19,9 @@ pub(crate) struct PollSchedule {
     rate: f64,
     last_poll: Instant,
     next_poll: Instant,
+    /// Whether it was polled yet: the first poll is due when the subscriber is made,
+    /// which may be a whole discovery round before the thread gets to it.
+    polled: bool,
 }
 
 /// The shortest and the longest time between two polls of a subscriber.
@@ -36,12 +39,19 @@ impl PollSchedule {
             rate: 0.0,
             last_poll: now,
             next_poll: now,
+            polled: false,
         }
     }
 
     /// When the subscriber should be polled next.
     pub fn next_poll(&self) -> Instant {
         self.next_poll
+    }
+
+    /// When the subscriber should be polled next by its own schedule: `None` before its
+    /// first poll.
+    pub fn scheduled_poll(&self) -> Option<Instant> {
+        self.polled.then_some(self.next_poll)
     }
 
     /// Records a poll at `now` that took `samples`; `held_back` says samples were left
@@ -68,6 +78,7 @@ impl PollSchedule {
         };
         self.last_poll = now;
         self.next_poll = now + interval;
+        self.polled = true;
     }
 }
 
@@ -92,6 +103,20 @@ mod tests {
         let now = start + Duration::from_millis(10);
         schedule.polled(now, 10, false, BOUNDS);
         assert_eq!(interval(&schedule, now), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_subscriber_has_a_schedule_of_its_own_only_once_polled() {
+        let start = Instant::now();
+        let mut schedule = PollSchedule::new(4, start);
+        assert_eq!(
+            schedule.scheduled_poll(),
+            None,
+            "due at once, by no schedule"
+        );
+        let now = start + Duration::from_millis(300);
+        schedule.polled(now, 1, false, BOUNDS);
+        assert_eq!(schedule.scheduled_poll(), Some(schedule.next_poll()));
     }
 
     #[test]
