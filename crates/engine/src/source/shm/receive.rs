@@ -127,8 +127,8 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
     // One receive time per pass: the samples of a pass are picked up together. Taken at
     // the first sample, as most polls find none.
     let mut log_time = None;
-    // A publisher that joined after the subscriber sent its first sample in this pass.
-    let mut joined_late = false;
+    // A publisher's samples before the first one taken in this pass may be lost unseen.
+    let mut missed_start = false;
     while received.samples < topic.pass_limit() {
         if topic.borrows.held() >= topic.max_borrowed {
             topic.issued.release_written();
@@ -161,10 +161,12 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
                     stamps.publish_time = stamp as u64;
                 }
                 let origin = sample.origin();
-                // Samples overwritten before a publisher's first one was taken show in no
-                // gap; they were the recorder's only if it joined after the subscriber.
-                joined_late |=
-                    !topic.gaps.knows(&origin) && !topic.publishers_at_start.contains(&origin);
+                // A publisher that joined after the subscriber, whose first sample taken
+                // is not its first (they count from 0): what it sent before was the
+                // recorder's to take, and shows in no gap.
+                missed_start |= sequence > 0
+                    && !topic.gaps.knows(&origin)
+                    && !topic.publishers_at_start.contains(&origin);
                 let lost = topic.gaps.track(origin, sequence);
                 if lost > 0 {
                     counters.add_lost(lost);
@@ -194,7 +196,7 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
         );
     }
     if received.samples >= topic.buffer_size as u64 {
-        counters.add_overflow(!topic.rmw_header || joined_late);
+        counters.add_overflow(!topic.rmw_header || missed_start);
     }
     received
 }
