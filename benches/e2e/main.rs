@@ -94,6 +94,12 @@ struct RecorderOptions {
     /// The recorder's `max_poll_interval` (its default when left out).
     #[arg(long, value_parser = humantime::parse_duration)]
     max_poll_interval: Option<Duration>,
+    /// The recorder's `min_poll_interval` (its default when left out).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    min_poll_interval: Option<Duration>,
+    /// The recorder's `receive_priority` (SCHED_FIFO; 0: none; its default when left out).
+    #[arg(long)]
+    receive_priority: Option<u8>,
     /// The recorder's `sync_period` (its default, 500ms, when left out; 0s turns the
     /// periodic fdatasync off).
     #[arg(long, value_parser = humantime::parse_duration)]
@@ -138,6 +144,12 @@ impl RecorderOptions {
         if let Some(period) = self.sync_period {
             args.push(format!("--sync-period={}ms", period.as_millis()));
         }
+        if let Some(interval) = self.min_poll_interval {
+            args.push(format!("--min-poll-interval={}us", interval.as_micros()));
+        }
+        if let Some(priority) = self.receive_priority {
+            args.push(format!("--receive-priority={priority}"));
+        }
         if let Some(duration) = self.pre_trigger {
             args.push(format!("--pre-trigger={}ms", duration.as_millis()));
         }
@@ -156,6 +168,12 @@ impl RecorderOptions {
         }
         if let Some(period) = self.sync_period {
             config.sync_period = Some(period).filter(|p| !p.is_zero());
+        }
+        if let Some(interval) = self.min_poll_interval {
+            config.min_poll_interval = interval;
+        }
+        if let Some(priority) = self.receive_priority {
+            config.receive_priority = priority;
         }
         config.pre_trigger = self.pre_trigger.map(|duration| PreTrigger {
             duration,

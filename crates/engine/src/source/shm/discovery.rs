@@ -11,7 +11,7 @@ use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubC
 
 use super::lease::{Borrows, Issued};
 use super::poll::PollSchedule;
-use super::receive::{receive_topic, OpenTopic, PassContext};
+use super::receive::{receive_topic, OpenTopic};
 use super::service_types::{channel_name, ServiceTypes};
 use super::{Flavor, ShmSource};
 use crate::source::{announce, SequenceGaps};
@@ -161,15 +161,7 @@ impl ShmSource {
                 closed = true;
                 let mut topic = self.open.remove(index);
                 if topic.announced {
-                    let mut pass = PassContext {
-                        tx: &mut self.link.tx,
-                        spill: &mut self.spill,
-                        copying: &mut self.copying,
-                        leases: &mut self.leases,
-                        stats: &self.link.stats,
-                        zero_copy_threshold: self.settings.common.zero_copy_threshold,
-                    };
-                    receive_topic(&mut topic, &mut pass);
+                    receive_topic(&mut topic, &mut self.pass());
                     self.retirements.push(topic.topic.index);
                 }
             } else {

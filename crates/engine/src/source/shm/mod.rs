@@ -265,22 +265,16 @@ impl ShmSource {
         }
         let now = Instant::now();
         let bounds = self.settings.poll_bounds;
-        let mut pass = PassContext {
-            tx: &mut self.link.tx,
-            spill: &mut self.spill,
-            copying: &mut self.copying,
-            leases: &mut self.leases,
-            stats: &self.link.stats,
-            zero_copy_threshold: self.settings.common.zero_copy_threshold,
-        };
         let mut handed_over = false;
         let mut next_poll = now + bounds.longest;
         let mut earliest_due: Option<Instant> = None;
         // Start each pass at the next topic, so that when the handoff fills up the drops
         // fall on every topic in turn rather than always on the last ones.
         self.first_polled = self.first_polled.wrapping_add(1);
-        let count = self.open.len().max(1);
-        let (later, earlier) = self.open.split_at_mut(self.first_polled % count);
+        let first = self.first_polled % self.open.len().max(1);
+        let mut open = std::mem::take(&mut self.open);
+        let mut pass = self.pass();
+        let (later, earlier) = open.split_at_mut(first);
         for topic in earlier.iter_mut().chain(later) {
             if !topic.announced {
                 continue;
@@ -300,10 +294,23 @@ impl ShmSource {
             next_poll = next_poll.min(topic.schedule.next_poll());
         }
         if let Some(due) = earliest_due {
-            self.link.stats.add_pass(now - due);
+            pass.stats.add_pass(now - due);
         }
+        self.open = open;
         self.next_poll = next_poll;
         handed_over
+    }
+
+    /// What a receive pass works with besides the topic.
+    fn pass(&mut self) -> PassContext<'_> {
+        PassContext {
+            tx: &mut self.link.tx,
+            spill: &mut self.spill,
+            copying: &mut self.copying,
+            leases: &mut self.leases,
+            stats: &self.link.stats,
+            zero_copy_threshold: self.settings.common.zero_copy_threshold,
+        }
     }
 }
 
