@@ -82,19 +82,27 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(config: DaemonConfig) -> Result<(), String> {
+fn run(mut config: DaemonConfig) -> Result<(), String> {
     for dir in [&config.state_dir, &config.data_dir] {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let mut catalog = Catalog::open(&config.state_dir).map_err(|e| e.to_string())?;
+    // File paths go to `rec`, which runs in another working directory.
+    config.data_dir = std::path::absolute(&config.data_dir)
+        .map_err(|e| format!("cannot resolve {}: {e}", config.data_dir.display()))?;
+    let mut catalog =
+        Catalog::open(&config.state_dir, &config.data_dir).map_err(|e| e.to_string())?;
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
     let max_total = config.max_total_size.map(|size| size.as_u64());
     retention::enforce_total(&catalog, max_total, &Default::default())
         .map_err(|e| e.to_string())?;
     if config.reindex_after_crash {
-        recovery::reindex_in_background(config.state_dir.clone(), interrupted);
+        recovery::reindex_in_background(
+            config.state_dir.clone(),
+            config.data_dir.clone(),
+            interrupted,
+        );
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -105,15 +105,15 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Reindexes each file in place, one after the other, on a thread of its own, and marks
-/// it complete in the catalog at `state_dir`.
-pub fn reindex_in_background(state_dir: PathBuf, files: Vec<File>) {
+/// it complete in the catalog at `state_dir` (of the recordings under `data_dir`).
+pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<File>) {
     if files.is_empty() {
         return;
     }
     let spawned = std::thread::Builder::new()
         .name("recd-reindex".into())
         .spawn(move || {
-            let catalog = match Catalog::open(&state_dir) {
+            let catalog = match Catalog::open(&state_dir, &data_dir) {
                 Ok(catalog) => catalog,
                 Err(error) => {
                     tracing::error!("background reindex cannot open the catalog: {error}");

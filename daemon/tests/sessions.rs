@@ -587,3 +587,65 @@ fn a_selection_that_matches_nothing_is_told_in_the_log_and_the_status() {
     assert!(warned, "{}", recd.log());
     recd.rec_json(&["stop", "typo"]);
 }
+
+#[test]
+fn a_data_directory_that_moved_keeps_its_sessions_and_files_and_they_still_reindex_and_play() {
+    let domain = Domain::new();
+    let disk = tempfile::tempdir().unwrap();
+    let before = disk.path().join("mounted-here");
+    std::fs::create_dir(&before).unwrap();
+    let mut recd = Recd::start(&before, &domain);
+    recd.rec_json(&["start", "--name", "done", "--topic", "done/*"]);
+    finish_load(publish(&domain, "done/", 30));
+    assert!(recd.wait_written("done", 90));
+    recd.rec_json(&["stop", "done"]);
+    recd.rec_json(&["start", "--name", "cut", "--topic", "cut/*"]);
+    finish_load(publish(&domain, "cut/", 20));
+    assert!(recd.wait_written("cut", 60));
+    recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
+    drop(recd);
+    let sessions_before = catalogued_files(&before);
+
+    let after = disk.path().join("mounted-elsewhere");
+    std::fs::rename(&before, &after).unwrap();
+    let recd = Recd::start(&after, &domain);
+    let list = recd.rec_json(&["list"]);
+    let sessions = list.as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "no session adopted twice: {list}");
+    for (name, state) in [("done", "complete"), ("cut", "needs-reindex")] {
+        let session = recd.listed(name);
+        let files = session["files"].as_array().unwrap();
+        assert_eq!(files.len(), sessions_before[name], "{session}");
+        for file in files {
+            assert_eq!(file["state"], state, "{session}");
+            let path = PathBuf::from(file["path"].as_str().unwrap());
+            assert!(path.starts_with(&after), "{path:?} is under the new place");
+        }
+    }
+
+    let reindexed = recd.rec(&["reindex", "cut"]);
+    assert!(
+        reindexed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reindexed.stderr)
+    );
+    assert_eq!(recd.listed("cut")["files"][0]["state"], "complete");
+    assert_all_recorded(&listed_file_paths(&after, "cut"), "cut/", 20);
+
+    let report = recd.rec_json(&["play", "done", "--iceoryx2-prefix", &domain.prefix]);
+    let topics = report["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 3, "{report}");
+    assert!(topics.iter().all(|t| t["sent"] == 30), "{report}");
+}
+
+/// How many files the catalog under `root` holds for each session (read while no recd
+/// runs).
+fn catalogued_files(root: &Path) -> std::collections::HashMap<String, usize> {
+    let catalog = recd_catalog::Catalog::open(&root.join("state"), &root.join("data")).unwrap();
+    catalog
+        .sessions()
+        .unwrap()
+        .into_iter()
+        .map(|session| (session.name, catalog.files(session.id).unwrap().len()))
+        .collect()
+}

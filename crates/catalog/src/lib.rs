@@ -8,8 +8,11 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod paths;
+
 use std::path::{Path, PathBuf};
 
+use paths::DataDir;
 use recd_control::{FileState, SessionState, TopicReport};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -82,6 +85,7 @@ pub enum CatalogError {
 /// The catalog database.
 pub struct Catalog {
     connection: Connection,
+    data_dir: DataDir,
 }
 
 const SCHEMA: &str = "
@@ -130,14 +134,16 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
 ];
 
 impl Catalog {
-    /// Opens (or creates) the catalog in `state_dir`, which must exist.
-    pub fn open(state_dir: &Path) -> Result<Self, CatalogError> {
+    /// Opens (or creates) the catalog in `state_dir`, which must exist, for the recordings
+    /// under `data_dir`: it keeps their paths relative to `data_dir` (and rewrites an older
+    /// catalog's absolute paths so), so the data directory may move between runs.
+    pub fn open(state_dir: &Path, data_dir: &Path) -> Result<Self, CatalogError> {
         let path = state_dir.join(DATABASE_FILE);
         let open_error = |source| CatalogError::Open {
             path: path.clone(),
             source,
         };
-        let connection = Connection::open(&path).map_err(open_error)?;
+        let mut connection = Connection::open(&path).map_err(open_error)?;
         connection
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(open_error)?;
@@ -152,7 +158,12 @@ impl Catalog {
             .map_err(open_error)?;
         connection.execute_batch(SCHEMA).map_err(open_error)?;
         add_missing_columns(&connection).map_err(open_error)?;
-        Ok(Self { connection })
+        let data_dir = DataDir::new(data_dir);
+        paths::migrate_to_relative(&mut connection, &data_dir).map_err(open_error)?;
+        Ok(Self {
+            connection,
+            data_dir,
+        })
     }
 
     /// Records a session that starts now; returns its id.
@@ -165,7 +176,7 @@ impl Catalog {
     ) -> Result<SessionId, CatalogError> {
         self.connection.execute(
             "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![name, path_text(directory), config, started_ns, SessionState::Recording.as_str()],
+            params![name, self.data_dir.store(directory), config, started_ns, SessionState::Recording.as_str()],
         )?;
         Ok(self.connection.last_insert_rowid())
     }
@@ -180,7 +191,7 @@ impl Catalog {
     ) -> Result<SessionId, CatalogError> {
         self.connection.execute(
             "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES (?1, ?2, '{}', ?3, ?4)",
-            params![name, path_text(directory), started_ns, SessionState::Interrupted.as_str()],
+            params![name, self.data_dir.store(directory), started_ns, SessionState::Interrupted.as_str()],
         )?;
         Ok(self.connection.last_insert_rowid())
     }
@@ -189,7 +200,7 @@ impl Catalog {
     pub fn forget_file(&self, path: &Path) -> Result<(), CatalogError> {
         self.connection.execute(
             "DELETE FROM files WHERE path = ?1",
-            params![path_text(path)],
+            params![self.data_dir.store(path)],
         )?;
         Ok(())
     }
@@ -198,7 +209,7 @@ impl Catalog {
     pub fn set_file_state(&self, path: &Path, state: FileState) -> Result<(), CatalogError> {
         self.connection.execute(
             "UPDATE files SET state = ?2 WHERE path = ?1",
-            params![path_text(path), state.as_str()],
+            params![self.data_dir.store(path), state.as_str()],
         )?;
         Ok(())
     }
@@ -219,7 +230,7 @@ impl Catalog {
             "INSERT INTO files (path, session, bytes, messages, state) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5",
             params![
-                path_text(&file.path),
+                self.data_dir.store(&file.path),
                 file.session,
                 file.bytes as i64,
                 file.messages as i64,
@@ -300,7 +311,7 @@ impl Catalog {
             "SELECT id, name, directory, config, started_ns, stopped_ns, state, reason FROM sessions ORDER BY id DESC",
         )?;
         let rows = statement.query_map([], session_row)?;
-        rows.map(|row| row?.into_session()).collect()
+        rows.map(|row| row?.into_session(&self.data_dir)).collect()
     }
 
     /// The newest session named `name`.
@@ -313,7 +324,7 @@ impl Catalog {
                 session_row,
             )
             .optional()?
-            .map(RawSession::into_session)
+            .map(|session| session.into_session(&self.data_dir))
             .transpose()
     }
 
@@ -325,7 +336,7 @@ impl Catalog {
     /// The file at `path`, if the catalog knows it.
     pub fn file(&self, path: &Path) -> Result<Option<File>, CatalogError> {
         Ok(self
-            .files_where("path = ?1", "rowid", params![path_text(path)])?
+            .files_where("path = ?1", "rowid", params![self.data_dir.store(path)])?
             .into_iter()
             .next())
     }
@@ -377,7 +388,7 @@ impl Catalog {
             let (session, path, bytes, messages, state) = row?;
             Ok(File {
                 session,
-                path: PathBuf::from(path),
+                path: self.data_dir.resolve(&path),
                 bytes: bytes as u64,
                 messages: messages as u64,
                 state: parse_file_state(&state)?,
@@ -399,11 +410,11 @@ struct RawSession {
 }
 
 impl RawSession {
-    fn into_session(self) -> Result<Session, CatalogError> {
+    fn into_session(self, data_dir: &DataDir) -> Result<Session, CatalogError> {
         Ok(Session {
             id: self.id,
             name: self.name,
-            directory: PathBuf::from(self.directory),
+            directory: data_dir.resolve(&self.directory),
             config: self.config,
             started_ns: self.started_ns,
             stopped_ns: self.stopped_ns,
@@ -442,10 +453,6 @@ fn add_missing_columns(connection: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn path_text(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
-}
-
 fn parse_session_state(text: &str) -> Result<SessionState, CatalogError> {
     text.parse().map_err(|_| CatalogError::Corrupt {
         what: "session state",
@@ -478,7 +485,7 @@ mod tests {
     fn sessions_files_and_counts_survive_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let id = {
-            let mut catalog = Catalog::open(dir.path()).unwrap();
+            let mut catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
             let id = catalog
                 .begin_session("drive", Path::new("/data/drive"), "{}", 5)
                 .unwrap();
@@ -506,7 +513,7 @@ mod tests {
                 .unwrap();
             id
         };
-        let catalog = Catalog::open(dir.path()).unwrap();
+        let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
         let session = catalog.session_by_name("drive").unwrap().unwrap();
         assert_eq!(session.id, id);
         assert_eq!(session.state, SessionState::Stopped);
@@ -541,7 +548,7 @@ mod tests {
         )
         .unwrap();
         drop(old);
-        let catalog = Catalog::open(dir.path()).unwrap();
+        let catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
         let topics = catalog.topics(1).unwrap();
         assert_eq!((topics[0].written, topics[0].lost), (4, 2));
         assert_eq!(
@@ -549,13 +556,13 @@ mod tests {
             (0, 0, 0)
         );
         drop(catalog);
-        Catalog::open(dir.path()).expect("opens again once upgraded");
+        Catalog::open(dir.path(), Path::new("/d")).expect("opens again once upgraded");
     }
 
     #[test]
     fn a_crash_leaves_recording_files_needing_reindex() {
         let dir = tempfile::tempdir().unwrap();
-        let mut catalog = Catalog::open(dir.path()).unwrap();
+        let mut catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
         let done = catalog
             .begin_session("old", Path::new("/d/old"), "{}", 1)
             .unwrap();
@@ -576,7 +583,7 @@ mod tests {
             .unwrap();
         drop(catalog);
 
-        let mut catalog = Catalog::open(dir.path()).unwrap();
+        let mut catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
         let recovered = catalog.recover_after_crash().unwrap();
         assert_eq!(recovered.len(), 1);
         assert_eq!(recovered[0].path, PathBuf::from("/d/live/b.mcap"));
@@ -590,7 +597,7 @@ mod tests {
     #[test]
     fn states_are_stored_as_their_wire_names() {
         let dir = tempfile::tempdir().unwrap();
-        let mut catalog = Catalog::open(dir.path()).unwrap();
+        let mut catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
         let id = catalog
             .begin_session("live", Path::new("/d/live"), "{}", 1)
             .unwrap();
@@ -614,5 +621,86 @@ mod tests {
             catalog.sessions(),
             Err(CatalogError::Corrupt { value, .. }) if value == "paused"
         ));
+    }
+
+    /// Writes a catalog as recd wrote it before paths were relative (absolute paths,
+    /// `user_version` 0) with one session recorded into `old_data/drive`.
+    fn write_absolute_catalog(state: &Path, old_data: &Path) {
+        let old = Connection::open(state.join(DATABASE_FILE)).unwrap();
+        old.execute_batch(SCHEMA).unwrap();
+        old.execute(
+            "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES ('drive', ?1, '{}', 1, 'stopped')",
+            params![old_data.join("drive").to_string_lossy()],
+        )
+        .unwrap();
+        old.execute(
+            "INSERT INTO files (path, session, state) VALUES (?1, 1, 'complete')",
+            params![old_data.join("drive/a.mcap").to_string_lossy()],
+        )
+        .unwrap();
+        old.execute(
+            "INSERT INTO files (path, session, state) VALUES ('/elsewhere/b.mcap', 1, 'complete')",
+            [],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn paths_follow_a_data_directory_that_moved() {
+        let state = tempfile::tempdir().unwrap();
+        {
+            let catalog = Catalog::open(state.path(), Path::new("/mnt/ssd/recordings")).unwrap();
+            let id = catalog
+                .begin_session("drive", Path::new("/mnt/ssd/recordings/drive"), "{}", 1)
+                .unwrap();
+            catalog
+                .upsert_file(&file(
+                    id,
+                    "/mnt/ssd/recordings/drive/a.mcap",
+                    FileState::Complete,
+                ))
+                .unwrap();
+        }
+        let catalog = Catalog::open(state.path(), Path::new("/media/usb/recordings")).unwrap();
+        let session = catalog.session_by_name("drive").unwrap().unwrap();
+        assert_eq!(session.directory, Path::new("/media/usb/recordings/drive"));
+        let moved = Path::new("/media/usb/recordings/drive/a.mcap");
+        assert_eq!(catalog.files(session.id).unwrap()[0].path, moved);
+        assert_eq!(
+            catalog.file(moved).unwrap().unwrap().state,
+            FileState::Complete
+        );
+        catalog.set_file_state(moved, FileState::Deleted).unwrap();
+        assert_eq!(catalog.files_on_disk().unwrap(), vec![]);
+    }
+
+    #[test]
+    fn an_older_catalogs_absolute_paths_become_relative_to_the_data_directory() {
+        let state = tempfile::tempdir().unwrap();
+        let data = Path::new("/var/lib/recd/recordings");
+        write_absolute_catalog(state.path(), data);
+        drop(Catalog::open(state.path(), data).unwrap());
+        let catalog = Catalog::open(state.path(), Path::new("/mnt/elsewhere")).unwrap();
+        let files = catalog.files(1).unwrap();
+        assert_eq!(files[0].path, Path::new("/mnt/elsewhere/drive/a.mcap"));
+        assert_eq!(
+            files[1].path,
+            Path::new("/elsewhere/b.mcap"),
+            "a path outside the data directory stays as it was"
+        );
+    }
+
+    #[test]
+    fn an_older_catalog_opened_after_its_data_directory_moved_finds_its_sessions_there() {
+        let state = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir(data.path().join("drive")).unwrap();
+        write_absolute_catalog(state.path(), Path::new("/media/old-mount/recordings"));
+        let catalog = Catalog::open(state.path(), data.path()).unwrap();
+        let session = catalog.session_by_name("drive").unwrap().unwrap();
+        assert_eq!(session.directory, data.path().join("drive"));
+        let files = catalog.files(session.id).unwrap();
+        assert_eq!(files[0].path, data.path().join("drive/a.mcap"));
+        assert_eq!(files[1].path, Path::new("/elsewhere/b.mcap"));
     }
 }
