@@ -67,7 +67,7 @@ fn listed_session_names() -> Vec<String> {
         || PathBuf::from(crate::socket::DEFAULT_SOCKET),
         PathBuf::from,
     );
-    match crate::session::ask_within(&socket, &Request::List, ASK_TIMEOUT) {
+    match crate::request::ask_within(&socket, &Request::List, ASK_TIMEOUT) {
         Ok(Response::List { sessions }) => sessions.into_iter().map(|s| s.name).collect(),
         _ => Vec::new(),
     }

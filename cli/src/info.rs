@@ -82,7 +82,7 @@ pub fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
     if path.components().count() != 1 || path.extension().is_some_and(|e| e == "mcap") {
         return Err(format!("{name}: No such file or directory"));
     }
-    let files: Vec<PathBuf> = crate::session::session_files(socket, &name)
+    let files: Vec<PathBuf> = crate::request::session_files(socket, &name)
         .map_err(|e| format!("{name} is neither a file nor a directory, and as a session: {e}"))?
         .into_iter()
         .filter(|f| f.is_file())

@@ -11,6 +11,7 @@ mod info;
 mod output;
 mod play;
 mod reindex;
+mod request;
 mod running;
 mod session;
 mod socket;

@@ -118,7 +118,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         return Err("-o cannot be used with a session; its files are reindexed in place".into());
     }
     let name = args.file.to_string_lossy();
-    let files = crate::session::session_files(socket, &name)?;
+    let files = crate::request::session_files(socket, &name)?;
     if files.is_empty() {
         return Err(format!("session {name} has no files"));
     }
@@ -141,7 +141,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
             if !args.json {
                 print_report(file, &report);
             }
-            crate::session::ask(
+            crate::request::ask(
                 socket,
                 &recd_control::Request::Reindexed {
                     path: file.clone(),

@@ -9,7 +9,7 @@ use clap::Args;
 use recd_control::{Request, Response, SessionTriggered, TriggerRequest};
 
 use crate::output::outln;
-use crate::session::{ask, unexpected};
+use crate::request::{ask, unexpected};
 
 /// Stop writing a running session until `rec resume`: messages are still taken from the
 /// publishers (so none is held up or overwritten) and counted as paused; the files stay

@@ -45,7 +45,7 @@ pub fn run(socket: &Path, args: &TopicsArgs) -> Result<ExitCode, String> {
         discovery_ms: args.discovery.as_millis() as u64,
         window_ms: args.window.as_millis() as u64,
     });
-    let response = crate::session::ask(socket, &request)?;
+    let response = crate::request::ask(socket, &request)?;
     let Response::Topics(mut found) = response else {
         return Err("recd answered a topics request with something else".into());
     };

@@ -1,0 +1,13 @@
+//! `rec start`, `rec stop`, `rec status`, `rec list`: sessions of the recd daemon, one
+//! module per command.
+
+mod list;
+mod start;
+mod status;
+mod stop;
+mod topic_table;
+
+pub use list::{list, ListArgs};
+pub use start::{start, StartArgs};
+pub use status::{status, StatusArgs};
+pub use stop::{stop, StopArgs};

@@ -1,0 +1,133 @@
+//! `rec start`: a new recording session.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use recd_control::{Request, Response, StartRequest};
+use recd_storage::IoMode;
+
+use crate::format;
+use crate::output::outln;
+use crate::request::ask;
+
+/// Start recording a session.
+///
+/// With no --topic every topic is recorded. Files go to recd's data directory, in a
+/// directory named after the session. Shared-memory (iceoryx2) topics are recorded
+/// unless --no-iceoryx2; with --dds-domain (or `dds_domain` in recd's configuration)
+/// DDS / ROS 2 topics of that domain are recorded too, as ROS 2 MCAP (CDR as received),
+/// into files of their own (`…_dds_NNNN.mcap` beside `…_iceoryx2_NNNN.mcap`), listed in
+/// the directory's rosbag2 metadata.yaml.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The session's name (letters, digits, '-', '_', '.'); recd picks one when left out.
+    #[arg(long)]
+    name: Option<String>,
+    /// Record topics matching this glob; repeatable. Globs match iceoryx2 service names,
+    /// ROS 2 topic names (`/chatter` for DDS topic `rt/chatter`) and other DDS topic
+    /// names. ROS's internal topics (/parameter_events, ros_discovery_info) are recorded
+    /// only when a --topic selects them.
+    #[arg(long = "topic", value_name = "GLOB")]
+    topics: Vec<String>,
+    /// Never record topics matching this glob; repeatable.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Start a new file once one holds this much, e.g. 4GiB; 0 is no splitting (also
+    /// when recd.toml sets a size); at least 1MiB otherwise.
+    #[arg(long, value_name = "SIZE", value_parser = format::parse_size)]
+    max_file_size: Option<u64>,
+    /// Start a new file after this long, e.g. 10min; 0s is no splitting (also when
+    /// recd.toml sets a duration); at least 1s otherwise.
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    max_duration: Option<Duration>,
+    /// Keep a CRC-32 of each file's data section.
+    #[arg(long)]
+    crc: bool,
+    /// Record DDS / ROS 2 topics of this domain too (0 to 232, ROS_DOMAIN_ID).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=232))]
+    dds_domain: Option<u16>,
+    /// Record DDS topics only, no iceoryx2 shared memory.
+    #[arg(long)]
+    no_iceoryx2: bool,
+    /// Start paused: subscribe and count, write nothing until `rec resume`.
+    #[arg(long)]
+    paused: bool,
+    /// Keep the last DURATION (e.g. 30s) of every selected topic in memory and write
+    /// nothing until `rec trigger`, which writes the window around its moment into a
+    /// file of its own.
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    pre_trigger: Option<Duration>,
+    /// The pre-trigger buffer's memory, e.g. 512MiB (default 1GiB, at least 1MiB): when
+    /// full, the oldest messages are let go before DURATION has passed (counted as
+    /// evicted). A session recording iceoryx2 and DDS gives each half.
+    #[arg(long, value_name = "SIZE", value_parser = format::parse_size, requires = "pre_trigger")]
+    buffer_size: Option<u64>,
+    /// How to write the files (overrides recd's `io_mode`): auto uses direct I/O
+    /// (O_DIRECT, no copy through the page cache) where the file system accepts it and
+    /// buffered I/O elsewhere; direct fails where it is refused; buffered goes through
+    /// the page cache.
+    #[arg(long, value_name = "MODE")]
+    io_mode: Option<IoMode>,
+    /// Keep only the newest N files of this session (the one being written included):
+    /// with --max-file-size or --max-duration, a ring of the last N files. Older ones
+    /// are deleted and marked deleted in `rec list`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_files: Option<u32>,
+    /// Stop by itself after this long, e.g. 60s or 2h (within a second of it).
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    duration: Option<Duration>,
+    /// Put KEY=VALUE into a Metadata record (`user/<file name>`) at the start of every file of
+    /// the session (e.g. vehicle=test-car-3); repeatable.
+    #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = crate::attach::parse_metadata_entry)]
+    metadata: Vec<(String, String)>,
+    /// Put FILE (a calibration, say) into every file of the session as an MCAP
+    /// Attachment, named after it; repeatable, 4 MiB at most together. rec reads it, so
+    /// it need only be readable by you.
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    pub socket: crate::socket::SocketArg,
+}
+
+/// Asks recd to start the session and prints where it records.
+pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
+    let metadata = crate::attach::metadata(&args.metadata)?;
+    let attachments = crate::attach::read_attachments(&args.attach)?;
+    let request = Request::Start(StartRequest {
+        name: args.name.clone(),
+        topics: args.topics.clone(),
+        exclude: args.exclude.clone(),
+        max_file_size: args.max_file_size,
+        max_duration_ms: args.max_duration.map(|d| d.as_millis() as u64),
+        crc: args.crc,
+        dds_domain: args.dds_domain,
+        no_iceoryx2: args.no_iceoryx2,
+        io_mode: args.io_mode.map(|mode| mode.to_string()),
+        max_files: args.max_files,
+        duration_ms: args.duration.map(|d| d.as_millis() as u64),
+        metadata,
+        attachments,
+        paused: args.paused,
+        pre_trigger_ms: args.pre_trigger.map(|d| d.as_millis() as u64),
+        buffer_size: args.buffer_size,
+    });
+    let Response::Started(started) = ask(socket, &request)? else {
+        return Err("recd answered a start with something else".into());
+    };
+    if args.json {
+        crate::output::print_json(&started)?;
+    } else {
+        outln!(
+            "recording session {} into {} ({} I/O)",
+            started.name,
+            started.directory.display(),
+            started.io_mode
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
