@@ -17,8 +17,10 @@ use recd_workload::{demo_topics, PayloadPool, Schedule, Sensor, TopicSpec};
 use crate::format;
 use crate::output::outln;
 
-/// Record a synthetic vehicle (FullHD camera at 30 Hz, lidar at 10 Hz, IMU at 1 kHz) as
-/// fast as the disk takes it, reindex the file with zstd, and print both summaries.
+/// Record a synthetic vehicle as fast as the disk allows.
+///
+/// Needs no recd. A FullHD camera at 30 Hz, lidar at 10 Hz and an IMU at 1 kHz go into one file, which
+/// is then reindexed with zstd; both summaries are printed.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Seconds of vehicle time to record.

@@ -11,8 +11,9 @@ use recd_storage::FileInfo;
 use crate::format;
 use crate::output::out;
 
-/// Summarize MCAP files: profile, duration, messages, channels, chunks, metadata.
+/// Summarize MCAP files or a session.
 ///
+/// The summary gives the profile, duration, messages, channels, chunks and metadata.
 /// One file gets its full summary. A session (its directory, or its name when recd
 /// answers) or several files get one summary over all of them, like `ros2 bag info`,
 /// then a line per file. A cleanly closed file is summarized from its footer and summary

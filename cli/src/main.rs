@@ -1,12 +1,13 @@
-//! `rec`: the command-line tool of recd. It starts and stops recd's recording sessions
-//! (`rec start`, `rec stop`), shows them live (`rec status`) and from the catalog
-//! (`rec list`), summarizes MCAP files (`rec info`), reindexes them (`rec reindex`), and
-//! runs a self-contained demo of the recording path (`rec demo`).
+//! `rec`: the command-line tool of recd. It drives recd's recording sessions (start,
+//! stop, status, pause, resume, mark, trigger), looks at what was and could be recorded
+//! (list, topics, info), works on the files (reindex, play), and runs a self-contained
+//! demo of the recording path. `rec --help` lists the commands in those groups.
 
 mod attach;
 mod complete;
 mod demo;
 mod format;
+mod help;
 mod info;
 mod output;
 mod play;
@@ -20,7 +21,7 @@ mod topics;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Exit status of a command that failed.
 const EXIT_FAILURE: u8 = 1;
@@ -29,7 +30,7 @@ const EXIT_FAILURE: u8 = 1;
 #[command(
     name = "rec",
     version,
-    about = "Record, inspect and reindex MCAP files with recd"
+    about = "Record with recd, then inspect, reindex and play the MCAP files"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -52,8 +53,9 @@ enum Command {
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Demo(demo::DemoArgs),
-    /// Print a shell completion script, which completes commands, options and recd's
-    /// session names (e.g. `rec completions bash > /etc/bash_completion.d/rec`, or
+    /// Print a shell completion script.
+    ///
+    /// For bash, zsh, fish, elvish or powershell. It completes commands, options and recd's session names (e.g. `rec completions bash > /etc/bash_completion.d/rec`, or
     /// `source <(rec completions bash)` in ~/.bashrc).
     Completions {
         /// The shell.
@@ -65,7 +67,8 @@ fn main() -> ExitCode {
     complete::answer_if_asked(Cli::command);
     // iceoryx2 (rec play) would otherwise warn on stderr that it found no config file.
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
-    let cli = Cli::parse();
+    let matches = help::grouped(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     let outcome = match cli.command {
         Command::Start(args) => session::start(&args.socket.path, &args),
         Command::Stop(args) => session::stop(&args.socket.path, &args),

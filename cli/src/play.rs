@@ -16,8 +16,10 @@ use recd_replay::{PlayOptions, PlayReport, Progress};
 use crate::output::{out, outln};
 use crate::table::table;
 
-/// Play recordings back: every message at its recorded time relative to the first
-/// (divided by --rate), to the transport it was recorded from.
+/// Play recordings back on time to where they came from.
+///
+/// Every message leaves at its recorded time relative to the first (divided by --rate),
+/// to the transport it was recorded from.
 ///
 /// PATH is a file, a session directory (its split files play as one stream, in order) or
 /// the name of a recd session. The iceoryx2 and DDS files of a mixed session play

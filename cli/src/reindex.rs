@@ -18,8 +18,10 @@ const EXIT_DAMAGED: u8 = 3;
 /// Exit status after Ctrl-C.
 const EXIT_INTERRUPTED: u8 = 130;
 
-/// Rewrite an MCAP file as chunked and fully indexed (message and chunk indexes,
-/// statistics, CRCs), optionally zstd-compressed.
+/// Index and compress MCAP files; recover cut ones.
+///
+/// The result is chunked and fully indexed (message and chunk indexes, statistics,
+/// CRCs), optionally zstd-compressed.
 ///
 /// Reads the input from its start and keeps every complete record, stopping cleanly at a
 /// truncated or corrupt tail (a crash, a cut copy). The result is written beside its

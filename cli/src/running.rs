@@ -11,7 +11,9 @@ use recd_control::{Request, Response, SessionTriggered, TriggerRequest};
 use crate::output::outln;
 use crate::request::{ask, unexpected};
 
-/// Stop writing a running session until `rec resume`: messages are still taken from the
+/// Stop writing a running session until `rec resume`.
+///
+/// Messages are still taken from the
 /// publishers (so none is held up or overwritten) and counted as paused; the files stay
 /// open.
 #[derive(Debug, Args)]
@@ -26,7 +28,9 @@ pub struct PauseArgs {
     pub socket: crate::socket::SocketArg,
 }
 
-/// Write a marker into the files a running session is writing: a Metadata record
+/// Write a marker (time and text) into a session's files.
+///
+/// The marker is a Metadata record
 /// `marker` with the time (ns since the Unix epoch) and TEXT. `rec info` lists markers.
 #[derive(Debug, Args)]
 pub struct MarkArgs {
@@ -42,8 +46,9 @@ pub struct MarkArgs {
     pub socket: crate::socket::SocketArg,
 }
 
-/// Write the window around now of a session started with --pre-trigger into a file of
-/// its own: every message logged from --before ago (default: all the buffer holds) to
+/// Write the pre-trigger window around now to a file.
+///
+/// For a session started with --pre-trigger: every message logged from --before ago (default: all the buffer holds) to
 /// --after from now, with the last message of each latched topic first and a Metadata
 /// record `trigger` (time, window, note). A trigger whose window overlaps the one being
 /// written extends that file instead. Prints the file's name at once; --wait returns

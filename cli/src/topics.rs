@@ -11,9 +11,11 @@ use crate::format;
 use crate::output::{out, outln};
 use crate::table::{natural_cmp, table};
 
-/// List the topics that could be recorded now: iceoryx2 services and, with --dds-domain
+/// List the topics that could be recorded now.
+///
+/// Like `ros2 topic list -v`: iceoryx2 services and, with --dds-domain
 /// (or `dds_domain` in recd's configuration), DDS / ROS 2 topics, each with its type,
-/// publishers and rate, like `ros2 topic list -v`.
+/// publishers and rate.
 ///
 /// recd receives them as a session would for a moment (discovery, then the measured
 /// window) and writes nothing: a topic whose only publisher is silent shows a rate of 0.

@@ -12,7 +12,11 @@ use crate::output::outln;
 use crate::request::{ask, unexpected};
 use crate::table::table;
 
-/// List sessions and their files from recd's catalog, newest first.
+/// List sessions and their files from recd's catalog.
+///
+/// Newest first. ///
+/// Each file with its size, messages and state (recording, complete, needs-reindex,
+/// deleted, missing).
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Print the list as JSON.

@@ -18,7 +18,11 @@ use crate::output::{out, outln};
 use crate::request::{ask, unexpected};
 use crate::table::table;
 
-/// Show running sessions: per topic messages, rate, MB/s, drops; the current file.
+/// Show running sessions: per-topic rates, drops, file.
+///
+/// Per topic: messages, msg/s, bytes, rate, dropped, lost and overflows; per session the
+/// file being written and any warning. A session that no longer records shows its summary
+/// from the catalog.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Only this session.
