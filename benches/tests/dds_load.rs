@@ -5,10 +5,9 @@
 mod common;
 
 use std::net::IpAddr;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{binary, finish_load};
+use common::{finish_load, RecdLoad};
 use recd_workload::{blob, proof};
 use rustdds::no_key::{DataReader, Decode, DefaultDecoder, DeserializerAdapter};
 use rustdds::policy::{History, Reliability, ResourceLimits};
@@ -117,27 +116,16 @@ fn dds_load_waits_for_its_reader_and_publishes_proven_blobs_on_schedule() {
         .collect();
 
     let started = Instant::now();
-    let load = Command::new(binary("recd-load"))
-        .args(["--json", "--name-prefix", &prefix, "--duration", "1s"])
-        .args([
-            "dds",
-            "--domain",
-            &domain.to_string(),
-            "--interface",
-            "127.0.0.1",
-        ])
-        .args(["--cameras", "1", "--frame-size", "200000", "--fps", "30"])
-        .args([
-            "--small-topics",
-            "2",
-            "--small-size",
-            "100",
-            "--small-rate",
-            "200",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("recd-load starts");
+    let load = RecdLoad::new(&prefix)
+        .duration(Duration::from_secs(1))
+        .dds(domain, "127.0.0.1")
+        .cameras(1)
+        .frame_size(200_000)
+        .fps(30)
+        .small_topics(2)
+        .small_size(100)
+        .small_rate(200)
+        .spawn();
 
     let mut received: Vec<Vec<Vec<u8>>> = vec![Vec::new(); readers.len()];
     let complete = |received: &[Vec<Vec<u8>>]| {

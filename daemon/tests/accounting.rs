@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
-use recd_testkit::{finish_load, stopped_files, Domain, Mount, Recd};
+use recd_testkit::{finish_load, stopped_files, Domain, Mount, Recd, RecdLoad};
 use recd_workload::verify::check_files;
 use serde_json::Value;
 
@@ -68,22 +69,17 @@ fn io_mode_auto_falls_back_to_buffered_where_o_direct_is_refused_and_says_so() {
     assert!(human.contains("buffered I/O"), "{human}");
     assert!(recd.log().contains("io_mode=buffered"), "{}", recd.log());
 
-    let sent = finish_load(domain.load(&[
-        "--name-prefix",
-        "auto/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "200000",
-        "--fps",
-        "100",
-        "--count",
-        "20",
-        "--duration",
-        "20s",
-        "--wait-subscribers",
-        "1",
-    ]));
+    let sent = finish_load(
+        domain.load(
+            &RecdLoad::new("auto/")
+                .cameras(1)
+                .frame_size(200_000)
+                .fps(100)
+                .count(20)
+                .duration(Duration::from_secs(20))
+                .wait_subscribers(1),
+        ),
+    );
     assert_eq!(sent.topics[0].sent, 20);
     let stopped = recd.rec_json(&["stop", "auto"]);
     let files = stopped_files(&stopped[0]);
@@ -125,30 +121,21 @@ fn with_small_queues_and_drops_every_count_agrees_and_adds_up_to_what_was_sent()
     );
     recd.rec_json(&["start", "--name", "acct", "--topic", "acct/*"]);
     let count = 150u64;
-    let sent = finish_load(domain.load(&[
-        "--name-prefix",
-        "acct/",
-        "--cameras",
-        "2",
-        "--frame-size",
-        "300000",
-        "--fps",
-        "200",
-        "--small-topics",
-        "3",
-        "--small-rate",
-        "2000",
-        "--borrowed",
-        "2",
-        "--buffer",
-        "2",
-        "--count",
-        &count.to_string(),
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ]));
+    let sent = finish_load(
+        domain.load(
+            &RecdLoad::new("acct/")
+                .cameras(2)
+                .frame_size(300_000)
+                .fps(200)
+                .small_topics(3)
+                .small_rate(2000)
+                .borrowed(2)
+                .buffer(2)
+                .count(count)
+                .duration(Duration::from_secs(30))
+                .wait_subscribers(1),
+        ),
+    );
     assert!(sent.topics.iter().all(|t| t.sent == count), "{sent:?}");
     // rec stop exits 4 where a topic may have lost samples nobody can count.
     let output = recd.rec(&["stop", "acct", "--json"]);

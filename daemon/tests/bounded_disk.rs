@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use recd_testkit::{ext4_image, finish_load, stopped_files, wait_until, Domain, Mount, Recd};
+use recd_testkit::{
+    ext4_image, finish_load, stopped_files, wait_until, Domain, Mount, Recd, RecdLoad,
+};
 use recd_workload::verify::check_files;
 use serde_json::Value;
 
@@ -29,22 +31,15 @@ fn counts(topics: &Value) -> BTreeMap<String, [u64; 5]> {
 /// Starts recd-load: one camera `prefix`camera/0 of `frame_size`-byte frames at `fps`,
 /// `count` frames.
 fn camera_load(domain: &Domain, prefix: &str, frame_size: u32, fps: u32, count: u64) -> Child {
-    domain.load(&[
-        "--name-prefix",
-        prefix,
-        "--cameras",
-        "1",
-        "--frame-size",
-        &frame_size.to_string(),
-        "--fps",
-        &fps.to_string(),
-        "--count",
-        &count.to_string(),
-        "--duration",
-        "60s",
-        "--wait-subscribers",
-        "1",
-    ])
+    domain.load(
+        &RecdLoad::new(prefix)
+            .cameras(1)
+            .frame_size(frame_size as usize)
+            .fps(fps)
+            .count(count)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    )
 }
 
 /// Publishes `count` frames of `frame_kb` kB at 100 fps; returns how many were sent.
@@ -339,24 +334,16 @@ fn a_power_cut_loses_at_most_the_stated_second_and_the_catalog_knows_the_session
     let config = "min_free_space = \"16MiB\"";
     let mut recd = Recd::start_with(disk.path(), &domain, config, &[]);
     recd.rec_json(&["start", "--name", "drive", "--topic", "drive/*"]);
-    let load = domain.load_in_own_group(&[
-        "--name-prefix",
-        "drive/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "100000",
-        "--fps",
-        "50",
-        "--small-topics",
-        "2",
-        "--small-rate",
-        "200",
-        "--duration",
-        "20s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load_in_own_group(
+        &RecdLoad::new("drive/")
+            .cameras(1)
+            .frame_size(100_000)
+            .fps(50)
+            .small_topics(2)
+            .small_rate(200)
+            .duration(Duration::from_secs(20))
+            .wait_subscribers(1),
+    );
     assert!(recd.wait_written("drive", 600), "{}", recd.log());
     std::thread::sleep(Duration::from_secs(2));
     // The power cut: recd dies, and the disk keeps only what reached it, not the page

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use recd_testkit::{
     dds_publish, dds_published, ddsperf_done, ddsperf_publish, read_ros2, ros2_fixtures,
-    stopped_files, Domain, Published, Recd, DDSPERF_TOPIC,
+    stopped_files, Domain, Published, Recd, RecdLoad, DDSPERF_TOPIC,
 };
 use serde_json::Value;
 
@@ -46,22 +46,15 @@ fn loopback_recording(with_definitions: bool) -> String {
 /// `count` messages at `rate` Hz on one small iceoryx2 topic, `<prefix>small/0`, once a
 /// subscriber is there.
 fn small_shm_load(domain: &Domain, prefix: &str, rate: u32, count: u32) -> std::process::Child {
-    domain.load(&[
-        "--name-prefix",
-        prefix,
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        &rate.to_string(),
-        "--count",
-        &count.to_string(),
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ])
+    domain.load(
+        &RecdLoad::new(prefix)
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(rate)
+            .count(count.into())
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
+    )
 }
 
 /// One message as the `mcap` crate reads it.

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use recd_testkit::{finish_load, read_mcap, stopped_files, wait_until, Domain, Recd};
+use recd_testkit::{finish_load, read_mcap, stopped_files, wait_until, Domain, Recd, RecdLoad};
 use serde_json::Value;
 
 fn now_ns() -> u64 {
@@ -27,22 +27,15 @@ fn a_paused_session_counts_what_it_does_not_write_and_markers_land_in_its_files(
     let recd = Recd::start(root.path(), &domain);
     recd.rec_json(&["start", "--name", "drive", "--topic", "pm/*"]);
     recd.rec_json(&["start", "--name", "held", "--topic", "pm/*", "--paused"]);
-    let load = domain.load(&[
-        "--name-prefix",
-        "pm/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "100",
-        "--count",
-        "400",
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "2",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("pm/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(100)
+            .count(400)
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(2),
+    );
     assert!(wait_until(Duration::from_secs(20), || {
         counts(&recd, "drive")["written"].as_u64() >= Some(50)
     }));
@@ -185,24 +178,18 @@ fn a_paused_session_split_by_duration_starts_no_files_of_latched_repeats() {
         "1s",
     ]);
     // A latched topic: its last message is repeated at the start of every new file.
-    finish_load(domain.load(&[
-        "--name-prefix",
-        "pl/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "50",
-        "--count",
-        "20",
-        "--history",
-        "1",
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ]));
+    finish_load(
+        domain.load(
+            &RecdLoad::new("pl/")
+                .cameras(0)
+                .small_topics(1)
+                .small_rate(50)
+                .count(20)
+                .history(1)
+                .duration(Duration::from_secs(30))
+                .wait_subscribers(1),
+        ),
+    );
     assert!(recd.wait_written("latched", 20));
     recd.rec_json(&["pause", "latched"]);
     let current = || recd.rec_json(&["status", "latched"])[0]["current_files"].clone();

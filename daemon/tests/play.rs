@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_testkit::{finish_load, messages_by_topic, Domain, Recd};
+use recd_testkit::{finish_load, messages_by_topic, Domain, Recd, RecdLoad};
 use serde_json::Value;
 
 fn session_files(recd: &Recd, name: &str) -> Vec<PathBuf> {
@@ -27,15 +27,19 @@ fn span_s(times: &BTreeMap<String, Vec<u64>>) -> f64 {
     (last - first) as f64 / 1e9
 }
 
-/// Records a session started with `start` (topics `played/*`) of what recd-load
-/// publishes with `load` under `played/`, once the session subscribed.
-fn record(recd: &Recd, domain: &Domain, start: &[&str], load: &[&str]) {
+/// recd-load publishing under `played/` once the session subscribed: the load of
+/// [`record`].
+fn played() -> RecdLoad {
+    RecdLoad::new("played/").wait_subscribers(1)
+}
+
+/// Records a session started with `start` (topics `played/*`) of what `load` (from
+/// [`played`]) publishes.
+fn record(recd: &Recd, domain: &Domain, start: &[&str], load: RecdLoad) {
     let mut args = vec!["start", "--topic", "played/*"];
     args.extend_from_slice(start);
     recd.rec_json(&args);
-    let mut args = vec!["--name-prefix", "played/", "--wait-subscribers", "1"];
-    args.extend_from_slice(load);
-    finish_load(domain.load(&args));
+    finish_load(domain.load(&load));
     // Let the recorder take the last samples before it stops.
     std::thread::sleep(Duration::from_millis(300));
     let name = start[start.iter().position(|a| *a == "--name").unwrap() + 1];
@@ -70,20 +74,13 @@ fn a_played_session_arrives_byte_exact_in_order_and_on_time() {
         &recd,
         &domain,
         &["--name", "source", "--max-duration", "1s"],
-        &[
-            "--cameras",
-            "1",
-            "--frame-size",
-            "100000",
-            "--fps",
-            "20",
-            "--small-topics",
-            "2",
-            "--small-rate",
-            "50",
-            "--duration",
-            "2500ms",
-        ],
+        played()
+            .cameras(1)
+            .frame_size(100_000)
+            .fps(20)
+            .small_topics(2)
+            .small_rate(50)
+            .duration(Duration::from_millis(2500)),
     );
     let source_files = session_files(&recd, "source");
     assert!(source_files.len() >= 3, "split: {source_files:?}");
@@ -235,18 +232,13 @@ fn a_service_that_exists_with_other_types_is_refused_naming_both() {
     let file = root.path().join("clash.mcap");
     write_recording_of(&file, "clash/small/0");
     // The running system has the service with recd-load's types.
-    let load = domain.load(&[
-        "--name-prefix",
-        "clash/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "100",
-        "--duration",
-        "3s",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("clash/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(100)
+            .duration(Duration::from_secs(3)),
+    );
     std::thread::sleep(Duration::from_millis(500));
     let output = recd_testkit::rec(
         Path::new("/nonexistent.sock"),
@@ -311,18 +303,12 @@ fn loop_repeats_until_ctrl_c_and_a_cut_file_plays_up_to_its_last_message() {
         &recd,
         &domain,
         &["--name", "short"],
-        &[
-            "--cameras",
-            "0",
-            "--small-topics",
-            "1",
-            "--small-rate",
-            "100",
-            "--count",
-            "50",
-            "--duration",
-            "10s",
-        ],
+        played()
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(100)
+            .count(50)
+            .duration(Duration::from_secs(10)),
     );
     let file = session_files(&recd, "short").remove(0);
 

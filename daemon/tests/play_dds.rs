@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use recd_testkit::{
     arrival_times, assert_paced_like, dds_publish, dds_published, dds_subscribe, messages_by_topic,
-    pacing, script_done, stopped_files, Domain, Published, Recd,
+    pacing, script_done, stopped_files, Domain, Published, Recd, RecdLoad,
 };
 use serde_json::Value;
 
@@ -269,22 +269,15 @@ fn a_mixed_session_plays_both_families_merged_by_time() {
         ]);
     };
     start("mixed", "64");
-    let load = setup.shm.load(&[
-        "--name-prefix",
-        &prefix,
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "20",
-        "--count",
-        "50",
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = setup.shm.load(
+        &RecdLoad::new(&prefix)
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(20)
+            .count(50)
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
+    );
     let published = dds_published(
         dds_publish(&[
             "--domain", "64", "--kind", "string", "--count", "50", "--rate", "20",

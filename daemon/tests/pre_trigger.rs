@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use recd_testkit::{finish_load, read_mcap, stopped_files, wait_until, Domain, Recd};
+use recd_testkit::{finish_load, read_mcap, stopped_files, wait_until, Domain, Recd, RecdLoad};
 use recd_workload::verify::check_files;
 use serde_json::Value;
 
@@ -47,45 +47,28 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
         "2s",
     ]);
     // A latched topic whose one sample is older than the buffer keeps by the trigger.
-    let latched = domain.load(&[
-        "--name-prefix",
-        "pt/latched/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--count",
-        "1",
-        "--history",
-        "1",
-        "--linger",
-        "20s",
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ]);
-    let load = domain.load(&[
-        "--name-prefix",
-        "pt/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "100",
-        "--count",
-        "800",
-        // iceoryx2's default limits, which a publisher of a user's has.
-        "--borrowed",
-        "2",
-        "--buffer",
-        "2",
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let latched = domain.load(
+        &RecdLoad::new("pt/latched/")
+            .cameras(0)
+            .small_topics(1)
+            .count(1)
+            .history(1)
+            .linger(Duration::from_secs(20))
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
+    );
+    let load = domain.load(
+        &RecdLoad::new("pt/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(100)
+            .count(800)
+            // iceoryx2's default limits, which a publisher of a user's has.
+            .borrowed(2)
+            .buffer(2)
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
+    );
     // The buffer fills to its 2 s and lets older messages go.
     assert!(wait_until(Duration::from_secs(20), || {
         let s = status(&recd, "snap");
@@ -293,16 +276,12 @@ fn the_buffer_stays_within_its_size_under_camera_load() {
         "64MiB",
     ]);
     // Two FullHD cameras at 30 fps: 370 MB/s, 60 s of which would be 22 GB.
-    let load = domain.load(&[
-        "--name-prefix",
-        "pm/",
-        "--cameras",
-        "2",
-        "--duration",
-        "4s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("pm/")
+            .cameras(2)
+            .duration(Duration::from_secs(4))
+            .wait_subscribers(1),
+    );
     let mut peak = 0;
     let mut sampling = true;
     let mut load = Some(load);

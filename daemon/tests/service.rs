@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use recd_testkit::{binary, finish_load, wait_until, Domain, Recd};
+use recd_testkit::{binary, finish_load, wait_until, Domain, Recd, RecdLoad};
 
 /// Collects the datagrams recd sends to `$NOTIFY_SOCKET` for up to `limit`, until `done`
 /// says enough.
@@ -67,20 +67,16 @@ fn reindex_after_crash_recovers_files_in_the_background() {
     let root = tempfile::tempdir().unwrap();
     let mut recd = Recd::start(root.path(), &domain);
     recd.rec_json(&["start", "--name", "bg", "--topic", "bg/*"]);
-    finish_load(domain.load(&[
-        "--name-prefix",
-        "bg/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "2",
-        "--small-rate",
-        "200",
-        "--count",
-        "100",
-        "--wait-subscribers",
-        "1",
-    ]));
+    finish_load(
+        domain.load(
+            &RecdLoad::new("bg/")
+                .cameras(0)
+                .small_topics(2)
+                .small_rate(200)
+                .count(100)
+                .wait_subscribers(1),
+        ),
+    );
     assert!(recd.wait_written("bg", 200));
     recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(10));
     drop(recd);

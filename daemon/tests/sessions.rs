@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_testkit::{finish_load, stopped_files, Domain, Recd};
+use recd_testkit::{finish_load, stopped_files, Domain, Recd, RecdLoad};
 use recd_workload::verify::check_files;
 use serde_json::Value;
 
@@ -23,26 +23,17 @@ fn listed_file_paths(root: &Path, session: &str) -> Vec<PathBuf> {
 
 /// Publishes `count` messages on 2 small topics and one 200 kB camera under `prefix`.
 fn publish(domain: &Domain, prefix: &str, count: u32) -> std::process::Child {
-    domain.load(&[
-        "--name-prefix",
-        prefix,
-        "--cameras",
-        "1",
-        "--frame-size",
-        "200000",
-        "--fps",
-        "100",
-        "--small-topics",
-        "2",
-        "--small-rate",
-        "100",
-        "--count",
-        &count.to_string(),
-        "--duration",
-        "30s",
-        "--wait-subscribers",
-        "1",
-    ])
+    domain.load(
+        &RecdLoad::new(prefix)
+            .cameras(1)
+            .frame_size(200_000)
+            .fps(100)
+            .small_topics(2)
+            .small_rate(100)
+            .count(count.into())
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
+    )
 }
 
 /// Every file holds every message of the three topics of `prefix`, `count` each.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use recd_engine::{IoMode, Recording, RecordingSummary};
-use recd_testkit::{finish_load, kill_group, wait_until, Domain};
+use recd_testkit::{finish_load, kill_group, wait_until, Domain, RecdLoad};
 use recd_workload::verify::{check_files, TopicCheck};
 
 /// Every message of every file of a recording, proven by the mcap crate.
@@ -54,28 +54,18 @@ fn record_cameras_and_small_topics(io_mode: IoMode) -> usize {
     config.io_mode = io_mode;
     let recording = Recording::start(config).unwrap();
     assert_eq!(recording.status().io_mode, io_mode);
-    let load = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "2",
-        "--frame-size",
-        "300000",
-        "--fps",
-        "100",
-        "--small-topics",
-        "3",
-        "--small-size",
-        "100",
-        "--small-rate",
-        "100",
-        "--count",
-        "60",
-        "--duration",
-        "20s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(2)
+            .frame_size(300_000)
+            .fps(100)
+            .small_topics(3)
+            .small_size(100)
+            .small_rate(100)
+            .count(60)
+            .duration(Duration::from_secs(20))
+            .wait_subscribers(1),
+    );
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
     assert!(summary.write_error.is_none());
@@ -144,62 +134,39 @@ fn late_topics_are_recorded_from_their_first_sample_and_a_killed_publisher_harms
     let domain = Domain::new();
     let dir = tempfile::tempdir().unwrap();
     let recording = Recording::start(domain.config(dir.path(), &["t/*"])).unwrap();
-    let steady = domain.load(&[
-        "--name-prefix",
-        "t/steady/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "200",
-        "--count",
-        "300",
-        "--wait-subscribers",
-        "1",
-    ]);
-    let victim = domain.load_in_own_group(&[
-        "--name-prefix",
-        "t/victim/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "200",
-        "--duration",
-        "20s",
-        "--wait-subscribers",
-        "1",
-    ]);
-    let unrelated = domain.load(&[
-        "--name-prefix",
-        "other/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--count",
-        "50",
-        "--small-rate",
-        "200",
-    ]);
+    let steady = domain.load(
+        &RecdLoad::new("t/steady/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(200)
+            .count(300)
+            .wait_subscribers(1),
+    );
+    let victim = domain.load_in_own_group(
+        &RecdLoad::new("t/victim/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(200)
+            .duration(Duration::from_secs(20))
+            .wait_subscribers(1),
+    );
+    let unrelated = domain.load(
+        &RecdLoad::new("other/")
+            .cameras(0)
+            .small_topics(1)
+            .count(50)
+            .small_rate(200),
+    );
     std::thread::sleep(Duration::from_millis(400));
     kill_group(victim);
-    let late = domain.load(&[
-        "--name-prefix",
-        "t/late/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "100000",
-        "--fps",
-        "100",
-        "--count",
-        "100",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let late = domain.load(
+        &RecdLoad::new("t/late/")
+            .cameras(1)
+            .frame_size(100_000)
+            .fps(100)
+            .count(100)
+            .wait_subscribers(1),
+    );
     let steady = finish_load(steady);
     let late = finish_load(late);
     finish_load(unrelated);
@@ -233,20 +200,14 @@ fn drops_from_a_full_ring_are_counted_exactly() {
     config.ring.items = 4;
     config.test_hooks.writer_delay = Some(Duration::from_millis(20));
     let recording = Recording::start(config).unwrap();
-    let load = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "2",
-        "--small-rate",
-        "500",
-        "--count",
-        "300",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(0)
+            .small_topics(2)
+            .small_rate(500)
+            .count(300)
+            .wait_subscribers(1),
+    );
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
 
@@ -289,22 +250,15 @@ fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
     let domain = Domain::new();
     let dir = tempfile::tempdir().unwrap();
     let recording = Recording::start(domain.config(dir.path(), &["t/*"])).unwrap();
-    let load = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "2000000",
-        "--fps",
-        "100",
-        "--count",
-        "200",
-        "--borrowed",
-        "2",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(1)
+            .frame_size(2_000_000)
+            .fps(100)
+            .count(200)
+            .borrowed(2)
+            .wait_subscribers(1),
+    );
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
 
@@ -338,24 +292,16 @@ fn record_with_default_service_limits_and_a_slow_writer(
     config.spill_bytes = spill_bytes;
     config.test_hooks.writer_delay = Some(Duration::from_millis(30));
     let recording = Recording::start(config).unwrap();
-    let load = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "1000000",
-        "--fps",
-        "50",
-        "--count",
-        "100",
-        "--buffer",
-        "2",
-        "--borrowed",
-        "2",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(1)
+            .frame_size(1_000_000)
+            .fps(50)
+            .count(100)
+            .buffer(2)
+            .borrowed(2)
+            .wait_subscribers(1),
+    );
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
     let topic = sent.topics[0].clone();
@@ -417,22 +363,15 @@ fn a_late_receive_thread_is_counted_as_overflows() {
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.test_hooks.receive_delay = Some(Duration::from_millis(40));
     let recording = Recording::start(config).unwrap();
-    let load = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--small-rate",
-        "500",
-        "--count",
-        "200",
-        "--buffer",
-        "4",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(500)
+            .count(200)
+            .buffer(4)
+            .wait_subscribers(1),
+    );
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
     let counts = summary.topics[0].counts;
@@ -461,25 +400,20 @@ fn a_publisher_joining_late_whose_first_samples_may_be_overwritten_is_an_unknown
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.test_hooks.receive_delay = Some(Duration::from_millis(40));
     let recording = Recording::start(config).unwrap();
-    let small = |rate: &str, extra: &[&str]| {
-        let mut args = vec![
-            "--name-prefix",
-            "t/",
-            "--cameras",
-            "0",
-            "--small-topics",
-            "1",
-            "--small-rate",
-            rate,
-            "--buffer",
-            "2",
-        ];
-        args.extend_from_slice(extra);
-        domain.load(&args)
+    let small = |rate: u32| {
+        RecdLoad::new("t/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(rate)
+            .buffer(2)
     };
     // A publisher the recorder subscribed to: what it sent is counted by its sequence
     // numbers, however late the receive thread.
-    let first = small("20", &["--duration", "3s", "--wait-subscribers", "1"]);
+    let first = domain.load(
+        &small(20)
+            .duration(Duration::from_secs(3))
+            .wait_subscribers(1),
+    );
     let taken = recd_testkit::wait_until(Duration::from_secs(10), || {
         recording
             .status()
@@ -492,7 +426,7 @@ fn a_publisher_joining_late_whose_first_samples_may_be_overwritten_is_an_unknown
     // A second publisher joins the service at 500 Hz: 20 samples reach the 2-deep queue
     // before each pass, and those overwritten before its first sample was taken show in
     // no gap of its sequence numbers.
-    let second = small("500", &["--count", "200"]);
+    let second = domain.load(&small(500).count(200));
     finish_load(second);
     finish_load(first);
     let summary = recording.stop().unwrap();
@@ -552,22 +486,15 @@ fn split_files_stand_alone_and_together_hold_every_message_once() {
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.split.max_bytes = Some(1_000_000);
     let recording = Recording::start(config).unwrap();
-    let latched = domain.load(&[
-        "--name-prefix",
-        "t/map/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "1",
-        "--count",
-        "1",
-        "--history",
-        "1",
-        "--linger",
-        "5s",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let latched = domain.load(
+        &RecdLoad::new("t/map/")
+            .cameras(0)
+            .small_topics(1)
+            .count(1)
+            .history(1)
+            .linger(Duration::from_secs(5))
+            .wait_subscribers(1),
+    );
     assert!(wait_until(Duration::from_secs(5), || {
         recording
             .status()
@@ -575,20 +502,14 @@ fn split_files_stand_alone_and_together_hold_every_message_once() {
             .iter()
             .any(|t| t.counts.written == 1)
     }));
-    let cameras = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "1",
-        "--frame-size",
-        "300000",
-        "--fps",
-        "100",
-        "--count",
-        "50",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let cameras = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(1)
+            .frame_size(300_000)
+            .fps(100)
+            .count(50)
+            .wait_subscribers(1),
+    );
     let cameras = finish_load(cameras);
     let summary = recording.stop().unwrap();
     finish_load(latched);
@@ -625,23 +546,16 @@ fn an_event_service_wakes_the_receive_thread_long_before_the_next_poll() {
     // the thread.
     config.max_poll_interval = Duration::from_secs(5);
     let recording = Recording::start(config).unwrap();
-    let load = domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "0",
-        "--small-topics",
-        "2",
-        "--small-rate",
-        "200",
-        "--count",
-        "200",
-        "--buffer",
-        "16",
-        "--notify",
-        "--wait-subscribers",
-        "1",
-    ]);
+    let load = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(0)
+            .small_topics(2)
+            .small_rate(200)
+            .count(200)
+            .buffer(16)
+            .notify()
+            .wait_subscribers(1),
+    );
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
     let checks = check_recording(&summary);

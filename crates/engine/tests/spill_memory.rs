@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recd_engine::Recording;
-use recd_testkit::{finish_load, Domain};
+use recd_testkit::{finish_load, Domain, RecdLoad};
 
 /// Anonymous resident memory of this process (shared memory mapped from the publisher
 /// is not the recorder's), in bytes.
@@ -48,26 +48,19 @@ fn the_recorder_stays_within_the_spill_pool_and_a_fixed_margin() {
         })
     };
     // 2 × 4 MB × 60 fps for 2.5 s: 1.2 GB offered to a writer that takes 40 messages/s.
-    let sent = finish_load(domain.load(&[
-        "--name-prefix",
-        "t/",
-        "--cameras",
-        "2",
-        "--frame-size",
-        "4000000",
-        "--fps",
-        "60",
-        "--count",
-        "150",
-        "--duration",
-        "20s",
-        "--buffer",
-        "2",
-        "--borrowed",
-        "2",
-        "--wait-subscribers",
-        "1",
-    ]));
+    let sent = finish_load(
+        domain.load(
+            &RecdLoad::new("t/")
+                .cameras(2)
+                .frame_size(4_000_000)
+                .fps(60)
+                .count(150)
+                .duration(Duration::from_secs(20))
+                .buffer(2)
+                .borrowed(2)
+                .wait_subscribers(1),
+        ),
+    );
     let summary = recording.stop().unwrap();
     done.store(true, Ordering::Relaxed);
     let peak = sampler.join().unwrap();

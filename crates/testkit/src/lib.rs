@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 
 mod ddsperf;
 mod hogs;
+mod load;
 mod mount;
 mod python;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs};
+pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 
 pub use python::{
@@ -80,11 +82,9 @@ impl Domain {
         config
     }
 
-    /// Starts the load generator in this domain with `args`.
-    pub fn load(&self, args: &[&str]) -> Child {
-        Command::new(binary("recd-load"))
-            .args(["--iceoryx2-prefix", &self.prefix, "--json"])
-            .args(args)
+    /// Starts the load generator in this domain, its JSON report piped for [`finish_load`].
+    pub fn load(&self, load: &RecdLoad) -> Child {
+        load.command(&["--iceoryx2-prefix", &self.prefix])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -92,11 +92,9 @@ impl Domain {
     }
 
     /// Starts the load generator in a process group of its own, for [`kill_group`].
-    pub fn load_in_own_group(&self, args: &[&str]) -> Child {
+    pub fn load_in_own_group(&self, load: &RecdLoad) -> Child {
         use std::os::unix::process::CommandExt;
-        Command::new(binary("recd-load"))
-            .args(["--iceoryx2-prefix", &self.prefix, "--json"])
-            .args(args)
+        load.command(&["--iceoryx2-prefix", &self.prefix])
             .stdout(Stdio::null())
             .process_group(0)
             .spawn()

@@ -1,0 +1,150 @@
+//! Handing encoded records on: to the kernel with as few `writev` calls as possible, or
+//! to the direct-I/O staging, which writes whole blocks (large payloads in place); and
+//! remembering the record boundaries that reached the file, where a failed file ends.
+
+use std::fs::File;
+use std::io::{self, IoSlice, Write};
+
+use super::error::WriteError;
+use super::StreamWriter;
+use crate::direct;
+
+/// How many payload parts go into one `writev` besides the batch.
+const PARTS_PER_WRITEV: usize = 15;
+
+impl StreamWriter {
+    /// Remembers that everything handed on so far ends on a record boundary, with the
+    /// counts as they are.
+    pub(super) fn commit(&mut self) {
+        if !self.pending.is_empty() {
+            return;
+        }
+        let in_file = match &self.direct {
+            Some(sink) => sink.in_file(),
+            None => {
+                self.commits.clear();
+                self.written
+            }
+        };
+        // Keep the newest commit the file holds and the ones still staged after it.
+        while self.commits.len() >= 2 && self.commits[1].0 <= in_file {
+            self.commits.pop_front();
+        }
+        self.commits.push_back((self.written, self.stats.clone()));
+    }
+
+    /// Writes the batch followed by `parts` with as few `writev` calls as possible.
+    pub(super) fn flush_with(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
+        if let Some(crc) = &mut self.data_crc {
+            crc.update(&self.pending);
+            parts.iter().for_each(|part| crc.update(part));
+        }
+        if self.direct.is_some() {
+            return self.hand_to_direct(parts);
+        }
+        let record_boundary = self.written;
+        let mut groups = parts.chunks(PARTS_PER_WRITEV);
+        let mut result = write_all_vectored(
+            &mut self.file,
+            &self.pending,
+            groups.next().unwrap_or(&[]),
+            &mut self.written,
+        );
+        for group in groups {
+            if result.is_err() {
+                break;
+            }
+            result = write_all_vectored(&mut self.file, &[], group, &mut self.written);
+        }
+        self.pending.clear();
+        if let Err(error) = result {
+            return Err(self.fail(record_boundary, error));
+        }
+        self.write_back
+            .after_write(&self.file, self.written)
+            .map_err(|error| self.fail(self.written, error))
+    }
+
+    /// The direct-I/O half of `flush_with`: stages the batch and small parts, writes large
+    /// parts in place.
+    fn hand_to_direct(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
+        let sink = self.direct.as_mut().expect("direct I/O is on");
+        let mut result = sink.stage(&self.file, &self.pending);
+        for part in parts {
+            if result.is_err() {
+                break;
+            }
+            result = if part.len() >= 2 * direct::BLOCK {
+                sink.write_in_place(&self.file, part)
+            } else {
+                sink.stage(&self.file, part)
+            };
+        }
+        self.pending.clear();
+        self.written = sink.position();
+        let in_file = sink.in_file();
+        if let Err(error) = result {
+            return Err(self.fail(in_file, error));
+        }
+        self.write_back
+            .after_write(&self.file, in_file)
+            .map_err(|error| self.fail(in_file, error))
+    }
+
+    /// Leaves the file ending on the last complete record and refuses further writes.
+    pub(super) fn fail(&mut self, record_boundary: u64, error: io::Error) -> WriteError {
+        self.failed = true;
+        // Best effort: a file cut mid-record is still recoverable, just less tidy.
+        let _ = self.file.set_len(record_boundary);
+        self.io(error)
+    }
+
+    /// Hands `tail` (the end of a file: DataEnd, summary and Footer) on after everything
+    /// batched; with direct I/O the staging is then written out, its last block included.
+    pub(super) fn write_tail(&mut self, tail: &[u8]) -> Result<(), WriteError> {
+        let record_boundary = self.written;
+        if let Some(sink) = &mut self.direct {
+            let result = sink
+                .stage(&self.file, tail)
+                .and_then(|()| sink.finish(&self.file));
+            self.written = sink.position();
+            let in_file = sink.in_file();
+            if let Err(error) = result {
+                return Err(self.fail(in_file, error));
+            }
+        } else if let Err(error) = write_all_vectored(&mut self.file, tail, &[], &mut self.written)
+        {
+            return Err(self.fail(record_boundary, error));
+        }
+        Ok(())
+    }
+}
+
+/// Writes `head` and then every part with `writev`, retrying short writes; `written`
+/// counts the bytes that reached the kernel, also when an error cuts the write short.
+fn write_all_vectored(
+    file: &mut File,
+    head: &[u8],
+    parts: &[&[u8]],
+    written: &mut u64,
+) -> io::Result<()> {
+    let mut storage = [IoSlice::new(&[]); PARTS_PER_WRITEV + 1];
+    storage[0] = IoSlice::new(head);
+    for (slot, part) in storage[1..].iter_mut().zip(parts) {
+        *slot = IoSlice::new(part);
+    }
+    let mut slices = &mut storage[..parts.len() + 1];
+    IoSlice::advance_slices(&mut slices, 0);
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                *written += n as u64;
+                IoSlice::advance_slices(&mut slices, n);
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}

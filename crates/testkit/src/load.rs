@@ -1,0 +1,155 @@
+//! The load generator (`recd-load`) as the tests run it: its arguments built by name.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::binary;
+
+/// One run of `recd-load`, its options given by name and passed on in the order given;
+/// what is not given keeps recd-load's default. Start it in an iceoryx2 domain with
+/// [`crate::Domain::load`], or over DDS with [`Self::dds`] and [`Self::spawn`].
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use recd_testkit::{finish_load, Domain, RecdLoad};
+///
+/// let domain = Domain::new();
+/// let load = RecdLoad::new("t/")
+///     .cameras(2)
+///     .frame_size(300_000)
+///     .fps(100)
+///     .count(60)
+///     .duration(Duration::from_secs(20))
+///     .wait_subscribers(1);
+/// let report = finish_load(domain.load(&load));
+/// # let _ = report;
+/// ```
+#[derive(Debug, Clone)]
+pub struct RecdLoad {
+    args: Vec<String>,
+}
+
+impl RecdLoad {
+    /// A load whose topic names start with `prefix` (`--name-prefix`).
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            args: vec!["--name-prefix".into(), prefix.into()],
+        }
+    }
+
+    /// Camera topics, one publisher process each (`--cameras`).
+    pub fn cameras(self, cameras: usize) -> Self {
+        self.option("--cameras", cameras)
+    }
+
+    /// Bytes per camera frame (`--frame-size`).
+    pub fn frame_size(self, bytes: usize) -> Self {
+        self.option("--frame-size", bytes)
+    }
+
+    /// Camera frames per second (`--fps`).
+    pub fn fps(self, fps: u32) -> Self {
+        self.option("--fps", fps)
+    }
+
+    /// Small-message topics, all from one publisher process (`--small-topics`).
+    pub fn small_topics(self, topics: usize) -> Self {
+        self.option("--small-topics", topics)
+    }
+
+    /// Bytes per small message (`--small-size`).
+    pub fn small_size(self, bytes: usize) -> Self {
+        self.option("--small-size", bytes)
+    }
+
+    /// Messages per second on each small topic (`--small-rate`).
+    pub fn small_rate(self, hz: u32) -> Self {
+        self.option("--small-rate", hz)
+    }
+
+    /// Messages per topic, after which it stops (`--count`).
+    pub fn count(self, messages: u64) -> Self {
+        self.option("--count", messages)
+    }
+
+    /// How long to publish at most (`--duration`).
+    pub fn duration(self, duration: Duration) -> Self {
+        self.option("--duration", human(duration))
+    }
+
+    /// How long the publishers stay up after their last sample (`--linger`).
+    pub fn linger(self, linger: Duration) -> Self {
+        self.option("--linger", human(linger))
+    }
+
+    /// Samples a subscriber may hold at once, per publisher (`--borrowed`).
+    pub fn borrowed(self, samples: usize) -> Self {
+        self.option("--borrowed", samples)
+    }
+
+    /// Samples queued per subscriber before the oldest is overwritten (`--buffer`).
+    pub fn buffer(self, samples: usize) -> Self {
+        self.option("--buffer", samples)
+    }
+
+    /// History kept for late subscribers, which makes the topics latched (`--history`).
+    pub fn history(self, samples: usize) -> Self {
+        self.option("--history", samples)
+    }
+
+    /// Notify a same-named event service after each sample (`--notify`).
+    pub fn notify(mut self) -> Self {
+        self.args.push("--notify".into());
+        self
+    }
+
+    /// Wait until this many subscribers are connected before publishing
+    /// (`--wait-subscribers`).
+    pub fn wait_subscribers(self, subscribers: usize) -> Self {
+        self.option("--wait-subscribers", subscribers)
+    }
+
+    /// Publish over DDS in `domain`, on the network interface with address `interface`
+    /// only (`dds --domain … --interface …`), instead of over iceoryx2.
+    pub fn dds(mut self, domain: u16, interface: &str) -> Self {
+        self.args.push("dds".into());
+        self.option("--domain", domain)
+            .option("--interface", interface)
+    }
+
+    /// The arguments as given so far.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// Starts recd-load with no iceoryx2 prefix (over DDS, say), its JSON report piped
+    /// for [`crate::finish_load`].
+    pub fn spawn(&self) -> Child {
+        self.command(&[])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("recd-load starts")
+    }
+
+    /// recd-load with `first` and then these arguments, asked for its report as JSON.
+    pub(crate) fn command(&self, first: &[&str]) -> Command {
+        let mut command = Command::new(binary("recd-load"));
+        command.args(first).arg("--json").args(&self.args);
+        command
+    }
+
+    fn option(mut self, name: &str, value: impl ToString) -> Self {
+        self.args.push(name.into());
+        self.args.push(value.to_string());
+        self
+    }
+}
+
+/// `duration` as recd-load reads it: `30s`, or `250ms`.
+fn human(duration: Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
+}
