@@ -192,7 +192,7 @@ pub fn summarize_from<R: Read + Seek>(
     if let Ok(Some(summary)) = read_summary(input, size) {
         if let Some(stats) = &summary.stats {
             fill_from_summary(&mut info, &summary, stats);
-            let notes = read_notes(input, &summary).map_err(read_error)?;
+            let notes = read_notes(input, size, &summary).map_err(read_error)?;
             (info.markers, info.triggers) = (notes.markers, notes.triggers);
             return Ok(info);
         }
@@ -235,10 +235,18 @@ impl Notes {
 
 /// The markers and triggers a summarized file holds: each Metadata record the summary
 /// indexes under their names, read where the index says it is.
-fn read_notes<R: Read + Seek>(input: &mut R, summary: &mcap::Summary) -> io::Result<Notes> {
+fn read_notes<R: Read + Seek>(
+    input: &mut R,
+    size: u64,
+    summary: &mcap::Summary,
+) -> io::Result<Notes> {
     let mut notes = Notes::default();
     for index in &summary.metadata_indexes {
         if index.name != crate::iceoryx2::MARKER && index.name != crate::iceoryx2::TRIGGER {
+            continue;
+        }
+        // The index's claims must fit in the file before anything is allocated for them.
+        if index.length < 9 || index.offset.saturating_add(index.length) > size {
             continue;
         }
         let mut record = vec![0u8; index.length as usize];
@@ -246,7 +254,7 @@ fn read_notes<R: Read + Seek>(input: &mut R, summary: &mcap::Summary) -> io::Res
         input.read_exact(&mut record)?;
         if let Some(Record::Metadata(metadata)) = record
             .get(9..)
-            .and_then(|body| mcap::parse_record(record[0], body).ok())
+            .and_then(|body| crate::parse::parse_record(record[0], body).ok())
         {
             notes.add(&metadata.name, &metadata.metadata);
         }
@@ -289,7 +297,7 @@ fn read_header<R: Read + Seek>(
     if filled < needed {
         return Ok(empty);
     }
-    match mcap::parse_record(op::HEADER, &head[17..needed]) {
+    match crate::parse::parse_record(op::HEADER, &head[17..needed]) {
         Ok(Record::Header(header)) => Ok(header),
         _ => Ok(empty),
     }

@@ -22,6 +22,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod bag;
+mod chunk;
 pub mod dds;
 mod definitions;
 pub mod direct;
@@ -32,6 +33,7 @@ mod io_mode;
 mod lock;
 mod marker;
 mod messages;
+mod parse;
 mod recover;
 mod reindex;
 mod space;

@@ -270,7 +270,7 @@ fn recover_from<S: RecordSink>(
         match opcode {
             op::DATA_END => {
                 recovery.data_end_reached = true;
-                if let Ok(Record::DataEnd(end)) = mcap::parse_record(opcode, body) {
+                if let Ok(Record::DataEnd(end)) = crate::parse::parse_record(opcode, body) {
                     recovery.crc_mismatch = checks_crc
                         && end.data_section_crc != 0
                         && end.data_section_crc != crc.finalize();
@@ -291,7 +291,7 @@ fn recover_from<S: RecordSink>(
             }
             private if private >= 0x80 => recovery.skipped_private_records += 1,
             _ => {
-                let record = match mcap::parse_record(opcode, body) {
+                let record = match crate::parse::parse_record(opcode, body) {
                     Ok(record) => record,
                     Err(e) => {
                         break Some(format!("unreadable {} record: {e}", record_name(opcode)))
@@ -323,25 +323,25 @@ fn forward_chunk<S: RecordSink>(
     consistency: &mut Consistency,
     sink: &mut S,
 ) -> Result<Result<(), String>, RecoverError<S::Error>> {
-    let (header, data) = match mcap::parse_record(op::CHUNK, body) {
+    let (header, data) = match crate::parse::parse_record(op::CHUNK, body) {
         Ok(Record::Chunk { header, data }) => (header, data),
         Ok(_) => unreachable!("parse_record returns the record of the opcode it is given"),
         Err(e) => return Ok(Err(format!("unreadable Chunk record: {e}"))),
     };
-    let compression = header.compression.clone();
-    let uncompressed = header.uncompressed_size;
     let compressed = data.len() as u64;
-    let reader = match mcap::read::ChunkReader::new(header, &data) {
-        Ok(reader) => reader,
-        Err(e) => return Ok(Err(format!("unreadable chunk: {e}"))),
+    let content = match crate::chunk::decompress(
+        &header.compression,
+        &data,
+        header.uncompressed_size,
+        header.uncompressed_crc,
+    ) {
+        Ok(content) => content,
+        Err(reason) => return Ok(Err(reason)),
     };
-    let mut inner = Vec::new();
-    for record in reader {
-        match record {
-            Ok(record) => inner.push(record.into_owned()),
-            Err(e) => return Ok(Err(format!("corrupt chunk: {e}"))),
-        }
-    }
+    let inner: Vec<Record<'static>> = match crate::chunk::records(&content) {
+        Ok(records) => records.into_iter().map(Record::into_owned).collect(),
+        Err(reason) => return Ok(Err(reason)),
+    };
     // Check the whole chunk before forwarding any of it, so nothing is half-taken.
     let mut checked = consistency.clone();
     for record in &inner {
@@ -353,7 +353,7 @@ fn forward_chunk<S: RecordSink>(
     for record in inner {
         sink.record(record).map_err(RecoverError::Sink)?;
     }
-    sink.chunk(&compression, compressed, uncompressed);
+    sink.chunk(&header.compression, compressed, header.uncompressed_size);
     Ok(Ok(()))
 }
 
