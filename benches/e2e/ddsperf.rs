@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use recd_engine::{BareCounts, TopicCounts, TopicStatus};
 use recd_storage::IoMode;
+use recd_testkit::{cyclone_loopback_config, DDSPERF_TOPIC};
 
 use crate::measure::{interrupt, spawn, wait_measured, Usage};
 
@@ -42,9 +43,6 @@ impl Load {
         }
     }
 }
-
-/// ddsperf's data topic (keyed).
-const TOPIC: &str = "DDSPerfRDataKS";
 
 /// Options of `recd-e2e ddsperf`.
 #[derive(clap::Args, Debug)]
@@ -88,7 +86,10 @@ impl DdsperfArgs {
 
 /// Runs the reference and the recorder on the same load and prints one table row.
 pub fn run(args: &DdsperfArgs) -> Result<(), String> {
-    let uri = args.cyclonedds_uri.clone().unwrap_or_else(loopback_config);
+    let uri = args
+        .cyclonedds_uri
+        .clone()
+        .unwrap_or_else(cyclone_loopback_config);
     let (rate, size, bytes) = args.load();
     let publisher = |domain: u16| {
         let mut command = Command::new("ddsperf");
@@ -129,7 +130,7 @@ pub fn run(args: &DdsperfArgs) -> Result<(), String> {
     // A bare rustdds reader: the recorder's way of taking samples, nothing kept.
     let mut bare_command = Command::new(&exe);
     bare_command
-        .args(["bare-dds", "--topic", TOPIC, "--dds-domain"])
+        .args(["bare-dds", "--topic", DDSPERF_TOPIC, "--dds-domain"])
         .arg((args.domain + 1).to_string())
         .stdout(Stdio::piped());
     let (out, bare_usage) = while_published(&mut bare_command, args.domain + 1)?;
@@ -155,7 +156,7 @@ pub fn run(args: &DdsperfArgs) -> Result<(), String> {
         .map_err(|e| format!("recorder counts: {e}"))?;
     let counts = topics
         .iter()
-        .find(|t| t.name == TOPIC)
+        .find(|t| t.name == DDSPERF_TOPIC)
         .map(|t| t.counts)
         .ok_or("the recorder saw no ddsperf data")?;
     let recorded_bytes = recorded["bytes"].as_u64().unwrap_or(0);
@@ -296,12 +297,4 @@ pub fn print_header(args: &DdsperfArgs) {
 fn print_cpu_header() {
     println!("| load | ddsperf sub CPU | bare rustdds CPU | plain write CPU | recd CPU | recd / sub | recd / (sub + write) | recd / bare | recd / (bare + write) | received (sub / bare / recd) | sent before the bare reader's first | lost (bare / recd + dropped) | recd peak RSS |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-}
-
-/// The tests' Cyclone configuration: loopback only, unicast discovery (this machine's
-/// `lo` has no multicast).
-fn loopback_config() -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/python/cyclonedds-loopback.xml");
-    format!("file://{}", path.display())
 }
