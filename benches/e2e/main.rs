@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use recd_engine::{
-    DdsConfig, IoMode, PreTrigger, ReceiveThreadStatus, Recording, RecordingConfig, TopicCounts,
-    TopicSelection, TopicStatus, DEFAULT_BUFFER_BYTES,
+    BareDdsReader, DdsConfig, IoMode, PreTrigger, ReceiveThreadStatus, Recording, RecordingConfig,
+    TopicCounts, TopicSelection, TopicStatus, DEFAULT_BUFFER_BYTES,
 };
 use recd_workload::blob;
 use recd_workload::report::LoadReport;
@@ -37,7 +37,8 @@ struct Cli {
 enum Cmd {
     /// Run a scenario and print the table.
     Run(RunArgs),
-    /// Record Cyclone's `ddsperf pub` and compare with `ddsperf sub` and a plain write,
+    /// Record Cyclone's `ddsperf pub` and compare with `ddsperf sub`, a bare rustdds
+    /// reader (the recorder's way of taking samples, nothing kept) and a plain write,
     /// printing one Markdown table row (`--header` prints the header first).
     Ddsperf {
         #[command(flatten)]
@@ -49,6 +50,18 @@ enum Cmd {
     /// (internal) Record until SIGINT and print the summary as JSON.
     #[command(hide = true)]
     Record(RecordArgs),
+    /// (internal) Take one DDS topic's samples the way the recorder's DDS source does,
+    /// on loopback, and drop them; at SIGINT print what it took as JSON. `ddsperf`'s
+    /// reference for rustdds' own share of the recorder's cost.
+    #[command(hide = true)]
+    BareDds {
+        /// The DDS domain.
+        #[arg(long)]
+        dds_domain: u16,
+        /// The DDS topic's name.
+        #[arg(long)]
+        topic: String,
+    },
     /// (internal) Write this many bytes sequentially and fdatasync, as a reference.
     #[command(hide = true)]
     PlainWrite {
@@ -238,6 +251,7 @@ fn main() -> ExitCode {
             ddsperf::run(&args)
         }
         Cmd::Record(args) => record(args),
+        Cmd::BareDds { dds_domain, topic } => bare_dds(dds_domain, &topic),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
     };
     match result {
@@ -538,15 +552,37 @@ fn run(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The DDS settings of `record --dds-domain`: loopback only, the engine's defaults.
+fn loopback_dds(domain: u16) -> DdsConfig {
+    DdsConfig {
+        interfaces: vec![std::net::IpAddr::from([127, 0, 0, 1])],
+        ..DdsConfig::new(domain)
+    }
+}
+
+/// Takes `topic`'s samples as `record` would and drops them, until SIGINT.
+fn bare_dds(domain: u16, topic: &str) -> Result<(), String> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let on_signal = stop.clone();
+    ctrlc::set_handler(move || on_signal.store(true, std::sync::atomic::Ordering::Relaxed))
+        .map_err(|e| e.to_string())?;
+    let reader = BareDdsReader::open(&loopback_dds(domain), topic).map_err(|e| e.to_string())?;
+    let counts = reader.run(&stop)?;
+    println!(
+        "{}",
+        serde_json::to_string(&counts).map_err(|e| e.to_string())?
+    );
+    Ok(())
+}
+
 /// Records until SIGINT; DDS topics too with `--dds-domain`, on loopback only.
 fn record(args: RecordArgs) -> Result<(), String> {
     let mut config = RecordingConfig::new(args.dir);
     config.file_prefix = "bench".into();
     args.recorder.apply(&mut config);
     config.dds = args.dds_domain.map(|domain| DdsConfig {
-        interfaces: vec![std::net::IpAddr::from([127, 0, 0, 1])],
         message_dirs: args.msg_dir.into_iter().collect(),
-        ..DdsConfig::new(domain)
+        ..loopback_dds(domain)
     });
     config.iceoryx2 = !args.no_iceoryx2;
     config.topics = TopicSelection {

@@ -58,7 +58,7 @@ pub use recording::{
     BufferStatus, Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
 };
 pub use select::{PatternError, TopicFilter};
-pub use source::dds::{dds_participant, DdsError};
+pub use source::dds::{dds_participant, BareCounts, BareDdsReader, DdsError};
 pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
 pub use source::stats::ReceiveThreadStatus;

@@ -11,7 +11,7 @@ use recd_ros2::names;
 
 use super::channel::{channel_spec, Naming, Offer};
 use super::qos::ReaderChoice;
-use super::reader::{DdsTopic, MIN_DEPTH};
+use super::reader::{DdsTopic, TopicShape, MIN_DEPTH};
 use super::DdsSource;
 use crate::source::{announce, SequenceGaps};
 use crate::topic::{Topic, TopicCounters};
@@ -141,14 +141,13 @@ impl DdsSource {
         }
         let service = topic.topic.service.clone();
         let depth = topic.depth;
-        match self.create_reader(
-            slot,
-            &writer.topic,
-            &writer.type_name,
-            topic_keyed(writer),
+        let shape = TopicShape {
+            name: &writer.topic,
+            type_name: &writer.type_name,
+            keyed: keyed_writer(writer.guid),
             choice,
-            depth,
-        ) {
+        };
+        match self.create_reader(slot, &shape, depth) {
             Ok(reader) => {
                 // What the old reader holds is recorded first; what its writers send
                 // until the new reader matches them shows up as a sequence gap (lost).
@@ -193,15 +192,14 @@ impl DdsSource {
         );
         let choice = ReaderChoice::for_offers(offers.iter().map(|o| o.qos));
         let slot = self.topics.len();
-        let keyed = topic_keyed(writer);
-        let reader = match self.create_reader(
-            slot,
-            &writer.topic,
-            &writer.type_name,
+        let keyed = keyed_writer(writer.guid);
+        let shape = TopicShape {
+            name: &writer.topic,
+            type_name: &writer.type_name,
             keyed,
             choice,
-            MIN_DEPTH,
-        ) {
+        };
+        let reader = match self.create_reader(slot, &shape, MIN_DEPTH) {
             Ok(reader) => reader,
             Err(reason) => {
                 self.link.registry.note_problem(&service, reason);
@@ -277,6 +275,6 @@ fn describe_qos(qos: &QosPolicies) -> String {
 
 /// Whether a writer's topic is keyed: the entity kind, the GUID's last byte, says so
 /// (0x02 writer with key, 0x03 writer without).
-fn topic_keyed(writer: &WriterSeen) -> bool {
-    writer.guid.to_bytes()[15] == 0x02
+pub(super) fn keyed_writer(writer: GUID) -> bool {
+    writer.to_bytes()[15] == 0x02
 }

@@ -5,8 +5,11 @@
 //! selected topic when discovery reports its first writer, with the QoS rosbag2 would
 //! choose ([`qos`]), and one thread waits on all readers at once. Discovery and reader
 //! re-creation are in [`discovery`], the readers in [`reader`], taking samples in
-//! [`receive`], and how a topic is described in the file in [`channel`].
+//! [`receive`], and how a topic is described in the file in [`channel`]. [`bare`] reads
+//! one topic the same way and keeps nothing: the benchmarks' reference for what recd
+//! adds to rustdds.
 
+mod bare;
 mod channel;
 mod discovery;
 mod qos;
@@ -26,6 +29,8 @@ use rustdds::{
 };
 
 use recd_ros2::msgdef::MessageDefinitions;
+
+pub use bare::{BareCounts, BareDdsReader};
 
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::config::DdsConfig;

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use rustdds::mio1::{Interest, Token};
 use rustdds::{
-    no_key, with_key, QosPolicies, RTPSEntity, ReadCondition, Timestamp, TopicKind, GUID,
+    no_key, with_key, DomainParticipant, QosPolicies, RTPSEntity, ReadCondition, Subscriber,
+    Timestamp, Topic as DdsTopicHandle, TopicKind, GUID,
 };
 
 use super::qos::ReaderChoice;
@@ -87,34 +88,7 @@ impl Reader {
                     each(tx, taken);
                 }
             }
-            Reader::Keyed(reader) => loop {
-                // One take for all: each take scans rustdds' whole local cache.
-                let samples = reader
-                    .take(usize::MAX, ReadCondition::not_read())
-                    .map_err(|e| e.to_string())?;
-                if samples.is_empty() {
-                    return Ok(());
-                }
-                for sample in samples {
-                    let info = sample.sample_info();
-                    let identity = info.sample_identity();
-                    let (writer, sequence, source_time) = (
-                        identity.writer_guid,
-                        i64::from(identity.sequence_number),
-                        info.source_timestamp(),
-                    );
-                    // A dispose or unregister carries no message.
-                    if let Some(raw) = sample.into_value().value() {
-                        let taken = Taken {
-                            sample: raw,
-                            writer,
-                            sequence,
-                            source_time,
-                        };
-                        each(tx, taken);
-                    }
-                }
-            },
+            Reader::Keyed(reader) => take_keyed(reader, |taken| each(tx, taken)),
         }
     }
 
@@ -133,6 +107,40 @@ impl Reader {
         match self {
             Reader::NoKey(reader) => reader,
             Reader::Keyed(reader) => reader,
+        }
+    }
+}
+
+/// Takes every sample waiting in a keyed reader, in order, and gives each to `each`;
+/// disposes and unregisters, which carry no message, are passed over.
+pub(super) fn take_keyed(
+    reader: &mut with_key::DataReader<RawSample, PassThrough>,
+    mut each: impl FnMut(Taken),
+) -> Result<(), String> {
+    loop {
+        // One take for all: each take scans rustdds' whole local cache.
+        let samples = reader
+            .take(usize::MAX, ReadCondition::not_read())
+            .map_err(|e| e.to_string())?;
+        if samples.is_empty() {
+            return Ok(());
+        }
+        for sample in samples {
+            let info = sample.sample_info();
+            let identity = info.sample_identity();
+            let (writer, sequence, source_time) = (
+                identity.writer_guid,
+                i64::from(identity.sequence_number),
+                info.source_timestamp(),
+            );
+            if let Some(raw) = sample.into_value().value() {
+                each(Taken {
+                    sample: raw,
+                    writer,
+                    sequence,
+                    source_time,
+                });
+            }
         }
     }
 }
@@ -159,35 +167,10 @@ impl DdsSource {
     pub(super) fn create_reader(
         &mut self,
         slot: usize,
-        topic_name: &str,
-        type_name: &str,
-        keyed: bool,
-        choice: ReaderChoice,
+        shape: &TopicShape,
         depth: i32,
     ) -> Result<Reader, String> {
-        let qos = choice.policies(depth);
-        let topic = self
-            .participant
-            .create_topic(
-                topic_name.to_string(),
-                type_name.to_string(),
-                &qos,
-                topic_kind(keyed),
-            )
-            .map_err(|e| format!("cannot create the DDS topic: {e}"))?;
-        let mut reader = if keyed {
-            Reader::Keyed(
-                self.subscriber
-                    .create_datareader::<RawSample, PassThrough>(&topic, Some(qos))
-                    .map_err(|e| format!("cannot create a DDS reader: {e}"))?,
-            )
-        } else {
-            Reader::NoKey(
-                self.subscriber
-                    .create_simple_datareader_no_key::<RawSample, PassThrough>(&topic, Some(qos))
-                    .map_err(|e| format!("cannot create a DDS reader: {e}"))?,
-            )
-        };
+        let mut reader = new_reader(&self.participant, &self.subscriber, shape, depth)?;
         self.poll
             .registry()
             .register(reader.source(), Token(slot), Interest::READABLE)
@@ -203,14 +186,13 @@ impl DdsSource {
         if depth <= topic.depth {
             return;
         }
-        // Declaring the topic again with larger limits raises those of rustdds' cache,
-        // which every reader of the topic shares.
-        let raised = self.participant.create_topic(
-            topic.dds_name.clone(),
-            topic.type_name.clone(),
-            &topic.choice.policies(depth),
-            topic_kind(topic.reader.keyed()),
-        );
+        let shape = TopicShape {
+            name: &topic.dds_name,
+            type_name: &topic.type_name,
+            keyed: topic.reader.keyed(),
+            choice: topic.choice,
+        };
+        let raised = declare_topic(&self.participant, &shape, depth);
         match raised {
             Ok(_) => self.topics[slot].depth = depth,
             Err(error) => {
@@ -220,6 +202,56 @@ impl DdsSource {
             }
         }
     }
+}
+
+/// A topic as its readers see it.
+pub(super) struct TopicShape<'a> {
+    pub name: &'a str,
+    pub type_name: &'a str,
+    pub keyed: bool,
+    pub choice: ReaderChoice,
+}
+
+/// A reader of raw samples of a topic with a history of `depth` samples.
+pub(super) fn new_reader(
+    participant: &DomainParticipant,
+    subscriber: &Subscriber,
+    shape: &TopicShape,
+    depth: i32,
+) -> Result<Reader, String> {
+    let qos = shape.choice.policies(depth);
+    let topic = declare_topic(participant, shape, depth)
+        .map_err(|e| format!("cannot create the DDS topic: {e}"))?;
+    Ok(if shape.keyed {
+        Reader::Keyed(
+            subscriber
+                .create_datareader::<RawSample, PassThrough>(&topic, Some(qos))
+                .map_err(|e| format!("cannot create a DDS reader: {e}"))?,
+        )
+    } else {
+        Reader::NoKey(
+            subscriber
+                .create_simple_datareader_no_key::<RawSample, PassThrough>(&topic, Some(qos))
+                .map_err(|e| format!("cannot create a DDS reader: {e}"))?,
+        )
+    })
+}
+
+/// Declares a topic with a history of `depth` samples. Declaring it again with larger
+/// limits raises those of rustdds' cache, which every reader of the topic shares.
+pub(super) fn declare_topic(
+    participant: &DomainParticipant,
+    shape: &TopicShape,
+    depth: i32,
+) -> Result<DdsTopicHandle, String> {
+    participant
+        .create_topic(
+            shape.name.to_string(),
+            shape.type_name.to_string(),
+            &shape.choice.policies(depth),
+            topic_kind(shape.keyed),
+        )
+        .map_err(|e| e.to_string())
 }
 
 fn topic_kind(keyed: bool) -> TopicKind {
