@@ -2,7 +2,6 @@
 //! on the control socket and runs sessions until SIGTERM or SIGINT, which stop every
 //! session gracefully.
 
-mod config;
 mod names;
 mod recovery;
 mod retention;
@@ -17,6 +16,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use recd_catalog::Catalog;
+use recd_daemon::config;
 
 use config::{DaemonConfig, DEFAULT_CONFIG};
 use sessions::Sessions;

@@ -121,7 +121,11 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
                 }
             };
             for file in files {
-                match reindex_in_place(&file.path) {
+                // A file that makes the reader panic is logged and left as it is; the
+                // next file is reindexed all the same and recd records on.
+                let reindexed = std::panic::catch_unwind(|| reindex_in_place(&file.path))
+                    .unwrap_or_else(|panic| Err(format!("the reader failed: {}", panic_text(&panic))));
+                match reindexed {
                     Ok((bytes, messages)) => {
                         tracing::info!(file = %file.path.display(), messages, "reindexed after a crash");
                         let done = File {
@@ -135,7 +139,7 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
                         }
                     }
                     Err(error) => {
-                        tracing::error!(file = %file.path.display(), "background reindex failed: {error}")
+                        tracing::error!(file = %file.path.display(), "background reindex failed, the file stays needs-reindex: {error}")
                     }
                 }
             }
@@ -156,5 +160,24 @@ fn reindex_in_place(path: &Path) -> Result<(u64, u64), String> {
         &AtomicBool::new(false),
     )
     .map_err(|e| e.to_string())?;
+    if let Some(damage) = &report.damage {
+        tracing::warn!(
+            file = %path.display(),
+            "damaged at byte {}: {}; kept the {} messages before it, {} bytes after it are gone",
+            damage.offset,
+            damage.reason,
+            report.messages,
+            report.unusable_bytes
+        );
+    }
     Ok((report.output_bytes, report.messages))
+}
+
+/// What a caught panic said.
+pub fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }

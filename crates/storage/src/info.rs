@@ -346,7 +346,9 @@ fn read_summary<R: Read + Seek>(
     }
     input.seek(SeekFrom::Start(summary_start))?;
     let mut tail = vec![0u8; (size - summary_start) as usize];
-    if read_up_to(input, &mut tail)? < tail.len() {
+    if read_up_to(input, &mut tail)? < tail.len()
+        || !crate::parse::is_summary_section(&tail[..(footer_start - summary_start) as usize])
+    {
         return Ok(None);
     }
     let mut window = Window {

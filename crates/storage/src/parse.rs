@@ -29,6 +29,36 @@ fn attachment_holds_its_crc(body: &[u8]) -> bool {
     }
 }
 
+/// Whether `section` (a summary section, from its start to the Footer) is whole records
+/// of the kinds a summary holds, each within the section: what `mcap`'s summary reader
+/// may be given without tripping over a length or an Attachment.
+pub(crate) fn is_summary_section(mut section: &[u8]) -> bool {
+    while !section.is_empty() {
+        let Some((prefix, after)) = section.split_first_chunk::<9>() else {
+            return false;
+        };
+        let len = u64::from_le_bytes(prefix[1..].try_into().expect("8 bytes"));
+        if len > after.len() as u64 {
+            return false;
+        }
+        let summary_record = matches!(
+            prefix[0],
+            op::SCHEMA
+                | op::CHANNEL
+                | op::CHUNK_INDEX
+                | op::ATTACHMENT_INDEX
+                | op::METADATA_INDEX
+                | op::STATISTICS
+                | op::SUMMARY_OFFSET
+        ) || prefix[0] >= 0x80;
+        if !summary_record {
+            return false;
+        }
+        section = &after[len as usize..];
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +76,19 @@ mod tests {
             parse_record(op::ATTACHMENT, &body),
             Ok(Record::Attachment { .. })
         ));
+    }
+
+    #[test]
+    fn a_summary_section_is_whole_summary_records() {
+        let mut section = vec![op::STATISTICS];
+        section.extend_from_slice(&2u64.to_le_bytes());
+        section.extend_from_slice(&[0, 0]);
+        assert!(is_summary_section(&section));
+        assert!(!is_summary_section(&section[..10]), "a record cut short");
+        let mut attachment = section.clone();
+        attachment[0] = op::ATTACHMENT;
+        assert!(!is_summary_section(&attachment), "not a summary record");
+        section.push(op::CHANNEL);
+        assert!(!is_summary_section(&section), "a header cut short");
     }
 }

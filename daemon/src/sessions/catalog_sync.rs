@@ -82,7 +82,11 @@ impl FileObserver for CatalogObserver {
 impl CatalogObserver {
     /// Adds the ended file at `path` to the session's bag and rewrites its metadata.yaml.
     fn renew_bag_metadata(&self, path: &Path) {
-        let part = match recd_storage::bag_part(path) {
+        // Reading the file back must not take the session down, whatever the file holds.
+        let part =
+            std::panic::catch_unwind(|| recd_storage::bag_part(path).map_err(|e| e.to_string()))
+                .unwrap_or_else(|panic| Err(crate::recovery::panic_text(&panic)));
+        let part = match part {
             Ok(part) => part,
             Err(error) => {
                 tracing::warn!(file = %path.display(), "cannot read the file back for metadata.yaml: {error}");
