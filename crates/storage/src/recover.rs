@@ -10,6 +10,10 @@ use std::io::{self, BufReader, Read};
 
 use mcap::records::{op, Record};
 
+/// The most bytes a record may claim: reading one takes a buffer of its size. A recorded
+/// message is far smaller (a 4K camera frame is 25 MB); a larger claim is damage.
+pub(crate) const MAX_RECORD_BYTES: u64 = crate::chunk::MAX_CHUNK_BYTES;
+
 /// Where and why reading stopped before the end of a file's data.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Damage {
@@ -257,6 +261,12 @@ fn recover_from<S: RecordSink>(
         let len = u64::from_le_bytes(prefix[1..].try_into().expect("8 bytes"));
         if !opcode_is_valid(opcode) {
             break Some(format!("invalid record opcode 0x{opcode:02x}"));
+        }
+        if len > MAX_RECORD_BYTES {
+            break Some(format!(
+                "{} record of {len} bytes, more than a record may hold ({MAX_RECORD_BYTES})",
+                record_name(opcode)
+            ));
         }
         if len > remaining - 9 {
             break Some(format!(
