@@ -87,7 +87,7 @@ pub struct PlayArgs {
     /// are matched are not delivered).
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
     wait_subscribers: Duration,
-    /// Print the summary as JSON: per topic sent, late and failed.
+    /// Print the summary as JSON: per topic sent, late, lateness (p50, p99, max) and failed.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -206,11 +206,15 @@ fn print_report(report: &PlayReport) {
                 t.name.clone(),
                 t.sent.to_string(),
                 t.late.to_string(),
+                crate::format::micros(t.lateness_p50_us),
+                crate::format::micros(t.lateness_p99_us),
+                crate::format::micros(t.lateness_max_us),
                 t.failed.to_string(),
             ]
         })
         .collect();
-    out!("{}", table(&["topic", "sent", "late", "failed"], &rows));
+    let header = ["topic", "sent", "late", "late p50", "p99", "max", "failed"];
+    out!("{}", table(&header, &rows));
     for topic in &report.topics {
         if let Some(error) = &topic.error {
             outln!("{}: {error}", topic.name);

@@ -105,6 +105,26 @@ fn a_played_session_arrives_byte_exact_in_order_and_on_time() {
         source.values().map(|m| m.len() as u64).sum::<u64>(),
         "{report}"
     );
+    // How late each topic's messages left, as quantiles that agree with the late count.
+    for topic in report["topics"].as_array().unwrap() {
+        let us = |key: &str| {
+            topic[key]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{key}: {topic}"))
+        };
+        let (p50, p99, max) = (
+            us("lateness_p50_us"),
+            us("lateness_p99_us"),
+            us("lateness_max_us"),
+        );
+        assert!(0.0 <= p50 && p50 <= p99 && p99 <= max, "{topic}");
+        let late = topic["late"].as_u64().unwrap();
+        assert_eq!(
+            late > 0,
+            max > 1000.0,
+            "late past 1 ms iff the maximum is: {topic}"
+        );
+    }
     let (recorded, played) = (span_s(&source_times), span_s(&copy_times));
     assert!(
         (played / recorded - 1.0).abs() < 0.25,

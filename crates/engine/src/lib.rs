@@ -40,6 +40,7 @@
 
 mod config;
 mod handoff;
+mod lateness;
 mod recording;
 mod registry;
 mod select;
@@ -53,6 +54,7 @@ pub use config::{
     DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection,
     DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY, MIN_BUFFER_BYTES,
 };
+pub use lateness::LatenessHistogram;
 pub use recd_storage::IoMode;
 pub use recording::{
     BufferStatus, Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,

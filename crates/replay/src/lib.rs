@@ -108,10 +108,29 @@ pub struct PlayedTopic {
     pub sent: u64,
     /// Messages that left more than [`LATE_AFTER`] after they were due.
     pub late: u64,
+    /// How late the sent messages left after they were due, µs: the median ...
+    pub lateness_p50_us: f64,
+    /// ... the 99th percentile (both to a quarter octave) ...
+    pub lateness_p99_us: f64,
+    /// ... and the largest.
+    pub lateness_max_us: f64,
     /// Messages that could not be sent, with the first reason.
     pub failed: u64,
     /// Why the first failed message failed.
     pub error: Option<String>,
+}
+
+impl PlayedTopic {
+    /// This topic with the quantiles of how late its messages left.
+    fn with_lateness(self, lateness: &recd_engine::LatenessHistogram) -> Self {
+        let micros = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+        Self {
+            lateness_p50_us: micros(lateness.quantile(0.5)),
+            lateness_p99_us: micros(lateness.quantile(0.99)),
+            lateness_max_us: micros(lateness.max()),
+            ..self
+        }
+    }
 }
 
 /// Where a playback is, for a progress line.

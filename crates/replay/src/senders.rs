@@ -17,6 +17,7 @@ use recd_storage::RecordedChannel;
 use crate::outputs::Output;
 use crate::pacing::{wait_until, LATE_AFTER};
 use crate::PlayedTopic;
+use recd_engine::LatenessHistogram;
 
 /// Messages at least this large go to the thread for large messages.
 const LARGE: usize = 64 << 10;
@@ -69,7 +70,8 @@ impl Senders {
             let thread = std::thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
-                    let mut played: BTreeMap<String, PlayedTopic> = BTreeMap::new();
+                    let mut played: BTreeMap<String, (PlayedTopic, LatenessHistogram)> =
+                        BTreeMap::new();
                     let mut last_due: Option<Instant> = None;
                     for job in jobs {
                         // Never before the message queued ahead of it.
@@ -85,13 +87,15 @@ impl Senders {
                                 name: topic.to_string(),
                                 ..PlayedTopic::default()
                             };
-                            played.insert(topic.to_string(), first);
+                            played.insert(topic.to_string(), (first, LatenessHistogram::default()));
                         }
-                        let stats = played.get_mut(topic).expect("inserted above");
+                        let (stats, lateness_of_topic) =
+                            played.get_mut(topic).expect("inserted above");
                         match outputs[topic].send(job.data) {
                             Ok(()) => {
                                 stats.sent += 1;
                                 totals.sent.fetch_add(1, Ordering::Relaxed);
+                                lateness_of_topic.add(lateness);
                                 if lateness > LATE_AFTER {
                                     stats.late += 1;
                                     totals.late.fetch_add(1, Ordering::Relaxed);
@@ -103,7 +107,9 @@ impl Senders {
                             }
                         }
                     }
-                    played
+                    (played.into_iter())
+                        .map(|(name, (topic, lateness))| (name, topic.with_lateness(&lateness)))
+                        .collect::<BTreeMap<_, _>>()
                 })?;
             threads.push(Sender { queue, thread });
         }

@@ -7,19 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Lateness is kept in buckets a quarter of an octave wide: 2^(i/4) ns.
-const BUCKETS_PER_OCTAVE: f64 = 4.0;
-/// Up to 2^40 ns (18 minutes).
-const BUCKETS: usize = 160;
+use crate::lateness::LatenessHistogram;
 
 /// A receive thread's live report, shared with the status.
 pub(crate) struct ReceiveStats {
     source: &'static str,
     scheduling: OnceLock<super::priority::Scheduling>,
     memory_warning: OnceLock<String>,
-    lateness: [AtomicU64; BUCKETS],
-    passes: AtomicU64,
-    max_lateness_ns: AtomicU64,
+    lateness: LatenessHistogram,
     spilled: AtomicU64,
     given_up: AtomicU64,
 }
@@ -31,9 +26,7 @@ impl ReceiveStats {
             source,
             scheduling: OnceLock::new(),
             memory_warning: OnceLock::new(),
-            lateness: std::array::from_fn(|_| AtomicU64::new(0)),
-            passes: AtomicU64::new(0),
-            max_lateness_ns: AtomicU64::new(0),
+            lateness: LatenessHistogram::default(),
             spilled: AtomicU64::new(0),
             given_up: AtomicU64::new(0),
         }
@@ -59,10 +52,7 @@ impl ReceiveStats {
 
     /// Notes a scheduled pass that started `late` after the earliest poll it was due for.
     pub fn add_pass(&self, late: Duration) {
-        let ns = late.as_nanos().min(u64::MAX as u128) as u64;
-        self.passes.fetch_add(1, Ordering::Relaxed);
-        self.lateness[bucket_of(ns)].fetch_add(1, Ordering::Relaxed);
-        self.max_lateness_ns.fetch_max(ns, Ordering::Relaxed);
+        self.lateness.add(late);
     }
 
     /// Notes a loan taken back into the spill pool.
@@ -77,12 +67,6 @@ impl ReceiveStats {
 
     /// The report as of now.
     pub fn snapshot(&self) -> ReceiveThreadStatus {
-        let counts: Vec<u64> = self
-            .lateness
-            .iter()
-            .map(|b| b.load(Ordering::Relaxed))
-            .collect();
-        let max = self.max_lateness_ns.load(Ordering::Relaxed);
         let scheduling = self.scheduling.get();
         let spilled = self.spilled.load(Ordering::Relaxed);
         ReceiveThreadStatus {
@@ -90,9 +74,9 @@ impl ReceiveStats {
             scheduling: scheduling.map_or_else(|| "starting".into(), |s| s.description.clone()),
             priority_warning: scheduling.and_then(|s| s.warning.clone()),
             memory_warning: self.memory_warning.get().cloned(),
-            passes: self.passes.load(Ordering::Relaxed),
-            lateness_p999: Duration::from_nanos(quantile(&counts, 0.999).min(max)),
-            lateness_max: Duration::from_nanos(max),
+            passes: self.lateness.count(),
+            lateness_p999: self.lateness.quantile(0.999),
+            lateness_max: self.lateness.max(),
             spilled,
             reclaimed: spilled + self.given_up.load(Ordering::Relaxed),
         }
@@ -122,30 +106,6 @@ pub struct ReceiveThreadStatus {
     /// Loans taken back from the writer: the spilled ones and those given up unwritten
     /// (counted as dropped) because the spill pool was full.
     pub reclaimed: u64,
-}
-
-fn bucket_of(ns: u64) -> usize {
-    if ns <= 1 {
-        return 0;
-    }
-    (((ns as f64).log2() * BUCKETS_PER_OCTAVE) as usize).min(BUCKETS - 1)
-}
-
-/// The upper bound of the bucket holding quantile `q` of `counts`, in ns.
-fn quantile(counts: &[u64], q: f64) -> u64 {
-    let total: u64 = counts.iter().sum();
-    if total == 0 {
-        return 0;
-    }
-    let rank = ((total as f64) * q).ceil().max(1.0) as u64;
-    let mut seen = 0;
-    for (index, count) in counts.iter().enumerate() {
-        seen += count;
-        if seen >= rank {
-            return 2f64.powf((index + 1) as f64 / BUCKETS_PER_OCTAVE).ceil() as u64;
-        }
-    }
-    u64::MAX
 }
 
 #[cfg(test)]
