@@ -77,24 +77,8 @@ fn read_at_most(decoder: impl Read, compression: &str, claimed: u64) -> Result<V
 /// records, opcode ≥ 0x80, are passed over).
 pub(crate) fn records(content: &[u8]) -> Result<Vec<Record<'_>>, String> {
     let mut records = Vec::new();
-    let mut rest = content;
-    while !rest.is_empty() {
-        let Some((prefix, after)) = rest.split_first_chunk::<9>() else {
-            return Err(format!(
-                "a chunk ends {} bytes into a record's header",
-                rest.len()
-            ));
-        };
-        let opcode = prefix[0];
-        let len = u64::from_le_bytes(prefix[1..].try_into().expect("8 bytes"));
-        if len > after.len() as u64 {
-            return Err(format!(
-                "a record in a chunk claims {len} bytes, but the chunk has {} left",
-                after.len()
-            ));
-        }
-        let (body, next) = after.split_at(len as usize);
-        rest = next;
+    for framed in crate::parse::framed_records(content) {
+        let (opcode, body) = framed.map_err(|e| format!("in a chunk, {e}"))?;
         match opcode {
             op::SCHEMA | op::CHANNEL | op::MESSAGE => records.push(
                 crate::parse::parse_record(opcode, body)

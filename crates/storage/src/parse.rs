@@ -29,34 +29,50 @@ fn attachment_holds_its_crc(body: &[u8]) -> bool {
     }
 }
 
-/// Whether `section` (a summary section, from its start to the Footer) is whole records
-/// of the kinds a summary holds, each within the section: what `mcap`'s summary reader
-/// may be given without tripping over a length or an Attachment.
-pub(crate) fn is_summary_section(mut section: &[u8]) -> bool {
-    while !section.is_empty() {
-        let Some((prefix, after)) = section.split_first_chunk::<9>() else {
-            return false;
+/// The records laid end to end in `bytes` (a chunk's content, a summary section), as
+/// opcode and body, each checked to lie within `bytes`; an error ends the sequence.
+pub(crate) fn framed_records(
+    mut bytes: &[u8],
+) -> impl Iterator<Item = Result<(u8, &[u8]), String>> {
+    std::iter::from_fn(move || {
+        if bytes.is_empty() {
+            return None;
+        }
+        let Some((prefix, after)) = bytes.split_first_chunk::<9>() else {
+            let error = format!("ends {} bytes into a record's header", bytes.len());
+            bytes = &[];
+            return Some(Err(error));
         };
         let len = u64::from_le_bytes(prefix[1..].try_into().expect("8 bytes"));
         if len > after.len() as u64 {
-            return false;
+            let error = format!("a record claims {len} bytes, but {} are left", after.len());
+            bytes = &[];
+            return Some(Err(error));
         }
-        let summary_record = matches!(
-            prefix[0],
-            op::SCHEMA
-                | op::CHANNEL
-                | op::CHUNK_INDEX
-                | op::ATTACHMENT_INDEX
-                | op::METADATA_INDEX
-                | op::STATISTICS
-                | op::SUMMARY_OFFSET
-        ) || prefix[0] >= 0x80;
-        if !summary_record {
-            return false;
-        }
-        section = &after[len as usize..];
-    }
-    true
+        let (body, rest) = after.split_at(len as usize);
+        bytes = rest;
+        Some(Ok((prefix[0], body)))
+    })
+}
+
+/// Whether `section` (a summary section, from its start to the Footer) is whole records
+/// of the kinds a summary holds, each within the section: what `mcap`'s summary reader
+/// may be given without tripping over a length or an Attachment.
+pub(crate) fn is_summary_section(section: &[u8]) -> bool {
+    framed_records(section).all(|record| {
+        record.is_ok_and(|(opcode, _)| {
+            matches!(
+                opcode,
+                op::SCHEMA
+                    | op::CHANNEL
+                    | op::CHUNK_INDEX
+                    | op::ATTACHMENT_INDEX
+                    | op::METADATA_INDEX
+                    | op::STATISTICS
+                    | op::SUMMARY_OFFSET
+            ) || opcode >= 0x80
+        })
+    })
 }
 
 #[cfg(test)]
