@@ -167,6 +167,38 @@ impl DdsOutput {
     }
 }
 
+impl DdsOutput {
+    /// A writer of ROS 2's `/clock` (`rosgraph_msgs/msg/Clock`) with the QoS rosbag2's
+    /// player gives it (rclcpp's ClockQoS: best effort, volatile, the last sample).
+    pub fn clock(&self) -> Result<DdsTopic, String> {
+        let topic = names::dds_topic_name("/clock");
+        let qos = QosPolicyBuilder::new()
+            .reliability(Reliability::BestEffort)
+            .durability(Durability::Volatile)
+            .history(History::KeepLast { depth: 1 })
+            .build();
+        let dds_topic = self
+            .participant
+            .create_topic(
+                topic.clone(),
+                names::dds_type_name("rosgraph_msgs/msg/Clock"),
+                &qos,
+                TopicKind::NoKey,
+            )
+            .map_err(|e| format!("cannot create DDS topic {topic}: {e}"))?;
+        let writer = writer_for(&self.publisher, &dds_topic, qos, false, CDR_LE)
+            .map_err(|e| format!("cannot write DDS topic {topic}: {e}"))?;
+        Ok(DdsTopic {
+            writer,
+            representation: CDR_LE,
+            matched: AtomicUsize::new(0),
+        })
+    }
+}
+
+/// XCDR1, little endian: ROS 2's representation.
+pub const CDR_LE: [u8; 2] = [0, 1];
+
 impl DdsTopic {
     /// Readers matched now.
     pub fn subscribers(&self) -> usize {

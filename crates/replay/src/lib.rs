@@ -11,12 +11,14 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod clock;
 pub mod dds;
 mod outputs;
-mod pacing;
+mod player;
 mod reader;
 mod senders;
 pub mod shm;
+mod timeline;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -26,12 +28,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use outputs::{check_remaps, Outputs, Planned};
-use reader::{first_representations, read_pass, Queued, ReadPlan, READ_AHEAD};
+use player::Player;
+use reader::first_representations;
 use recd_engine::{TopicFilter, TopicSelection};
 use recd_storage::{Damage, MessagesError, RecordedChannel};
 
-pub use pacing::{Pacer, LATE_AFTER};
-use senders::{Senders, Totals};
+use senders::{Senders, Shared, Totals};
+use timeline::Timeline;
+pub use timeline::LATE_AFTER;
 
 /// How to play.
 #[derive(Debug, Clone)]
@@ -62,6 +66,50 @@ pub struct PlayOptions {
     pub dds_domain: u16,
     /// The addresses DDS may use; every interface when empty.
     pub dds_interfaces: Vec<IpAddr>,
+    /// What to do with messages it cannot send on time.
+    pub on_late: OnLate,
+    /// Start paused (steer with a [`Steering`]).
+    pub start_paused: bool,
+    /// Wait this long before the first message (after the subscribers).
+    pub delay: Duration,
+    /// Publish the recording's time on `/clock` this many times a second.
+    pub clock: Option<f64>,
+}
+
+/// What a playback does with a message it cannot send on time (`--on-late`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnLate {
+    /// Send it late.
+    #[default]
+    Keep,
+    /// Skip it when it is later than its topic's interval to its previous message
+    /// (a frame period), and count it.
+    Drop,
+    /// Slow the whole timeline down by how late it is, so relative timing holds.
+    Stretch,
+}
+
+impl OnLate {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Keep => "keep",
+            Self::Drop => "drop",
+            Self::Stretch => "stretch",
+        }
+    }
+}
+
+impl std::str::FromStr for OnLate {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        [Self::Keep, Self::Drop, Self::Stretch]
+            .into_iter()
+            .find(|policy| policy.name() == text)
+            .ok_or_else(|| format!("`{text}` is not keep, drop or stretch"))
+    }
 }
 
 impl Default for PlayOptions {
@@ -80,6 +128,10 @@ impl Default for PlayOptions {
             dds: true,
             dds_domain: 0,
             dds_interfaces: Vec::new(),
+            on_late: OnLate::Keep,
+            start_paused: false,
+            delay: Duration::ZERO,
+            clock: None,
         }
     }
 }
@@ -97,6 +149,13 @@ pub struct PlayReport {
     pub duration_s: f64,
     /// It was stopped before its end (Ctrl-C).
     pub cancelled: bool,
+    /// What it did with messages it could not send on time.
+    pub on_late: OnLate,
+    /// How much longer than the recording (divided by the rate) the timeline ran because
+    /// `--on-late stretch` slowed it: 1 when it did not.
+    pub stretch_factor: f64,
+    /// Seconds spent paused.
+    pub paused_s: f64,
 }
 
 /// One played topic.
@@ -114,6 +173,8 @@ pub struct PlayedTopic {
     pub lateness_p99_us: f64,
     /// ... and the largest.
     pub lateness_max_us: f64,
+    /// Messages left out because they were too late (`--on-late drop`).
+    pub dropped: u64,
     /// Messages that could not be sent, with the first reason.
     pub failed: u64,
     /// Why the first failed message failed.
@@ -144,6 +205,14 @@ pub struct Progress {
     pub sent: u64,
     /// Late ones among them.
     pub late: u64,
+    /// Messages dropped for being late so far.
+    pub dropped: u64,
+    /// Paused now.
+    pub paused: bool,
+    /// The rate now.
+    pub rate: f64,
+    /// How much `--on-late stretch` has slowed the timeline so far (1: not at all).
+    pub stretch_factor: f64,
 }
 
 /// Why a playback could not start.
@@ -178,11 +247,58 @@ pub enum PlayError {
     Thread(std::io::Error),
 }
 
+/// Steers a playback while it plays (pause, step, rate); made before [`play_steered`]
+/// starts, used from any thread.
+#[derive(Debug, Clone)]
+pub struct Steering {
+    timeline: Arc<Timeline>,
+}
+
+impl Steering {
+    /// Steering for a playback with `options` (its rate, whether it starts paused).
+    pub fn new(options: &PlayOptions) -> Self {
+        Self {
+            timeline: Arc::new(Timeline::new(options.rate, options.start_paused)),
+        }
+    }
+
+    /// Pauses when playing, resumes when paused; true when paused now.
+    pub fn toggle_pause(&self) -> bool {
+        self.timeline.toggle()
+    }
+
+    /// While paused, sends exactly the next message.
+    pub fn step(&self) {
+        self.timeline.step();
+    }
+
+    /// Plays at `rate` from where the playback is.
+    pub fn set_rate(&self, rate: f64) {
+        self.timeline.set_rate(rate);
+    }
+
+    /// The rate now.
+    pub fn rate(&self) -> f64 {
+        self.timeline.rate()
+    }
+}
+
 /// Plays `files` (in this order, as one stream) as `options` say, calling `progress`
 /// now and then, until the end or until `cancel` is set.
 pub fn play(
     files: &[PathBuf],
     options: &PlayOptions,
+    cancel: &Arc<AtomicBool>,
+    progress: impl FnMut(Progress),
+) -> Result<PlayReport, PlayError> {
+    play_steered(files, options, &Steering::new(options), cancel, progress)
+}
+
+/// [`play`], steered by `steering` while it plays.
+pub fn play_steered(
+    files: &[PathBuf],
+    options: &PlayOptions,
+    steering: &Steering,
     cancel: &Arc<AtomicBool>,
     mut progress: impl FnMut(Progress),
 ) -> Result<PlayReport, PlayError> {
@@ -194,53 +310,62 @@ pub fn play(
         streams,
         length,
     } = open_outputs(files, &filter, options, &mut report)?;
-    outputs.wait_for_subscribers(options.wait_subscribers, || cancel.load(Ordering::Relaxed));
+    let stopped = || cancel.load(Ordering::Relaxed);
+    outputs.wait_for_subscribers(options.wait_subscribers, stopped);
+    sleep_unless(options.delay, stopped);
 
-    let topics: HashSet<String> = outputs.topics.keys().cloned().collect();
+    let timeline = steering.timeline.clone();
     let totals = Arc::new(Totals::default());
-    let senders = Senders::start(outputs.topics.clone(), cancel.clone(), totals.clone())
-        .map_err(PlayError::Thread)?;
-    let mut player = Player {
-        senders,
-        totals,
-        pacer: None,
-        options,
-        topics,
-        last_position: Duration::ZERO,
-        queued_in_pass: 0,
-        last_progress: Instant::now(),
-        length,
-    };
-    let outcome = loop {
-        match player.play_pass(&streams, cancel, &mut report, &mut progress) {
-            Ok(ended) if ended && options.repeat && !cancel.load(Ordering::Relaxed) => {
-                player.next_pass()
-            }
-            other => break other,
+    let senders = Senders::start(Shared {
+        outputs: outputs.topics.clone(),
+        timeline: timeline.clone(),
+        cancel: cancel.clone(),
+        totals: totals.clone(),
+        on_late: options.on_late,
+    })
+    .map_err(PlayError::Thread)?;
+    let mut player = Player::new(senders, totals, &timeline, options, length);
+    let clock_stop = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        if let (Some(topic), Some(hz)) = (&outputs.clock, options.clock) {
+            let (timeline, stop) = (&timeline, &clock_stop);
+            scope.spawn(move || clock::publish(topic, hz, timeline, stop));
         }
-    };
-    let mut played = player.senders.finish();
-    if !cancel.load(Ordering::Relaxed) {
+        let outcome = loop {
+            match player.play_pass(&streams, cancel, &mut report, &mut progress) {
+                Ok(ended) if ended && options.repeat && !stopped() => player.next_pass(),
+                other => break other,
+            }
+        };
+        clock_stop.store(true, Ordering::Relaxed);
+        outcome
+    });
+    let (played, last) = player.finish();
+    if !stopped() {
         outputs.flush(FLUSH_LIMIT);
     }
-    progress(progress_of(
-        &player.totals,
-        player.last_position,
-        player.length,
-    ));
+    progress(last);
     drop(outputs);
     outcome?;
-    // Topics that sent nothing (all before --start, say) are listed too.
-    for topic in &player.topics {
-        played.entry(topic.clone()).or_insert_with(|| PlayedTopic {
-            name: topic.clone(),
-            ..PlayedTopic::default()
-        });
-    }
-    report.cancelled = cancel.load(Ordering::Relaxed);
+    report.cancelled = stopped();
     report.topics = played.into_values().collect();
     report.duration_s = started.elapsed().as_secs_f64();
+    report.on_late = options.on_late;
+    report.stretch_factor = last.stretch_factor;
+    report.paused_s = timeline.steered().paused.as_secs_f64();
     Ok(report)
+}
+
+/// Sleeps `duration`, or until `stop` says so.
+fn sleep_unless(duration: Duration, stop: impl Fn() -> bool) {
+    let until = Instant::now() + duration;
+    while !stop() {
+        let now = Instant::now();
+        if now >= until {
+            break;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
 }
 
 /// How long the end of a playback waits for reliable DDS readers to acknowledge what was
@@ -345,110 +470,4 @@ fn open_outputs(
         streams: streams.into_values().collect(),
         length,
     })
-}
-
-/// How long after the first message is read it leaves: time for the reader to get ahead
-/// of the sending threads, so that reading a large message from disk makes none late.
-const PRE_ROLL: Duration = Duration::from_millis(100);
-
-/// The pacing and the sending threads, across passes.
-struct Player<'a> {
-    senders: Senders,
-    totals: Arc<Totals>,
-    /// Set when the first message is read, [`PRE_ROLL`] before it leaves.
-    pacer: Option<Pacer>,
-    options: &'a PlayOptions,
-    topics: HashSet<String>,
-    /// Where the last message queued was, from the start of the pass.
-    last_position: Duration,
-    /// Messages queued in this pass.
-    queued_in_pass: u64,
-    last_progress: Instant,
-    /// How long a pass is.
-    length: Duration,
-}
-
-impl Player<'_> {
-    /// The next pass starts one mean message interval after this one's last message.
-    fn next_pass(&mut self) {
-        let gap = match u32::try_from(self.queued_in_pass) {
-            Ok(n) if n > 0 => self.last_position / n,
-            _ => Duration::ZERO,
-        };
-        if let Some(pacer) = &mut self.pacer {
-            pacer.restart_after(self.last_position, gap);
-        }
-        self.last_position = Duration::ZERO;
-        self.queued_in_pass = 0;
-    }
-
-    /// Queues every message of one pass for the sending threads, reading ahead on a
-    /// thread of its own; false when cancelled or stopped at `--until`.
-    fn play_pass(
-        &mut self,
-        streams: &[Vec<PathBuf>],
-        cancel: &AtomicBool,
-        report: &mut PlayReport,
-        progress: &mut impl FnMut(Progress),
-    ) -> Result<bool, PlayError> {
-        let topics = self.topics.clone();
-        let plan = ReadPlan {
-            streams,
-            topics: &topics,
-            start: self.options.start,
-            until: self.options.until,
-            use_publish_time: self.options.use_publish_time,
-        };
-        let (queue, queued) = std::sync::mpsc::sync_channel(READ_AHEAD);
-        std::thread::scope(|scope| {
-            scope.spawn(move || read_pass(&plan, &queue));
-            let mut ended = false;
-            for item in &queued {
-                if cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                match item {
-                    Queued::Message {
-                        channel,
-                        position,
-                        data,
-                    } => {
-                        // A message recorded before the one queued last leaves right
-                        // after it.
-                        let position = position.max(self.last_position);
-                        self.last_position = position;
-                        self.queued_in_pass += 1;
-                        let rate = self.options.rate;
-                        let pacer = self
-                            .pacer
-                            .get_or_insert_with(|| Pacer::new(rate, Instant::now() + PRE_ROLL));
-                        self.senders.send(channel, pacer.due(position), data);
-                        if self.last_progress.elapsed() >= Duration::from_millis(250) {
-                            self.last_progress = Instant::now();
-                            progress(progress_of(&self.totals, position, self.length));
-                        }
-                    }
-                    Queued::Damaged(file, damage) => report.damaged.push((file, damage)),
-                    Queued::Failed(error) => return Err(PlayError::Read(error)),
-                    Queued::End(complete) => {
-                        ended = complete;
-                        break;
-                    }
-                }
-            }
-            // Dropping the receiving end stops the reader at its next message.
-            drop(queued);
-            Ok(ended)
-        })
-    }
-}
-
-/// Where the playback is: `position` of `length`, and what the sending threads sent so far.
-fn progress_of(totals: &Totals, position: Duration, length: Duration) -> Progress {
-    Progress {
-        position,
-        length,
-        sent: totals.sent.load(Ordering::Relaxed),
-        late: totals.late.load(Ordering::Relaxed),
-    }
 }

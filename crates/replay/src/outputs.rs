@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use recd_storage::RecordedChannel;
 
-use crate::dds::{self, DdsOutput, DdsTopic};
+use crate::dds::{self, DdsOutput, DdsTopic, CDR_LE};
 use crate::shm::{self, ShmOutput, ShmTopic};
 use crate::{PlayError, PlayOptions};
 
@@ -20,12 +20,31 @@ pub enum Output {
     Dds(DdsTopic),
 }
 
-impl Output {
-    /// Sends one recorded message as it was recorded.
-    pub fn send(&self, data: Bytes) -> Result<(), String> {
+/// A message made ready to leave: for iceoryx2 copied into its loan already.
+pub enum Prepared<'a> {
+    /// A filled iceoryx2 sample.
+    Shm(shm::FilledSample),
+    /// A DDS message and its writer.
+    Dds(&'a DdsTopic, Bytes),
+}
+
+impl Prepared<'_> {
+    /// Sends it.
+    pub fn send(self) -> Result<(), String> {
         match self {
-            Self::Shm(topic) => topic.send(&data),
-            Self::Dds(topic) => topic.send(data),
+            Self::Shm(sample) => ShmTopic::send_filled(sample),
+            Self::Dds(topic, data) => topic.send(data),
+        }
+    }
+}
+
+impl Output {
+    /// Makes one recorded message ready to send as it was recorded (the copy into an
+    /// iceoryx2 loan happens here, before the message is due).
+    pub fn prepare(&self, data: &Bytes) -> Result<Prepared<'_>, String> {
+        match self {
+            Self::Shm(topic) => topic.fill(data).map(Prepared::Shm),
+            Self::Dds(topic) => Ok(Prepared::Dds(topic, data.clone())),
         }
     }
 
@@ -51,6 +70,8 @@ pub struct Outputs {
     // Declared first so that the ports go before the node and participant that made them.
     /// By recorded topic name; shared with the sending threads.
     pub topics: Arc<BTreeMap<String, Output>>,
+    /// The `/clock` writer (`--clock`).
+    pub clock: Option<DdsTopic>,
     _shm: Option<ShmOutput>,
     _dds: Option<DdsOutput>,
 }
@@ -100,13 +121,7 @@ impl Outputs {
                     skipped.insert(channel.topic.clone(), "left out by --no-dds".into());
                     continue;
                 }
-                let participant = match &mut dds_participant {
-                    Some(participant) => participant,
-                    none => none.insert(
-                        DdsOutput::new(options.dds_domain, &options.dds_interfaces)
-                            .map_err(PlayError::Dds)?,
-                    ),
-                };
+                let participant = participant(&mut dds_participant, options)?;
                 let representation = plan.representation.unwrap_or(CDR_LE);
                 Output::Dds(
                     participant
@@ -125,8 +140,16 @@ impl Outputs {
             };
             topics.insert(channel.topic.clone(), output);
         }
+        let clock = match options.clock {
+            Some(_) => {
+                let participant = participant(&mut dds_participant, options)?;
+                Some(participant.clock().map_err(PlayError::Dds)?)
+            }
+            None => None,
+        };
         Ok(Self {
             topics: Arc::new(topics),
+            clock,
             _shm: shm_node,
             _dds: dds_participant,
         })
@@ -151,8 +174,18 @@ impl Outputs {
     }
 }
 
-/// ROS 2's representation (XCDR1, little endian), for a DDS channel with no message.
-const CDR_LE: [u8; 2] = [0, 1];
+/// The playback's DDS participant, joined on first use.
+fn participant<'a>(
+    slot: &'a mut Option<DdsOutput>,
+    options: &PlayOptions,
+) -> Result<&'a mut DdsOutput, PlayError> {
+    match slot {
+        Some(participant) => Ok(participant),
+        none => Ok(none.insert(
+            DdsOutput::new(options.dds_domain, &options.dds_interfaces).map_err(PlayError::Dds)?,
+        )),
+    }
+}
 
 /// Checks `--remap` against the recorded topics: each FROM must be one, and no two topics
 /// may end up with one name.

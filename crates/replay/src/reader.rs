@@ -2,6 +2,13 @@
 //! message from disk does not make the ones after it late: selected channels only, from
 //! `--start` to `--until`.
 //!
+//! Each stream reads ahead of the playback by at most [`AHEAD_TIME`] of the recording and
+//! [`AHEAD_BYTES`] (whichever is less), and asks the kernel for the next
+//! [`PREFETCH_BYTES`] of the file before it needs them, so that several requests are in
+//! flight and the disk runs at its speed rather than one page fault at a time. With
+//! `--on-late drop`, a message the playback is already past by more than its topic's
+//! interval is skipped unread.
+//!
 //! The files are read as streams: a stream is the files of one source family (a mixed
 //! session writes iceoryx2 and DDS files side by side), read one after the other in the
 //! order given, a latched topic's repeat at the start of a split file left out. Each
@@ -10,26 +17,41 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
 use recd_storage::iceoryx2 as keys;
 use recd_storage::{for_each_message, Damage, MessagesError, RecordedChannel};
 
-/// Messages read ahead of the one being played, per stream.
-pub const READ_AHEAD: usize = 32;
+use crate::timeline::Timeline;
+use crate::OnLate;
+
+/// How far ahead of the playback a stream reads, in recorded time ...
+pub const AHEAD_TIME: Duration = Duration::from_millis(500);
+/// ... and in bytes of messages not yet sent.
+pub const AHEAD_BYTES: u64 = 512 << 20;
+/// How far ahead of the message it reads a stream asks the kernel to read the file.
+pub const PREFETCH_BYTES: usize = 64 << 20;
+/// A stream asks again after reading this many bytes.
+const PREFETCH_EVERY: usize = 8 << 20;
+/// How often a stream that is far enough ahead looks again.
+const AHEAD_POLL: Duration = Duration::from_millis(1);
 
 /// What the reader hands the player, in order.
 pub enum Queued {
     /// A message of `channel` to play at `position` (its recorded time after the first
-    /// message's, `--start` taken off).
+    /// message's, `--start` taken off; in the pass, not on the timeline).
     Message {
         channel: Arc<RecordedChannel>,
         position: Duration,
         data: Bytes,
+        held: Held,
     },
+    /// A message of `channel` skipped unread by `--on-late drop`.
+    Dropped(Arc<RecordedChannel>),
     /// A file's readable records end early; what came before it was queued.
     Damaged(PathBuf, Damage),
     /// A file could not be read.
@@ -46,6 +68,41 @@ pub struct ReadPlan<'a> {
     pub start: Duration,
     pub until: Option<Duration>,
     pub use_publish_time: bool,
+    pub on_late: OnLate,
+    pub timeline: &'a Timeline,
+    /// Where the pass starts on the timeline (after the passes before it, `--loop`).
+    pub offset: Duration,
+}
+
+/// How a pass's reading is going, shared by its threads and the player.
+#[derive(Debug, Default)]
+pub struct ReadState {
+    /// The recorded time (ns since the epoch) of position 0, once the merge knows it.
+    origin: OnceLock<u64>,
+    /// Streams that are as far ahead as they may be, or ended.
+    filled: AtomicUsize,
+    /// The pass is over: stream threads stop.
+    stop: AtomicBool,
+}
+
+impl ReadState {
+    /// Streams that are as far ahead as they may be, or ended, so far.
+    pub fn filled(&self) -> usize {
+        self.filled.load(Ordering::Relaxed)
+    }
+}
+
+/// A message's bytes counted against its stream's read-ahead until dropped.
+#[derive(Debug)]
+pub struct Held {
+    bytes: u64,
+    in_flight: Arc<AtomicU64>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.in_flight.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 /// What a stream's thread hands the merge, in order.
@@ -55,33 +112,36 @@ enum Streamed {
         channel: Arc<RecordedChannel>,
         time: u64,
         data: Bytes,
+        held: Held,
     },
+    Dropped(Arc<RecordedChannel>),
     Damaged(PathBuf, Damage),
     Failed(MessagesError),
 }
 
 /// Reads one pass into `queue`, stopping early when the player hangs up.
-pub fn read_pass(plan: &ReadPlan<'_>, queue: &SyncSender<Queued>) {
+pub fn read_pass(plan: &ReadPlan<'_>, state: &ReadState, queue: &Sender<Queued>) {
     std::thread::scope(|scope| {
         let mut streams = Vec::new();
         for files in plan.streams {
-            let (tx, rx) = sync_channel(READ_AHEAD);
-            scope.spawn(move || read_stream(files, plan, &tx));
+            let (tx, rx) = channel();
+            scope.spawn(move || read_stream(files, plan, state, &tx));
             streams.push(Head { rx, next: None });
         }
-        merge(&mut streams, plan, queue);
-        // Dropping the receiving ends stops the stream threads at their next message.
+        merge(&mut streams, plan, state, queue);
+        // Stops the stream threads, also those waiting to read ahead.
+        state.stop.store(true, Ordering::Relaxed);
     });
 }
 
 /// A stream in the merge: its channel and its next message, once received.
 struct Head {
     rx: Receiver<Streamed>,
-    next: Option<(u64, Arc<RecordedChannel>, Bytes)>,
+    next: Option<(u64, Arc<RecordedChannel>, Bytes, Held)>,
 }
 
 /// Queues the streams' messages by time; what is not a message is passed on at once.
-fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, queue: &SyncSender<Queued>) {
+fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, state: &ReadState, queue: &Sender<Queued>) {
     let mut origin = None;
     loop {
         let mut index = 0;
@@ -93,7 +153,13 @@ fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, queue: &SyncSender<Queued
                         channel,
                         time,
                         data,
-                    }) => head.next = Some((time, channel, data)),
+                        held,
+                    }) => head.next = Some((time, channel, data, held)),
+                    Ok(Streamed::Dropped(channel)) => {
+                        if queue.send(Queued::Dropped(channel)).is_err() {
+                            return;
+                        }
+                    }
                     Ok(Streamed::Damaged(file, damage)) => {
                         if queue.send(Queued::Damaged(file, damage)).is_err() {
                             return;
@@ -122,8 +188,13 @@ fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, queue: &SyncSender<Queued
             let _ = queue.send(Queued::End(true));
             return;
         };
-        let (time, channel, data) = streams[earliest].next.take().expect("filled above");
-        let origin = *origin.get_or_insert(time);
+        let (time, channel, data, held) = streams[earliest].next.take().expect("filled above");
+        let origin = *origin.get_or_insert_with(|| {
+            state.origin.get_or_init(|| time);
+            plan.timeline
+                .set_recorded_time(time.saturating_add(duration_nanos(plan.start)), plan.offset);
+            time
+        });
         let position = Duration::from_nanos(time.saturating_sub(origin));
         if position < plan.start {
             continue;
@@ -136,6 +207,7 @@ fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, queue: &SyncSender<Queued
             channel,
             position: position - plan.start,
             data,
+            held,
         };
         if queue.send(queued).is_err() {
             return;
@@ -145,14 +217,27 @@ fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, queue: &SyncSender<Queued
 
 /// Reads one stream's files in order into `queue`, until the end or until the merge hangs
 /// up.
-fn read_stream(files: &[PathBuf], plan: &ReadPlan<'_>, queue: &SyncSender<Streamed>) {
+fn read_stream(
+    files: &[PathBuf],
+    plan: &ReadPlan<'_>,
+    state: &ReadState,
+    queue: &Sender<Streamed>,
+) {
     // Per latched topic: the time and CRC of the last message queued, to recognize its
     // repeat at the start of the next split file.
     let mut last_latched: BTreeMap<String, (u64, u32)> = BTreeMap::new();
+    let mut ahead = ReadAhead {
+        plan,
+        state,
+        in_flight: Arc::new(AtomicU64::new(0)),
+        filled: false,
+        previous: HashMap::new(),
+    };
     for (index, file) in files.iter().enumerate() {
         let mut hung_up = false;
         // Latched topics met in this file so far.
         let mut seen_in_file: HashSet<String> = HashSet::new();
+        let mut read_since_prefetch = usize::MAX;
         let read = for_each_message(file, |message| {
             let topic = &message.channel.topic;
             if !plan.topics.contains(topic) {
@@ -173,10 +258,25 @@ fn read_stream(files: &[PathBuf], plan: &ReadPlan<'_>, queue: &SyncSender<Stream
                     return ControlFlow::Continue(());
                 }
             }
-            let streamed = Streamed::Message {
-                channel: message.channel.clone(),
-                time,
-                data: message.to_bytes(),
+            let streamed = match ahead.admit(topic, time, message.data.len()) {
+                Admit::Stop => {
+                    hung_up = true;
+                    return ControlFlow::Break(());
+                }
+                Admit::Drop => Streamed::Dropped(message.channel.clone()),
+                Admit::Read(held) => {
+                    if read_since_prefetch >= PREFETCH_EVERY {
+                        message.read_ahead(PREFETCH_BYTES);
+                        read_since_prefetch = 0;
+                    }
+                    read_since_prefetch = read_since_prefetch.saturating_add(message.data.len());
+                    Streamed::Message {
+                        channel: message.channel.clone(),
+                        time,
+                        data: message.to_bytes(),
+                        held,
+                    }
+                }
             };
             if queue.send(streamed).is_err() {
                 hung_up = true;
@@ -198,6 +298,92 @@ fn read_stream(files: &[PathBuf], plan: &ReadPlan<'_>, queue: &SyncSender<Stream
             return;
         }
     }
+}
+
+/// A stream's read-ahead: how far it may read before the playback catches up.
+struct ReadAhead<'a> {
+    plan: &'a ReadPlan<'a>,
+    state: &'a ReadState,
+    /// Bytes read and not yet sent.
+    in_flight: Arc<AtomicU64>,
+    /// It said once that it is as far ahead as it may be.
+    filled: bool,
+    /// Per topic, the recorded time of its previous message.
+    previous: HashMap<String, u64>,
+}
+
+/// What to do with the next message of a stream.
+enum Admit {
+    /// Read it; its bytes count until `Held` is dropped.
+    Read(Held),
+    /// Skip it (`--on-late drop`).
+    Drop,
+    /// The pass is over.
+    Stop,
+}
+
+impl ReadAhead<'_> {
+    /// Waits until a message of `topic` recorded at `time`, `len` bytes, may be read.
+    fn admit(&mut self, topic: &str, time: u64, len: usize) -> Admit {
+        let period = self
+            .previous
+            .insert(topic.to_string(), time)
+            .map(|previous| Duration::from_nanos(time.saturating_sub(previous)));
+        let bytes = len as u64;
+        // Its position in the pass, once the merge knows where the pass starts.
+        let position = self.state.origin.get().and_then(|origin| {
+            Duration::from_nanos(time.saturating_sub(*origin))
+                .checked_sub(self.plan.start)
+                .map(|position| position + self.plan.offset)
+        });
+        let timeline = self.plan.timeline;
+        if let (OnLate::Drop, Some(position), Some(period)) = (self.plan.on_late, position, period)
+        {
+            if timeline.behind(position) > period {
+                return Admit::Drop;
+            }
+        }
+        loop {
+            if self.state.stop.load(Ordering::Relaxed) {
+                return Admit::Stop;
+            }
+            let in_flight = self.in_flight.load(Ordering::Relaxed);
+            let too_many_bytes = in_flight > 0 && in_flight + bytes > AHEAD_BYTES;
+            let too_early = in_flight > 0
+                && position.is_some_and(|position| position > timeline.position() + AHEAD_TIME);
+            if !too_many_bytes && !too_early {
+                break;
+            }
+            self.say_filled();
+            std::thread::sleep(AHEAD_POLL);
+        }
+        self.in_flight.fetch_add(bytes, Ordering::Relaxed);
+        Admit::Read(Held {
+            bytes,
+            in_flight: self.in_flight.clone(),
+        })
+    }
+}
+
+impl ReadAhead<'_> {
+    /// Says once that the stream is as far ahead as it may be.
+    fn say_filled(&mut self) {
+        if !self.filled {
+            self.filled = true;
+            self.state.filled.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for ReadAhead<'_> {
+    /// A stream that ended is as far ahead as it gets.
+    fn drop(&mut self) {
+        self.say_filled();
+    }
+}
+
+fn duration_nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Whether the recorder repeats the channel's last message at the start of each split

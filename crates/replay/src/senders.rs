@@ -1,151 +1,235 @@
-//! The threads that send: one for topics of large messages and one for the others, so
-//! that copying a camera frame into its loan (or handing it to DDS) does not hold up a
-//! 1 kHz topic, as the
+//! The threads that send: each topic of large messages has one of its own (up to
+//! [`LARGE_THREADS`], then they share), the small topics share one, so that copying one
+//! camera's frame into its loan never delays another camera, nor a 1 kHz topic, as the
 //! recorded publishers did not hold each other up. A topic stays on one thread, so its
 //! messages keep their order.
+//!
+//! A thread makes its next message ready (copied into its iceoryx2 loan) as soon as it
+//! has it, then waits on the [`Timeline`] and sends it when due. Paused, it gives the
+//! loan back and waits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{channel, Receiver, Sender as Queue};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::Duration;
 
 use bytes::Bytes;
+use recd_engine::LatenessHistogram;
 use recd_storage::RecordedChannel;
 
 use crate::outputs::Output;
-use crate::pacing::{wait_until, LATE_AFTER};
-use crate::PlayedTopic;
-use recd_engine::LatenessHistogram;
+use crate::reader::Held;
+use crate::timeline::{Timeline, Wait, LATE_AFTER};
+use crate::{OnLate, PlayedTopic};
 
-/// Messages at least this large go to the thread for large messages.
+/// Messages at least this large get a thread of their topic's own.
 const LARGE: usize = 64 << 10;
 
-/// Messages queued per thread: few large ones (each may be megabytes), more small ones.
-const QUEUED_LARGE: usize = 4;
-const QUEUED_SMALL: usize = 256;
+/// Threads for topics of large messages at most; more such topics share them.
+const LARGE_THREADS: usize = 16;
 
-/// Messages sent and late so far, over every thread.
+/// Messages sent, late and dropped so far, over every thread.
 #[derive(Debug, Default)]
 pub struct Totals {
     pub sent: AtomicU64,
     pub late: AtomicU64,
+    pub dropped: AtomicU64,
 }
 
-/// One message of `channel` for a sending thread: leave at `due`.
-struct Job {
-    channel: Arc<RecordedChannel>,
-    due: Instant,
-    data: Bytes,
+/// One message for a sending thread.
+pub struct Job {
+    /// Its number in play order.
+    pub index: u64,
+    pub channel: Arc<RecordedChannel>,
+    /// Its position on the timeline.
+    pub position: Duration,
+    /// The recorded time since the topic's previous message (`--on-late drop`).
+    pub period: Option<Duration>,
+    pub data: Bytes,
+    /// Its place in the read-ahead, given back when the job is done.
+    pub _held: Held,
 }
 
-struct Sender {
-    queue: SyncSender<Job>,
-    thread: JoinHandle<BTreeMap<String, PlayedTopic>>,
+/// What every sending thread shares.
+#[derive(Clone)]
+pub struct Shared {
+    pub outputs: Arc<BTreeMap<String, Output>>,
+    pub timeline: Arc<Timeline>,
+    pub cancel: Arc<AtomicBool>,
+    pub totals: Arc<Totals>,
+    pub on_late: OnLate,
+}
+
+struct Thread {
+    queue: Queue<Job>,
+    handle: JoinHandle<BTreeMap<String, PlayedTopic>>,
 }
 
 /// The sending threads and which topic goes to which.
 pub struct Senders {
-    threads: Vec<Sender>,
+    shared: Shared,
+    /// The thread of small topics first, then the large topics' ones.
+    threads: Vec<Thread>,
     route: HashMap<String, usize>,
 }
 
 impl Senders {
-    /// Starts the threads; they send on `outputs` until [`Self::finish`].
-    pub fn start(
-        outputs: Arc<BTreeMap<String, Output>>,
-        cancel: Arc<AtomicBool>,
-        totals: Arc<Totals>,
-    ) -> std::io::Result<Self> {
-        let mut threads = Vec::new();
-        for (name, depth) in [
-            ("recd-play-small", QUEUED_SMALL),
-            ("recd-play-large", QUEUED_LARGE),
-        ] {
-            let (queue, jobs) = sync_channel::<Job>(depth);
-            let outputs = outputs.clone();
-            let cancel = cancel.clone();
-            let totals = totals.clone();
-            let thread = std::thread::Builder::new()
-                .name(name.into())
-                .spawn(move || {
-                    let mut played: BTreeMap<String, (PlayedTopic, LatenessHistogram)> =
-                        BTreeMap::new();
-                    let mut last_due: Option<Instant> = None;
-                    for job in jobs {
-                        // Never before the message queued ahead of it.
-                        let due = last_due.map_or(job.due, |last| last.max(job.due));
-                        last_due = Some(due);
-                        let lateness = wait_until(due, &cancel);
-                        if cancel.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let topic = job.channel.topic.as_str();
-                        if !played.contains_key(topic) {
-                            let first = PlayedTopic {
-                                name: topic.to_string(),
-                                ..PlayedTopic::default()
-                            };
-                            played.insert(topic.to_string(), (first, LatenessHistogram::default()));
-                        }
-                        let (stats, lateness_of_topic) =
-                            played.get_mut(topic).expect("inserted above");
-                        match outputs[topic].send(job.data) {
-                            Ok(()) => {
-                                stats.sent += 1;
-                                totals.sent.fetch_add(1, Ordering::Relaxed);
-                                lateness_of_topic.add(lateness);
-                                if lateness > LATE_AFTER {
-                                    stats.late += 1;
-                                    totals.late.fetch_add(1, Ordering::Relaxed);
-                                }
-                            }
-                            Err(reason) => {
-                                stats.failed += 1;
-                                stats.error.get_or_insert(reason);
-                            }
-                        }
-                    }
-                    (played.into_iter())
-                        .map(|(name, (topic, lateness))| (name, topic.with_lateness(&lateness)))
-                        .collect::<BTreeMap<_, _>>()
-                })?;
-            threads.push(Sender { queue, thread });
-        }
+    /// Starts the thread for small topics; the others start with their topic's first
+    /// message. They send until [`Self::finish`].
+    pub fn start(shared: Shared) -> std::io::Result<Self> {
+        let small = spawn("recd-play-small".into(), shared.clone())?;
         Ok(Self {
-            threads,
+            shared,
+            threads: vec![small],
             route: HashMap::new(),
         })
     }
 
-    /// Queues a message of `channel` to leave at `due`; a topic's first message decides
-    /// its thread. Waits while that thread's queue is full.
-    pub fn send(&mut self, channel: Arc<RecordedChannel>, due: Instant, data: Bytes) {
-        let thread = match self.route.get(&channel.topic) {
+    /// Hands a message to its topic's thread; a topic's first message decides which.
+    pub fn send(&mut self, job: Job) -> std::io::Result<()> {
+        let thread = match self.route.get(&job.channel.topic) {
             Some(&thread) => thread,
             None => {
-                let thread = usize::from(data.len() >= LARGE);
-                self.route.insert(channel.topic.clone(), thread);
+                let thread = if job.data.len() < LARGE {
+                    0
+                } else if self.threads.len() <= LARGE_THREADS {
+                    let name = format!("recd-play-{}", self.threads.len());
+                    self.threads.push(spawn(name, self.shared.clone())?);
+                    self.threads.len() - 1
+                } else {
+                    1 + self.route.len() % LARGE_THREADS
+                };
+                self.route.insert(job.channel.topic.clone(), thread);
                 thread
             }
         };
         // A thread ends early only when cancelled; the message is then not wanted.
-        let _ = self.threads[thread].queue.send(Job { channel, due, data });
+        let _ = self.threads[thread].queue.send(job);
+        Ok(())
+    }
+
+    /// The topics they send.
+    pub fn topics(&self) -> std::collections::HashSet<String> {
+        self.shared.outputs.keys().cloned().collect()
     }
 
     /// Lets the threads send what is queued, and returns what each topic sent.
-    pub fn finish(self) -> BTreeMap<String, PlayedTopic> {
+    pub fn finish(&mut self) -> BTreeMap<String, PlayedTopic> {
         let mut played = BTreeMap::new();
-        for sender in self.threads {
-            drop(sender.queue);
+        for thread in std::mem::take(&mut self.threads) {
+            drop(thread.queue);
             played.extend(
-                sender
-                    .thread
+                thread
+                    .handle
                     .join()
                     .expect("a sending thread does not panic"),
             );
         }
         played
+    }
+}
+
+fn spawn(name: String, shared: Shared) -> std::io::Result<Thread> {
+    let (queue, jobs) = channel::<Job>();
+    let handle = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || send_all(&jobs, &shared))?;
+    Ok(Thread { queue, handle })
+}
+
+/// A topic's counts and lateness on one thread.
+#[derive(Default)]
+struct Tally {
+    topic: PlayedTopic,
+    lateness: LatenessHistogram,
+}
+
+/// Sends every job of `jobs` when due, until they end or the playback is cancelled.
+fn send_all(jobs: &Receiver<Job>, shared: &Shared) -> BTreeMap<String, PlayedTopic> {
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    for job in jobs {
+        if shared.cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let topic = job.channel.topic.as_str();
+        if !tallies.contains_key(topic) {
+            let mut tally = Tally::default();
+            tally.topic.name = topic.to_string();
+            tallies.insert(topic.to_string(), tally);
+        }
+        let tally = tallies.get_mut(topic).expect("inserted above");
+        match send_one(&job, shared) {
+            Sent::Yes(lateness) => {
+                tally.topic.sent += 1;
+                shared.totals.sent.fetch_add(1, Ordering::Relaxed);
+                tally.lateness.add(lateness);
+                if lateness > LATE_AFTER {
+                    tally.topic.late += 1;
+                    shared.totals.late.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Sent::Dropped => {
+                tally.topic.dropped += 1;
+                shared.totals.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            Sent::Failed(reason) => {
+                tally.topic.failed += 1;
+                tally.topic.error.get_or_insert(reason);
+            }
+            Sent::Cancelled => break,
+        }
+    }
+    (tallies.into_iter())
+        .map(|(name, tally)| (name, tally.topic.with_lateness(&tally.lateness)))
+        .collect()
+}
+
+/// How a job ended.
+enum Sent {
+    /// Sent, this late.
+    Yes(Duration),
+    /// Left out by `--on-late drop`.
+    Dropped,
+    Failed(String),
+    Cancelled,
+}
+
+/// Makes the job's message ready, waits until it is due and sends it.
+fn send_one(job: &Job, shared: &Shared) -> Sent {
+    let timeline = &shared.timeline;
+    let output = &shared.outputs[&job.channel.topic];
+    loop {
+        if shared.on_late == OnLate::Drop
+            && job
+                .period
+                .is_some_and(|period| timeline.behind(job.position) > period)
+        {
+            return Sent::Dropped;
+        }
+        let prepared = match output.prepare(&job.data) {
+            Ok(prepared) => prepared,
+            Err(reason) => return Sent::Failed(reason),
+        };
+        match timeline.wait(job.index, job.position, &shared.cancel) {
+            Wait::Due(lateness) => {
+                if shared.on_late == OnLate::Stretch && lateness > LATE_AFTER {
+                    timeline.stretch_to(job.position);
+                }
+                return match prepared.send() {
+                    Ok(()) => Sent::Yes(lateness),
+                    Err(reason) => Sent::Failed(reason),
+                };
+            }
+            Wait::Cancelled => return Sent::Cancelled,
+            Wait::Paused => {
+                // A paused player holds no loans.
+                drop(prepared);
+                if !timeline.wait_resumed(job.index, &shared.cancel) {
+                    return Sent::Cancelled;
+                }
+            }
+        }
     }
 }

@@ -19,6 +19,10 @@ use recd_engine::ShmFlavor as Flavor;
 type RawPublisher =
     iceoryx2::port::publisher::Publisher<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
 
+/// A loaned sample filled with a message, ready to send.
+pub type FilledSample =
+    iceoryx2::sample_mut::SampleMut<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
+
 /// The iceoryx2 side of a playback: one node, a publisher per channel.
 pub struct ShmOutput {
     node: Node<Flavor>,
@@ -212,9 +216,17 @@ impl ShmTopic {
         self.service.dynamic_config().number_of_subscribers()
     }
 
-    /// Sends one recorded message: its first bytes are the user header, the rest the
-    /// payload.
-    pub fn send(&self, data: &[u8]) -> Result<(), String> {
+    /// Sends a sample [`Self::fill`] filled.
+    pub fn send_filled(sample: FilledSample) -> Result<(), String> {
+        sample
+            .send()
+            .map(drop)
+            .map_err(|e| format!("cannot send: {e:?}"))
+    }
+
+    /// Loans a sample and copies one recorded message into it (its first bytes are the
+    /// user header, the rest the payload), to send later; dropping it gives the loan back.
+    pub fn fill(&self, data: &[u8]) -> Result<FilledSample, String> {
         if data.len() < self.header_len {
             return Err(format!(
                 "a message of {} bytes is shorter than its {}-byte user header",
@@ -254,11 +266,8 @@ impl ShmTopic {
             );
             let user_header: *mut CustomHeaderMarker = sample.user_header_mut();
             std::ptr::copy_nonoverlapping(header.as_ptr(), user_header.cast::<u8>(), header.len());
-            sample.assume_init()
+            Ok(sample.assume_init())
         }
-        .send()
-        .map_err(|e| format!("cannot send: {e:?}"))?;
-        Ok(())
     }
 }
 

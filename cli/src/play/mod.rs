@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_engine::TopicSelection;
-use recd_replay::{PlayOptions, PlayReport, Progress};
+use recd_replay::{OnLate, PlayOptions, PlayReport, Progress, Steering};
 
 use crate::output::{out, outln};
 use crate::table::table;
+
+mod keys;
 
 /// Play recordings back on time to where they came from.
 ///
@@ -34,6 +36,16 @@ use crate::table::table;
 /// `rt/chatter`) with the recorded type name and key kind, reliable and transient-local
 /// (latched) only when every recorded writer was; each sample leaves as the CDR it was
 /// recorded as, its encapsulation (XCDR1 or XCDR2) kept.
+///
+/// Each stream of files is read ahead of the playback (up to 0.5 s of the recording or
+/// 512 MiB, whichever is less) with the kernel reading further ahead, and each topic of
+/// large messages is sent from a thread of its own, its next message copied into its
+/// loan before it is due. What cannot leave on time is sent late (--on-late keep),
+/// skipped and counted (drop), or slows the whole timeline down (stretch).
+///
+/// On a terminal, keys steer the playback: space pauses and resumes (a pause shifts
+/// what follows by its length; nothing is held meanwhile), → sends the next message
+/// while paused, ↑ and ↓ change the rate by 10 %.
 ///
 /// A file a crash cut short plays up to its last complete message. Ctrl-C stops cleanly.
 #[derive(Debug, Args)]
@@ -87,7 +99,24 @@ pub struct PlayArgs {
     /// are matched are not delivered).
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
     wait_subscribers: Duration,
-    /// Print the summary as JSON: per topic sent, late, lateness (p50, p99, max) and failed.
+    /// What to do with a message that cannot leave on time: keep (send it late), drop
+    /// (skip it when it is later than its topic's interval, and count it) or stretch
+    /// (slow the whole timeline by how late it is, so relative timing holds).
+    #[arg(long, value_name = "POLICY", default_value = "keep", value_parser = parse_on_late)]
+    on_late: OnLate,
+    /// Start paused: space (on a terminal) starts it, → sends one message at a time.
+    #[arg(long)]
+    start_paused: bool,
+    /// Wait this long before the first message (after --wait-subscribers), e.g. 2s.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
+    delay: Duration,
+    /// Publish the recording's time on ROS 2's /clock (rosgraph_msgs/msg/Clock) HZ
+    /// times a second (40 if left out), following rate and pauses, so that nodes with
+    /// use_sim_time follow the replay. It goes to --dds-domain.
+    #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40", value_parser = parse_hz)]
+    clock: Option<f64>,
+    /// Print the summary as JSON: per topic sent, late, lateness (p50, p99, max),
+    /// dropped and failed; the --on-late policy, the stretch factor and the time paused.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -101,6 +130,19 @@ fn parse_remap(text: &str) -> Result<(String, String), String> {
         }
         _ => Err(format!(
             "`{text}` is not FROM:=TO (e.g. /chatter:=/chatter_replay)"
+        )),
+    }
+}
+
+fn parse_on_late(text: &str) -> Result<OnLate, String> {
+    text.parse()
+}
+
+fn parse_hz(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(hz) if hz.is_finite() && hz > 0.0 && hz <= 10_000.0 => Ok(hz),
+        _ => Err(format!(
+            "`{text}` is not a rate in Hz above 0 and up to 10000 (e.g. 100)"
         )),
     }
 }
@@ -139,18 +181,28 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
         dds: !args.no_dds,
         dds_domain: args.dds_domain,
         dds_interfaces: args.dds_interfaces.clone(),
+        on_late: args.on_late,
+        start_paused: args.start_paused,
+        delay: args.delay,
+        clock: args.clock,
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
     let on_terminal = std::io::stderr().is_terminal();
-    let report = recd_replay::play(&files, &options, &cancel, |progress| {
+    let steering = Steering::new(&options);
+    let keys = keys::Keys::start(steering.clone());
+    if keys.is_some() {
+        eprintln!("{}", keys::HELP);
+    }
+    let played = recd_replay::play_steered(&files, &options, &steering, &cancel, |progress| {
         if on_terminal {
-            show_progress(&progress, args.rate);
+            show_progress(&progress, args.on_late);
         }
-    })
-    .map_err(|e| e.to_string())?;
+    });
+    drop(keys);
+    let report = played.map_err(|e| e.to_string())?;
     if on_terminal {
         eprintln!();
     }
@@ -180,11 +232,18 @@ fn remaps(pairs: &[(String, String)]) -> Result<BTreeMap<String, String>, String
     Ok(remap)
 }
 
-fn show_progress(progress: &Progress, rate: f64) {
+fn show_progress(progress: &Progress, on_late: OnLate) {
+    let policy = match on_late {
+        OnLate::Keep => String::new(),
+        OnLate::Drop => format!("  {} dropped", progress.dropped),
+        OnLate::Stretch => format!("  stretched ×{:.2}", progress.stretch_factor),
+    };
     eprint!(
-        "\r{:>9.1} / {:.1} s  ×{rate}  {} messages  {} late ",
+        "\r{:>9.1} / {:.1} s  ×{:.2}{}  {} messages  {} late{policy}    ",
         progress.position.as_secs_f64(),
         progress.length.as_secs_f64(),
+        progress.rate,
+        if progress.paused { "  paused" } else { "" },
         progress.sent,
         progress.late
     );
@@ -198,6 +257,20 @@ fn print_report(report: &PlayReport) {
         report.duration_s,
         if report.cancelled { " (stopped)" } else { "" }
     );
+    match report.on_late {
+        OnLate::Keep => {}
+        OnLate::Drop => outln!(
+            "--on-late drop: {} messages too late were dropped",
+            report.topics.iter().map(|t| t.dropped).sum::<u64>()
+        ),
+        OnLate::Stretch => outln!(
+            "--on-late stretch: the timeline ran ×{:.3} the recording's length",
+            report.stretch_factor
+        ),
+    }
+    if report.paused_s > 0.0 {
+        outln!("paused for {:.1} s", report.paused_s);
+    }
     let rows: Vec<Vec<String>> = report
         .topics
         .iter()
@@ -209,11 +282,14 @@ fn print_report(report: &PlayReport) {
                 crate::format::micros(t.lateness_p50_us),
                 crate::format::micros(t.lateness_p99_us),
                 crate::format::micros(t.lateness_max_us),
+                t.dropped.to_string(),
                 t.failed.to_string(),
             ]
         })
         .collect();
-    let header = ["topic", "sent", "late", "late p50", "p99", "max", "failed"];
+    let header = [
+        "topic", "sent", "late", "late p50", "p99", "max", "dropped", "failed",
+    ];
     out!("{}", table(&header, &rows));
     for topic in &report.topics {
         if let Some(error) = &topic.error {
