@@ -104,7 +104,8 @@ pub struct PlayArgs {
     /// (slow the whole timeline by how late it is, so relative timing holds).
     #[arg(long, value_name = "POLICY", default_value = "keep", value_parser = parse_on_late)]
     on_late: OnLate,
-    /// Start paused: space (on a terminal) starts it, → sends one message at a time.
+    /// Start paused: space starts it, → sends one message at a time (needs a terminal on
+    /// stdin).
     #[arg(long)]
     start_paused: bool,
     /// Wait this long before the first message (after --wait-subscribers), e.g. 2s.
@@ -163,6 +164,11 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
     }
     if args.until.is_some_and(|until| until <= args.start) {
         return Err("--until must be later than --start".into());
+    }
+    if args.start_paused && !std::io::stdin().is_terminal() {
+        return Err(
+            "--start-paused needs a terminal on stdin: space resumes the playback there".into(),
+        );
     }
     let options = PlayOptions {
         topics: TopicSelection {

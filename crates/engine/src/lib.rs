@@ -61,6 +61,7 @@ pub use recording::{
 };
 pub use select::{PatternError, TopicFilter};
 pub use source::dds::{dds_participant, BareCounts, BareDdsReader, DdsError};
+pub use source::priority::nice_this_thread;
 pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
 pub use source::stats::ReceiveThreadStatus;

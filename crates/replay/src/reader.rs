@@ -14,17 +14,20 @@
 //! order given, a latched topic's repeat at the start of a split file left out. Each
 //! stream is read on a thread of its own and the streams are merged by time.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use recd_storage::iceoryx2 as keys;
-use recd_storage::{for_each_message, Damage, MessagesError, RecordedChannel};
+use recd_storage::{
+    for_each_message, for_each_message_skipping, Damage, MessagesError, RecordedChannel,
+    RecordedMessage,
+};
 
 use crate::timeline::Timeline;
 use crate::OnLate;
@@ -232,13 +235,14 @@ fn read_stream(
         in_flight: Arc::new(AtomicU64::new(0)),
         filled: false,
         previous: HashMap::new(),
+        reads: VecDeque::new(),
     };
     for (index, file) in files.iter().enumerate() {
         let mut hung_up = false;
         // Latched topics met in this file so far.
         let mut seen_in_file: HashSet<String> = HashSet::new();
         let mut read_since_prefetch = usize::MAX;
-        let read = for_each_message(file, |message| {
+        let visit = |message: RecordedMessage<'_>| {
             let topic = &message.channel.topic;
             if !plan.topics.contains(topic) {
                 return ControlFlow::Continue(());
@@ -265,15 +269,21 @@ fn read_stream(
                 }
                 Admit::Drop => Streamed::Dropped(message.channel.clone()),
                 Admit::Read(held) => {
-                    if read_since_prefetch >= PREFETCH_EVERY {
+                    if plan.on_late == OnLate::Drop {
+                        // Only what it sends: reading ahead would read what it skips.
+                        message.read_ahead(0);
+                    } else if read_since_prefetch >= PREFETCH_EVERY {
                         message.read_ahead(PREFETCH_BYTES);
                         read_since_prefetch = 0;
                     }
                     read_since_prefetch = read_since_prefetch.saturating_add(message.data.len());
+                    let reading = Instant::now();
+                    let data = message.to_bytes();
+                    ahead.took(data.len(), reading.elapsed());
                     Streamed::Message {
                         channel: message.channel.clone(),
                         time,
-                        data: message.to_bytes(),
+                        data,
                         held,
                     }
                 }
@@ -283,7 +293,12 @@ fn read_stream(
                 return ControlFlow::Break(());
             }
             ControlFlow::Continue(())
-        });
+        };
+        // Dropping reads only what it sends.
+        let read = match plan.on_late {
+            OnLate::Drop => for_each_message_skipping(file, visit),
+            _ => for_each_message(file, visit),
+        };
         let sent = match read {
             Ok(read) => match read.damage {
                 Some(damage) => queue.send(Streamed::Damaged(file.clone(), damage)),
@@ -310,7 +325,20 @@ struct ReadAhead<'a> {
     filled: bool,
     /// Per topic, the recorded time of its previous message.
     previous: HashMap<String, u64>,
+    /// The last large messages read: their sizes and how long each took.
+    reads: VecDeque<(usize, Duration)>,
 }
+
+/// Large messages whose reading tells how fast the disk reads now.
+const READS_MEASURED: usize = 16;
+
+/// The lead a stream keeps over the playback with `--on-late drop`, beyond twice the time
+/// a large message takes to read: a disk shared or throttled reads in bursts (a cgroup's
+/// limit, in slices of 100 ms), so a message may take that much longer than the mean.
+const DROP_MARGIN: Duration = Duration::from_millis(120);
+
+/// Messages at least this large tell how fast the disk reads.
+const MEASURED_READ: usize = 64 << 10;
 
 /// What to do with the next message of a stream.
 enum Admit {
@@ -337,9 +365,8 @@ impl ReadAhead<'_> {
                 .map(|position| position + self.plan.offset)
         });
         let timeline = self.plan.timeline;
-        if let (OnLate::Drop, Some(position), Some(period)) = (self.plan.on_late, position, period)
-        {
-            if timeline.behind(position) > period {
+        if let (OnLate::Drop, Some(position)) = (self.plan.on_late, position) {
+            if self.too_late(position, period, len) {
                 return Admit::Drop;
             }
         }
@@ -366,6 +393,52 @@ impl ReadAhead<'_> {
 }
 
 impl ReadAhead<'_> {
+    /// Whether a message at `position`, `len` bytes, `period` after its topic's previous
+    /// one, is to be skipped (`--on-late drop`): the playback is past it by more than
+    /// its period, or reading it at the speed the disk reads would leave too little time
+    /// before it is due.
+    fn too_late(&self, position: Duration, period: Option<Duration>, len: usize) -> bool {
+        let timeline = self.plan.timeline;
+        if !timeline.started() {
+            return false;
+        }
+        let now = timeline.position();
+        if period.is_some_and(|period| now.saturating_sub(position) > period) {
+            return true;
+        }
+        let left = position.saturating_sub(now).div_f64(timeline.rate());
+        let reading = if len >= MEASURED_READ {
+            self.reading_time(len)
+        } else {
+            Duration::ZERO
+        };
+        // Reading it must leave the stream a lead, or the small messages after it in the
+        // file would be late in turn.
+        !reading.is_zero() && left < reading * 2 + DROP_MARGIN
+    }
+
+    /// Notes that reading `len` bytes took `took`.
+    fn took(&mut self, len: usize, took: Duration) {
+        if len < MEASURED_READ {
+            return;
+        }
+        if self.reads.len() == READS_MEASURED {
+            self.reads.pop_front();
+        }
+        self.reads.push_back((len, took));
+    }
+
+    /// How long reading `len` bytes takes at the speed the last large messages were read
+    /// (zero before the first).
+    fn reading_time(&self, len: usize) -> Duration {
+        let bytes: usize = self.reads.iter().map(|(bytes, _)| bytes).sum();
+        let took: Duration = self.reads.iter().map(|(_, took)| *took).sum();
+        if bytes == 0 {
+            return Duration::ZERO;
+        }
+        took.mul_f64(len as f64 / bytes as f64)
+    }
+
     /// Says once that the stream is as far ahead as it may be.
     fn say_filled(&mut self) {
         if !self.filled {

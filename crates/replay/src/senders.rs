@@ -79,7 +79,7 @@ impl Senders {
     /// Starts the thread for small topics; the others start with their topic's first
     /// message. They send until [`Self::finish`].
     pub fn start(shared: Shared) -> std::io::Result<Self> {
-        let small = spawn("recd-play-small".into(), shared.clone())?;
+        let small = spawn("recd-play-small".into(), shared.clone(), true)?;
         Ok(Self {
             shared,
             threads: vec![small],
@@ -96,7 +96,7 @@ impl Senders {
                     0
                 } else if self.threads.len() <= LARGE_THREADS {
                     let name = format!("recd-play-{}", self.threads.len());
-                    self.threads.push(spawn(name, self.shared.clone())?);
+                    self.threads.push(spawn(name, self.shared.clone(), false)?);
                     self.threads.len() - 1
                 } else {
                     1 + self.route.len() % LARGE_THREADS
@@ -131,11 +131,17 @@ impl Senders {
     }
 }
 
-fn spawn(name: String, shared: Shared) -> std::io::Result<Thread> {
+/// Starts a sending thread; `boost` for the small topics' one, which does little but must
+/// wake on time for each of many messages, beside the large topics' copies and the
+/// subscribers (where permitted: a nice boost, not real time).
+fn spawn(name: String, shared: Shared, boost: bool) -> std::io::Result<Thread> {
     let (queue, jobs) = channel::<Job>();
-    let handle = std::thread::Builder::new()
-        .name(name)
-        .spawn(move || send_all(&jobs, &shared))?;
+    let handle = std::thread::Builder::new().name(name).spawn(move || {
+        if boost {
+            recd_engine::nice_this_thread();
+        }
+        send_all(&jobs, &shared)
+    })?;
     Ok(Thread { queue, handle })
 }
 
@@ -214,8 +220,17 @@ fn send_one(job: &Job, shared: &Shared) -> Sent {
         };
         match timeline.wait(job.index, job.position, &shared.cancel) {
             Wait::Due(lateness) => {
-                if shared.on_late == OnLate::Stretch && lateness > LATE_AFTER {
-                    timeline.stretch_to(job.position);
+                match shared.on_late {
+                    OnLate::Stretch if lateness > LATE_AFTER => timeline.stretch_to(job.position),
+                    // Later than a period after the copy: not sent after all.
+                    OnLate::Drop
+                        if job
+                            .period
+                            .is_some_and(|period| lateness > period.div_f64(timeline.rate())) =>
+                    {
+                        return Sent::Dropped;
+                    }
+                    _ => {}
                 }
                 return match prepared.send() {
                     Ok(()) => Sent::Yes(lateness),

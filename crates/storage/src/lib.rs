@@ -50,7 +50,8 @@ pub use io_mode::{IoMode, UnknownIoMode};
 pub use lock::is_being_recorded;
 pub use marker::Marker;
 pub use messages::{
-    for_each_message, MessagesError, MessagesRead, RecordedChannel, RecordedMessage,
+    for_each_message, for_each_message_skipping, MessagesError, MessagesRead, RecordedChannel,
+    RecordedMessage,
 };
 pub use recover::Damage;
 pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};

@@ -62,19 +62,20 @@ impl RecordedMessage<'_> {
 }
 
 impl RecordedMessage<'_> {
-    /// Asks the kernel to read the next `bytes` of the mapped file after this message in
-    /// the background (nothing for a file that is read rather than mapped), so that the
-    /// messages after it are in memory when they are wanted: many requests in flight
-    /// rather than one page fault at a time.
-    pub fn read_ahead(&self, bytes: usize) {
+    /// Asks the kernel to read this message and the `beyond` bytes of the mapped file
+    /// after it in the background (nothing for a file that is read rather than mapped),
+    /// so that they are in memory when they are wanted: many requests in flight rather
+    /// than one page fault at a time.
+    pub fn read_ahead(&self, beyond: usize) {
         const PAGE: usize = 4096;
         let Some(file) = self.mapped else { return };
         if !contains(file, self.data) {
             return;
         }
         let file_end = file.as_ptr() as usize + file.len();
-        let start = (self.data.as_ptr() as usize + self.data.len()) & !(PAGE - 1);
-        let end = file_end.min(start.saturating_add(bytes));
+        let start = self.data.as_ptr() as usize & !(PAGE - 1);
+        let end =
+            file_end.min((self.data.as_ptr() as usize + self.data.len()).saturating_add(beyond));
         if end <= start {
             return;
         }
@@ -152,6 +153,25 @@ pub fn for_each_message(
     path: &Path,
     visit: impl FnMut(RecordedMessage<'_>) -> ControlFlow<()>,
 ) -> Result<MessagesRead, MessagesError> {
+    visit_messages(path, memmap2::Advice::Sequential, visit)
+}
+
+/// [`for_each_message`] for a visitor that skips the bytes of some messages: the kernel
+/// reads only the pages a message's [`RecordedMessage::to_bytes`] or
+/// [`RecordedMessage::read_ahead`] asks for (and the records' headers), not ahead of
+/// them, so that a message skipped costs no disk time.
+pub fn for_each_message_skipping(
+    path: &Path,
+    visit: impl FnMut(RecordedMessage<'_>) -> ControlFlow<()>,
+) -> Result<MessagesRead, MessagesError> {
+    visit_messages(path, memmap2::Advice::Random, visit)
+}
+
+fn visit_messages(
+    path: &Path,
+    advice: memmap2::Advice,
+    visit: impl FnMut(RecordedMessage<'_>) -> ControlFlow<()>,
+) -> Result<MessagesRead, MessagesError> {
     let read_error = |source| MessagesError::Read {
         path: path.to_path_buf(),
         source,
@@ -159,7 +179,7 @@ pub fn for_each_message(
     let file = std::fs::File::open(path).map_err(read_error)?;
     let len = file.metadata().map_err(read_error)?.len();
     let mapped = if len > 0 && crate::lock::lock_for_reading(&file).map_err(read_error)? {
-        Some(map(&file).map_err(read_error)?)
+        Some(map(&file, advice).map_err(read_error)?)
     } else {
         None
     };
@@ -192,13 +212,13 @@ pub fn for_each_message(
     }
 }
 
-/// The whole file in memory, read ahead sequentially.
-fn map(file: &std::fs::File) -> std::io::Result<Bytes> {
+/// The whole file in memory, read as `advice` says.
+fn map(file: &std::fs::File, advice: memmap2::Advice) -> std::io::Result<Bytes> {
     // SAFETY: no writer holds the file (the caller took the shared lock, which its writer
     // holds exclusively while it writes), and finished files are only replaced by a
     // rename, never shortened in place, so the mapped bytes stay valid while mapped.
     let map = unsafe { memmap2::Mmap::map(file)? };
-    map.advise(memmap2::Advice::Sequential)?;
+    map.advise(advice)?;
     Ok(Bytes::from_owner(map))
 }
 

@@ -14,13 +14,17 @@ mod ddsperf;
 mod hogs;
 mod load;
 mod mount;
+mod pty;
 mod python;
+mod script;
+mod throttle;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 
+pub use pty::{Killed, Pty, CTRL_C, DOWN, RIGHT, SPACE, UP};
 pub use python::{
     cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, messages_by_topic, python,
     python_file, read_mcap, read_ros2, ros2_fixtures, script_done, shm_camera, shm_pubsub,
@@ -28,6 +32,8 @@ pub use python::{
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;
+pub use script::{clock_subscribe, shm_slice_subscribe, Script};
+pub use throttle::{drop_page_cache, CgroupVersion, ThrottledDisk};
 
 /// A binary of the workspace, built beside the running test (`cargo test --workspace`
 /// builds every binary before running any test).

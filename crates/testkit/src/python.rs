@@ -72,7 +72,9 @@ pub fn shm_camera(args: &[&str]) -> Child {
     spawn_script("shm_camera.py", args)
 }
 
-fn spawn_script(script: &str, args: &[&str]) -> Child {
+/// Starts `tests/python/<script>` with `args`, stdout and stderr piped (Cyclone DDS on
+/// loopback only).
+pub(crate) fn spawn_script(script: &str, args: &[&str]) -> Child {
     Command::new(python())
         .arg(python_file(script))
         .args(args)

@@ -57,9 +57,10 @@ pub(crate) fn schedule_this_thread(priority: u8) -> Scheduling {
     }
 }
 
-/// Lowers the calling thread's nice value by [`BOOST`] where permitted; returns the value
-/// it has.
-fn nice_this_thread() -> i32 {
+/// Lowers the calling thread's nice value by 10 where permitted (as root, or with
+/// CAP_SYS_NICE; otherwise nothing changes), for a thread that does little but must do
+/// it on time beside ordinary ones; returns the nice value it has.
+pub fn nice_this_thread() -> i32 {
     // SAFETY: plain syscalls on the calling thread; nothing is passed by pointer.
     unsafe {
         let tid = libc::gettid() as libc::id_t;
