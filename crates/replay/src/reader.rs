@@ -495,3 +495,86 @@ pub fn first_representations(
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn plan<'a>(timeline: &'a Timeline, topics: &'a HashSet<String>) -> ReadPlan<'a> {
+        ReadPlan {
+            streams: &[],
+            topics,
+            start: Duration::ZERO,
+            until: None,
+            use_publish_time: false,
+            on_late: OnLate::Drop,
+            timeline,
+            offset: Duration::ZERO,
+        }
+    }
+
+    /// A started timeline standing (paused) about 1 s into the recording, so that the
+    /// checks do not race the clock.
+    fn standing_at_one_second() -> Timeline {
+        let timeline = Timeline::new(1.0, false);
+        timeline.start(Instant::now() - Duration::from_secs(1));
+        timeline.pause();
+        timeline
+    }
+
+    fn ahead<'a>(plan: &'a ReadPlan<'a>, state: &'a ReadState) -> ReadAhead<'a> {
+        ReadAhead {
+            plan,
+            state,
+            in_flight: Arc::new(AtomicU64::new(0)),
+            filled: true,
+            previous: HashMap::new(),
+            reads: VecDeque::new(),
+        }
+    }
+
+    #[test]
+    fn nothing_is_too_late_before_the_playback_starts() {
+        let timeline = Timeline::new(1.0, false);
+        let (topics, state) = (HashSet::new(), ReadState::default());
+        let plan = plan(&timeline, &topics);
+        let mut reader = ahead(&plan, &state);
+        reader.took(6 << 20, 100 * MS);
+        assert!(!reader.too_late(Duration::ZERO, Some(MS), 6 << 20));
+    }
+
+    #[test]
+    fn a_message_the_playback_is_past_by_more_than_its_period_is_skipped() {
+        let timeline = standing_at_one_second();
+        let (topics, state) = (HashSet::new(), ReadState::default());
+        let plan = plan(&timeline, &topics);
+        let reader = ahead(&plan, &state);
+        assert!(reader.too_late(900 * MS, Some(50 * MS), 100));
+        assert!(!reader.too_late(990 * MS, Some(50 * MS), 100));
+        // Small messages are not measured: one due soon is read.
+        assert!(!reader.too_late(1_010 * MS, Some(50 * MS), 100));
+    }
+
+    #[test]
+    fn a_large_message_is_skipped_when_reading_it_would_leave_too_little_lead() {
+        let timeline = standing_at_one_second();
+        let (topics, state) = (HashSet::new(), ReadState::default());
+        let plan = plan(&timeline, &topics);
+        let mut reader = ahead(&plan, &state);
+        // 100 MB/s, in bursts: one read quick, one slow.
+        reader.took(10_000_000, MS);
+        reader.took(10_000_000, 199 * MS);
+        assert_eq!(reader.reading_time(6_000_000), 60 * MS);
+        // 6 MB takes 60 ms: it needs 2 × 60 + 120 ms before it is due.
+        assert!(reader.too_late(1_200 * MS, None, 6_000_000));
+        assert!(!reader.too_late(1_300 * MS, None, 6_000_000));
+        // Only the last READS_MEASURED count.
+        for _ in 0..READS_MEASURED {
+            reader.took(10_000_000, 10 * MS);
+        }
+        assert_eq!(reader.reading_time(6_000_000), 6 * MS);
+    }
+}
