@@ -16,7 +16,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    available_memory, script_done, shm_camera, stopped_files, wait_until, Domain, Hogs, Mount, Recd,
+    available_memory, script_done, shm_camera, stopped_files, wait_until, Domain, Hogs, Mount,
+    Phases, Recd,
 };
 use serde_json::Value;
 
@@ -305,7 +306,7 @@ fn cameras_on_a_busy_machine_are_all_accounted_for() {
         began.elapsed().as_secs_f64()
     );
 
-    let mut failed = Vec::new();
+    let mut phases = Phases::default();
     for io_mode in [None, Some("buffered")] {
         let label = io_mode.unwrap_or("auto (default)");
         if io_mode.is_some() {
@@ -313,19 +314,11 @@ fn cameras_on_a_busy_machine_are_all_accounted_for() {
             // gone, and the filler reads on).
             filling.wait_filled(Duration::from_secs(60));
         }
-        let run = std::panic::catch_unwind(|| record_cameras(label, io_mode, count));
-        if let Err(panic) = run {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            failed.push(format!("[{label}] {message}"));
-        }
+        phases.run(label, || record_cameras(label, io_mode, count));
     }
     drop(filling);
     eprintln!("{:.1} s in all", began.elapsed().as_secs_f64());
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    phases.finish();
 }
 
 /// One run of [`cameras_on_a_busy_machine_are_all_accounted_for`]:

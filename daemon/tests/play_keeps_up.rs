@@ -29,7 +29,8 @@ use std::time::Duration;
 
 use recd_testkit::{
     binary, drop_page_cache, finish_load, messages_by_topic, script_done, shm_camera,
-    shm_slice_subscribe, stopped_files, wait_until, Domain, Killed, Recd, RecdLoad, ThrottledDisk,
+    shm_slice_subscribe, stopped_files, wait_until, Domain, Killed, Phases, Recd, RecdLoad,
+    ThrottledDisk,
 };
 use serde_json::Value;
 
@@ -539,20 +540,10 @@ fn from_a_slow_disk_keep_plays_on_time_below_its_speed_and_drop_or_stretch_above
 
     // The three playbacks all run (and print their numbers); the test fails after them
     // if any did.
-    let mut failed = Vec::new();
-    let mut phase = |label: &str, check: &dyn Fn()| {
-        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            failed.push(format!("[{label}] {message}"));
-        }
-    };
+    let mut phases = Phases::default();
 
     // 80 %, keep: everything, on time.
-    phase("80 %, keep", &|| {
+    phases.run("80 %, keep", || {
         let (report, copy) = play_from(&recd, &domain, &disk, &below, "keep", "copy_keep");
         eprintln!(
             "80 %, keep:\n{}",
@@ -574,7 +565,7 @@ fn from_a_slow_disk_keep_plays_on_time_below_its_speed_and_drop_or_stretch_above
     });
 
     // 150 %, drop: what is sent is on time; what is not is counted.
-    phase("150 %, drop", &|| {
+    phases.run("150 %, drop", || {
         let (report, copy) = play_from(&recd, &domain, &disk, &above, "drop", "copy_drop");
         eprintln!(
             "150 %, drop:\n{}",
@@ -614,7 +605,7 @@ fn from_a_slow_disk_keep_plays_on_time_below_its_speed_and_drop_or_stretch_above
     });
 
     // 150 %, stretch: everything, the timeline slowed by the reported factor.
-    phase("150 %, stretch", &|| {
+    phases.run("150 %, stretch", || {
         let (report, copy) = play_from(&recd, &domain, &disk, &above, "stretch", "copy_stretch");
         eprintln!(
             "150 %, stretch:\n{}",
@@ -645,5 +636,5 @@ fn from_a_slow_disk_keep_plays_on_time_below_its_speed_and_drop_or_stretch_above
             "the copy spans {stretched:.3} × the recording; stretch_factor {factor:.3}"
         );
     });
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    phases.finish();
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::reader::{read_pass, Queued, ReadPlan, ReadState};
 use crate::senders::{Job, Senders, Totals};
-use crate::timeline::Timeline;
+use crate::timeline::{Steered, Timeline};
 use crate::{PlayError, PlayOptions, PlayReport, PlayedTopic, Progress};
 
 /// The longest the first message waits for the read-ahead to fill.
@@ -189,14 +189,13 @@ impl<'a> Player<'a> {
             dropped: self.totals.dropped.load(Ordering::Relaxed),
             paused: self.timeline.paused(),
             rate: steered.rate,
-            stretch_factor: self.stretch_factor(),
+            stretch_factor: self.stretch_factor(&steered),
         }
     }
 
     /// How much `--on-late stretch` slowed the timeline: the time it took over the time
     /// the recording played so far (divided by the rate) takes.
-    fn stretch_factor(&self) -> f64 {
-        let steered = self.timeline.steered();
+    fn stretch_factor(&self, steered: &Steered) -> f64 {
         let nominal = (self.played_before + self.last_position).div_f64(steered.rate);
         if nominal.is_zero() {
             return 1.0;

@@ -29,7 +29,7 @@ use recd_storage::{
     RecordedMessage,
 };
 
-use crate::timeline::Timeline;
+use crate::timeline::{nanos, Timeline};
 use crate::OnLate;
 
 /// How far ahead of the playback a stream reads, in recorded time ...
@@ -195,7 +195,7 @@ fn merge(streams: &mut Vec<Head>, plan: &ReadPlan<'_>, state: &ReadState, queue:
         let origin = *origin.get_or_insert_with(|| {
             state.origin.get_or_init(|| time);
             plan.timeline
-                .set_recorded_time(time.saturating_add(duration_nanos(plan.start)), plan.offset);
+                .set_recorded_time(time.saturating_add(nanos(plan.start)), plan.offset);
             time
         });
         let position = Duration::from_nanos(time.saturating_sub(origin));
@@ -453,10 +453,6 @@ impl Drop for ReadAhead<'_> {
     fn drop(&mut self) {
         self.say_filled();
     }
-}
-
-fn duration_nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Whether the recorder repeats the channel's last message at the start of each split

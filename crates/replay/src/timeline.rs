@@ -134,7 +134,6 @@ impl Timeline {
         let state = self.lock();
         let (time, at) = state.recorded_at?;
         let position = state.position(Instant::now());
-        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Some(if position >= at {
             time.saturating_add(nanos(position - at))
         } else {
@@ -302,6 +301,11 @@ impl Timeline {
             rate: state.rate,
         }
     }
+}
+
+/// `duration` in nanoseconds, as recorded times count (saturating).
+pub fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl State {

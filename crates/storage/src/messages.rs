@@ -59,56 +59,47 @@ impl RecordedMessage<'_> {
             _ => Bytes::copy_from_slice(self.data),
         }
     }
-}
 
-impl RecordedMessage<'_> {
     /// Asks the kernel to read this message and the `beyond` bytes of the mapped file
     /// after it in the background (nothing for a file that is read rather than mapped),
     /// so that they are in memory when they are wanted: many requests in flight rather
     /// than one page fault at a time.
     pub fn read_ahead(&self, beyond: usize) {
-        const PAGE: usize = 4096;
         let Some(file) = self.mapped else { return };
         if !contains(file, self.data) {
             return;
         }
-        let file_end = file.as_ptr() as usize + file.len();
-        let start = self.data.as_ptr() as usize & !(PAGE - 1);
-        let end =
-            file_end.min((self.data.as_ptr() as usize + self.data.len()).saturating_add(beyond));
-        if end <= start {
-            return;
-        }
-        // SAFETY: the range lies in a live mapping (the file's, which `data` lies in),
-        // starting at a page boundary; MADV_WILLNEED only starts reading it in. Failure
-        // only means no read-ahead.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_WILLNEED);
-        }
+        let start = self.data.as_ptr() as usize - file.as_ptr() as usize;
+        let end = file
+            .len()
+            .min((start + self.data.len()).saturating_add(beyond));
+        // Refused, there is only no read-ahead.
+        advise(&file[start..end], libc::MADV_WILLNEED);
     }
 }
 
 /// Reads the pages of mapped `data` in, if they are not in memory yet.
 fn populate(data: &[u8]) {
-    const PAGE: usize = 4096;
-    let start = data.as_ptr() as usize & !(PAGE - 1);
-    let end = data.as_ptr() as usize + data.len();
-    // SAFETY: the range covers whole pages of a live mapping (the one `data` lies in);
-    // MADV_POPULATE_READ only faults them in.
-    let populated = unsafe {
-        libc::madvise(
-            start as *mut libc::c_void,
-            end - start,
-            libc::MADV_POPULATE_READ,
-        )
-    } == 0;
-    if !populated {
+    if !advise(data, libc::MADV_POPULATE_READ) {
         // Kernels before 5.14: touch a byte of each page.
         for page in data.iter().step_by(PAGE) {
             // SAFETY: `page` is a valid reference; the read is not optimized away.
             unsafe { std::ptr::read_volatile(page) };
         }
     }
+}
+
+const PAGE: usize = 4096;
+
+/// Gives the kernel `advice` about the whole pages that mapped `data` lies on; false when
+/// it refused.
+fn advise(data: &[u8], advice: libc::c_int) -> bool {
+    let start = data.as_ptr() as usize & !(PAGE - 1);
+    let end = data.as_ptr() as usize + data.len();
+    // SAFETY: the range covers whole pages of a live mapping (the one `data` lies in:
+    // mappings start on a page); the callers' advice (MADV_POPULATE_READ, MADV_WILLNEED)
+    // only reads pages in.
+    unsafe { libc::madvise(start as *mut libc::c_void, end - start, advice) == 0 }
 }
 
 fn contains(outer: &[u8], inner: &[u8]) -> bool {

@@ -14,6 +14,7 @@ mod ddsperf;
 mod hogs;
 mod load;
 mod mount;
+mod phases;
 mod pty;
 mod python;
 mod script;
@@ -23,6 +24,7 @@ pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
+pub use phases::Phases;
 
 pub use pty::{Killed, Pty, CTRL_C, DOWN, RIGHT, SPACE, UP};
 pub use python::{
