@@ -13,7 +13,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("Look", &["list", "topics", "info"]),
-    ("Files", &["reindex", "play"]),
+    ("Files", &["reindex", "play", "upload"]),
     ("Other", &["demo", "completions", "help"]),
 ];
 

@@ -18,6 +18,7 @@ mod session;
 mod socket;
 mod table;
 mod topics;
+mod upload;
 
 use std::process::ExitCode;
 
@@ -52,6 +53,7 @@ enum Command {
     Play(play::PlayArgs),
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
+    Upload(upload::UploadArgs),
     Demo(demo::DemoArgs),
     /// Print a shell completion script.
     ///
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Play(args) => play::run(&args.socket.path, &args),
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
+        Command::Upload(args) => upload::run(&args.socket.path, &args),
         Command::Demo(args) => demo::run(&args),
         Command::Completions { shell } => complete::registration(shell).map(|script| {
             output::write_bytes(&script);

@@ -8,6 +8,7 @@ mod retention;
 mod server;
 mod service;
 mod sessions;
+mod uploads;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,8 +96,13 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
     let max_total = config.max_total_size.map(|size| size.as_u64());
-    retention::enforce_total(&catalog, max_total, &Default::default())
-        .map_err(|e| e.to_string())?;
+    retention::enforce_total(
+        &catalog,
+        max_total,
+        &Default::default(),
+        &Default::default(),
+    )
+    .map_err(|e| e.to_string())?;
     if config.reindex_after_crash {
         recovery::reindex_in_background(
             config.state_dir.clone(),
@@ -110,12 +116,16 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let stop_timeout = config.stop_timeout;
     let socket = config.socket.clone();
-    let sessions = Arc::new(Sessions::new(config, catalog));
+    let uploads = uploads::Uploads::start(&config)?;
+    let sessions = Arc::new(Sessions::new(config, catalog, uploads));
     runtime.block_on(serve_until_signal(&socket, sessions.clone()))?;
+    drop(runtime);
 
     service::stopping();
     let _ = std::fs::remove_file(&socket);
-    stop_all(sessions, stop_timeout)
+    let stopped = stop_all(sessions.clone(), stop_timeout);
+    sessions.stop_uploads();
+    stopped
 }
 
 /// Serves the control socket until SIGTERM or SIGINT.

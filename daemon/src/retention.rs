@@ -1,14 +1,56 @@
 //! Retention: keeps the recordings on each file system within `max_total_size`, and a
-//! session within its `--max-files` ring, by deleting the oldest finished files. Each
-//! deletion is logged and marked in the catalog; a file that vanished without recd is
-//! marked missing.
+//! session within its `--max-files` ring, by deleting the oldest finished files, those
+//! already uploaded first (and, with `keep_until_uploaded`, none waiting for upload).
+//! Each deletion is logged and marked in the catalog; a file that vanished without recd
+//! is marked missing.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
-use recd_control::FileState;
+use recd_control::{FileState, UploadState};
+
+/// What uploads ask of retention: files already uploaded go first, and with
+/// `keep_until_uploaded` those still waiting for upload never go.
+#[derive(Debug, Default)]
+pub struct UploadGuard {
+    /// The upload state of every queued file.
+    pub states: HashMap<PathBuf, UploadState>,
+    /// `[upload] keep_until_uploaded`.
+    pub keep_until_uploaded: bool,
+}
+
+impl UploadGuard {
+    fn uploaded(&self, file: &File) -> bool {
+        self.states.get(&file.path) == Some(&UploadState::Uploaded)
+    }
+
+    /// The file must stay until it is uploaded.
+    pub fn keeps(&self, file: &File) -> bool {
+        self.keep_until_uploaded
+            && self
+                .states
+                .get(&file.path)
+                .is_some_and(|state| *state != UploadState::Uploaded)
+    }
+
+    /// `files` (oldest first) in the order retention deletes them: uploaded ones first.
+    fn order<'a, T>(&self, files: &'a [T], file: impl Fn(&T) -> &File) -> Vec<&'a T> {
+        let mut ordered: Vec<&T> = files.iter().collect();
+        ordered.sort_by_key(|entry| !self.uploaded(file(entry)));
+        ordered
+    }
+}
+
+/// What one pass of retention did.
+#[derive(Debug, Default)]
+pub struct Retained {
+    /// Files deleted.
+    pub deleted: Vec<PathBuf>,
+    /// Files it would have deleted but kept, as they wait for upload.
+    pub kept_for_upload: usize,
+}
 
 /// A catalog file as it is on disk now.
 struct OnDisk {
@@ -62,62 +104,71 @@ fn delete(catalog: &Catalog, file: &File, why: &str) -> Result<bool, CatalogErro
 }
 
 /// Deletes the oldest finished files of each file system whose recordings exceed
-/// `max_total` bytes; `writing` are the files sessions are writing now. Returns the files
-/// deleted.
+/// `max_total` bytes; `writing` are the files sessions are writing now.
 pub fn enforce_total(
     catalog: &Catalog,
     max_total: Option<u64>,
     writing: &HashSet<PathBuf>,
-) -> Result<Vec<PathBuf>, CatalogError> {
+    uploads: &UploadGuard,
+) -> Result<Retained, CatalogError> {
     let present = files_on_disk(catalog)?;
+    let mut retained = Retained::default();
     let Some(max_total) = max_total else {
-        return Ok(Vec::new());
+        return Ok(retained);
     };
     let mut by_device: BTreeMap<u64, Vec<&OnDisk>> = BTreeMap::new();
     for entry in &present {
         by_device.entry(entry.device).or_default().push(entry);
     }
-    let mut deleted = Vec::new();
     for files in by_device.values() {
         let mut total: u64 = files.iter().map(|f| f.bytes).sum();
-        for entry in files {
+        for entry in uploads.order(files, |entry| &entry.file) {
             if total <= max_total {
                 break;
             }
-            if deletable(&entry.file, writing)
-                && delete(catalog, &entry.file, "to keep within max_total_size")?
-            {
+            if !deletable(&entry.file, writing) {
+                continue;
+            }
+            if uploads.keeps(&entry.file) {
+                retained.kept_for_upload += 1;
+            } else if delete(catalog, &entry.file, "to keep within max_total_size")? {
                 total -= entry.bytes;
-                deleted.push(entry.file.path.clone());
+                retained.deleted.push(entry.file.path.clone());
             }
         }
     }
-    Ok(deleted)
+    Ok(retained)
 }
 
 /// Deletes the oldest finished files of `session` while it has more than `max_files`
-/// (the one being written included). Returns the files deleted.
+/// (the one being written included).
 pub fn enforce_ring(
     catalog: &Catalog,
     session: SessionId,
     max_files: u32,
     writing: &HashSet<PathBuf>,
-) -> Result<Vec<PathBuf>, CatalogError> {
+    uploads: &UploadGuard,
+) -> Result<Retained, CatalogError> {
     let files: Vec<File> = catalog
         .files(session)?
         .into_iter()
         .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
         .collect();
     let mut excess = files.len().saturating_sub(max_files as usize);
-    let mut deleted = Vec::new();
-    for file in &files {
+    let mut retained = Retained::default();
+    for file in uploads.order(&files, |file| file) {
         if excess == 0 {
             break;
         }
-        if deletable(file, writing) && delete(catalog, file, "of the session's --max-files ring")? {
+        if !deletable(file, writing) {
+            continue;
+        }
+        if uploads.keeps(file) {
+            retained.kept_for_upload += 1;
+        } else if delete(catalog, file, "of the session's --max-files ring")? {
             excess -= 1;
-            deleted.push(file.path.clone());
+            retained.deleted.push(file.path.clone());
         }
     }
-    Ok(deleted)
+    Ok(retained)
 }

@@ -142,6 +142,8 @@ async fn handle(request: Request, sessions: Arc<Sessions>) -> Response {
         } => sessions
             .mark_reindexed(&path, bytes, messages)
             .map(|()| Response::Done),
+        Request::Upload(request) => sessions.queue_upload(&request).map(Response::UploadsQueued),
+        Request::UploadStatus => sessions.upload_status().map(Response::Uploads),
     })
     .await;
     match outcome {

@@ -16,7 +16,8 @@ use crate::table::table;
 ///
 /// Newest first. ///
 /// Each file with its size, messages and state (recording, complete, needs-reindex,
-/// deleted, missing).
+/// deleted, missing), and its upload state when it is queued (queued, uploading,
+/// uploaded, failed).
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Print the list as JSON.
@@ -57,8 +58,12 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
                 FileState::NeedsReindex if file.messages == 0 => "messages: after reindex".into(),
                 _ => format!("{} messages", file.messages),
             };
+            let upload = file
+                .upload
+                .map(|state| format!("  upload: {state}"))
+                .unwrap_or_default();
             outln!(
-                "    {}  {}  {}  {}",
+                "    {}  {}  {}  {}{upload}",
                 file.path.display(),
                 format::bytes(file.bytes),
                 messages,

@@ -87,6 +87,13 @@ pub struct StartArgs {
     /// it need only be readable by you.
     #[arg(long = "attach", value_name = "FILE")]
     attach: Vec<PathBuf>,
+    /// Upload the session's finished files to the bucket of `[upload]` in recd.toml
+    /// (the default when that section is there; an error when it is not).
+    #[arg(long, conflicts_with = "no_upload")]
+    upload: bool,
+    /// Do not upload this session's files (`rec upload SESSION` queues them later).
+    #[arg(long)]
+    no_upload: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -115,6 +122,11 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         paused: args.paused,
         pre_trigger_ms: args.pre_trigger.map(|d| d.as_millis() as u64),
         buffer_size: args.buffer_size,
+        upload: match (args.upload, args.no_upload) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

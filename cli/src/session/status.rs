@@ -58,7 +58,7 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
         if args.json {
             crate::output::print_json(&sessions)?;
         } else {
-            out!("{}", status_text(&sessions, None));
+            out!("{}{}", status_text(&sessions, None), upload_text(socket));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -68,9 +68,9 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
         let text = if args.json {
             serde_json::to_string(&sessions).map_err(|e| e.to_string())? + "\n"
         } else if interactive {
-            status_text(&sessions, topic_rows_that_fit(&sessions))
+            status_text(&sessions, topic_rows_that_fit(&sessions)) + &upload_text(socket)
         } else {
-            status_text(&sessions, None)
+            status_text(&sessions, None) + &upload_text(socket)
         };
         let mut stdout = std::io::stdout().lock();
         if interactive && !args.json {
@@ -86,6 +86,16 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
         }
         drop(stdout);
         std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The uploader's line for `rec status`, empty when uploads are off (or recd is older).
+fn upload_text(socket: &Path) -> String {
+    match crate::upload::fetch_status(socket) {
+        Ok(status) => crate::upload::summary_line(&status)
+            .map(|line| line + "\n")
+            .unwrap_or_default(),
+        Err(_) => String::new(),
     }
 }
 

@@ -9,12 +9,15 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod paths;
+mod uploads;
 
 use std::path::{Path, PathBuf};
 
 use paths::DataDir;
 use recd_control::{FileState, SessionState, TopicReport};
 use rusqlite::{params, Connection, OptionalExtension};
+
+pub use uploads::{Fingerprint, JournaledPart, NewUpload, QueuedUpload};
 
 /// The database file inside the state directory.
 pub const DATABASE_FILE: &str = "catalog.sqlite";
@@ -131,6 +134,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("topics", "paused", "INTEGER NOT NULL DEFAULT 0"),
     ("topics", "evicted", "INTEGER NOT NULL DEFAULT 0"),
     ("topics", "unknown_loss", "INTEGER NOT NULL DEFAULT 0"),
+    ("files", "markers", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 impl Catalog {
@@ -157,6 +161,9 @@ impl Catalog {
             .busy_timeout(std::time::Duration::from_secs(5))
             .map_err(open_error)?;
         connection.execute_batch(SCHEMA).map_err(open_error)?;
+        connection
+            .execute_batch(uploads::SCHEMA)
+            .map_err(open_error)?;
         add_missing_columns(&connection).map_err(open_error)?;
         let data_dir = DataDir::new(data_dir);
         paths::migrate_to_relative(&mut connection, &data_dir).map_err(open_error)?;

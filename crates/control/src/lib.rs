@@ -17,6 +17,7 @@ mod client;
 mod protocol;
 mod state;
 pub mod units;
+mod upload;
 
 pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
 pub use client::{Client, ClientError};
@@ -27,4 +28,5 @@ pub use protocol::{
     StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, TriggerRequest,
     TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
-pub use state::{FileState, SessionState, UnknownState};
+pub use state::{FileState, SessionState, UnknownState, UploadState};
+pub use upload::{UploadEntry, UploadRequest, UploadStatus, UploadsQueued};

@@ -85,6 +85,10 @@ pub enum Request {
         /// Messages in it.
         messages: u64,
     },
+    /// Queue a session's files, or one file, for upload (`rec upload`).
+    Upload(crate::UploadRequest),
+    /// The upload queue and the uploader's state (`rec upload --status`).
+    UploadStatus,
 }
 
 /// Whether a session is paused now, after a pause or resume request.
@@ -190,6 +194,9 @@ pub struct StartRequest {
     pub pre_trigger_ms: Option<u64>,
     /// The pre-trigger buffer's bytes (recd's default: 1 GiB).
     pub buffer_size: Option<u64>,
+    /// Upload the session's finished files (`Some(true)`: `rec start --upload`) or not
+    /// (`--no-upload`); none follows recd's configuration (on when `[upload]` is set).
+    pub upload: Option<bool>,
 }
 
 /// recd's answer to one request.
@@ -233,6 +240,10 @@ pub enum Response {
     Marked(SessionMarked),
     /// Answer to [`Request::Trigger`].
     Triggered(SessionTriggered),
+    /// Answer to [`Request::Upload`].
+    UploadsQueued(crate::UploadsQueued),
+    /// Answer to [`Request::UploadStatus`].
+    Uploads(crate::UploadStatus),
     /// Done; nothing to report.
     Done,
     /// The request failed; nothing changed.
@@ -510,6 +521,9 @@ pub struct FileEntry {
     pub messages: u64,
     /// Where it is in its life.
     pub state: FileState,
+    /// Where it is on its way to object storage; none when it is not queued.
+    #[serde(default)]
+    pub upload: Option<crate::UploadState>,
 }
 
 /// One message as a line: JSON and a newline.
@@ -597,6 +611,7 @@ mod tests {
                 bytes: 10,
                 messages: 2,
                 state: FileState::NeedsReindex,
+                upload: Some(crate::UploadState::Uploading),
             }],
             duration_s: 1.5,
             topics: vec![RatedTopic {
@@ -632,7 +647,7 @@ mod tests {
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(
             json,
-            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"unknown_loss":true,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null,"receive_threads":[{"source":"iceoryx2","scheduling":"SCHED_FIFO 10","priority_warning":null,"memory_warning":null,"passes":7,"lateness_p999_us":12.5,"lateness_max_us":40.0,"spilled":1,"reclaimed":2}]}"#
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex","upload":"uploading"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"unknown_loss":true,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null,"receive_threads":[{"source":"iceoryx2","scheduling":"SCHED_FIFO 10","priority_warning":null,"memory_warning":null,"passes":7,"lateness_p999_us":12.5,"lateness_max_us":40.0,"spilled":1,"reclaimed":2}]}"#
         );
         assert_eq!(
             serde_json::from_str::<SessionStopped>(&json).unwrap(),

@@ -1,5 +1,5 @@
-//! Where a session and a file are in their lives, as recd reports them and the catalog
-//! stores them.
+//! Where a session and a file are in their lives (and on their way to object storage), as
+//! recd reports them and the catalog stores them.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,36 @@ pub enum FileState {
     Deleted,
     /// Gone from the disk, though recd did not delete it.
     Missing,
+}
+
+/// Where a file is on its way to object storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UploadState {
+    /// Waiting its turn.
+    Queued,
+    /// Parts of it are being sent (or were, before a restart: it resumes).
+    Uploading,
+    /// In the bucket, its size and checksum verified against the local file.
+    Uploaded,
+    /// Given up for a reason that retrying cannot fix (the local file changed or is gone,
+    /// another object holds its key); `rec upload` queues it again.
+    Failed,
+}
+
+impl UploadState {
+    /// Every state, for parsing.
+    const ALL: [Self; 4] = [Self::Queued, Self::Uploading, Self::Uploaded, Self::Failed];
+
+    /// The state's name on the wire, in `rec upload --status` and in the catalog.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Uploading => "uploading",
+            Self::Uploaded => "uploaded",
+            Self::Failed => "failed",
+        }
+    }
 }
 
 /// A state name that is not one of the known states.
@@ -104,6 +134,7 @@ macro_rules! display_and_parse_by_name {
 
 display_and_parse_by_name!(SessionState);
 display_and_parse_by_name!(FileState);
+display_and_parse_by_name!(UploadState);
 
 #[cfg(test)]
 mod tests {
@@ -135,6 +166,10 @@ mod tests {
                 "deleted",
                 "missing",
             ],
+        );
+        check(
+            &UploadState::ALL,
+            &["queued", "uploading", "uploaded", "failed"],
         );
         assert!("paused".parse::<SessionState>().is_err());
         assert_eq!(

@@ -3,6 +3,9 @@
 
 mod recording;
 mod units;
+mod upload;
+
+pub use upload::UploadConfig;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,6 +46,9 @@ pub struct DaemonConfig {
     pub max_total_size: Option<ByteSize>,
     /// Defaults for every session; `rec start` flags override some of them.
     pub recording: SessionDefaults,
+    /// Upload finished files to an S3-compatible bucket; off when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upload: Option<UploadConfig>,
 }
 
 /// Recording settings every session starts from.
@@ -131,6 +137,7 @@ impl Default for DaemonConfig {
             min_free_space: ByteSize::gib(1),
             max_total_size: None,
             recording: SessionDefaults::default(),
+            upload: None,
         }
     }
 }
@@ -210,14 +217,18 @@ impl DaemonConfig {
 
     /// Parses TOML text; the error names the offending key and line.
     pub fn parse(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|error| {
+        let config: Self = toml::from_str(text).map_err(|error| {
             let message = error.to_string().trim_end().to_string();
             if message.contains("unknown field `direct_io`") {
                 format!("{message}\n`direct_io` was replaced by `io_mode = \"auto\"` (the default), \"direct\" or \"buffered\"")
             } else {
                 message
             }
-        })
+        })?;
+        if let Some(upload) = &config.upload {
+            upload.validate()?;
+        }
+        Ok(config)
     }
 
     /// The configuration as TOML, every key included.
@@ -283,6 +294,32 @@ mod tests {
         assert_eq!(config.max_total_size, Some(ByteSize::gib(2)));
         assert_eq!(DaemonConfig::default().min_free_space, ByteSize::gib(1));
         assert_eq!(DaemonConfig::default().max_total_size, None);
+    }
+
+    #[test]
+    fn upload_is_off_without_its_section_and_checked_with_it() {
+        assert_eq!(DaemonConfig::default().upload, None);
+        let config = DaemonConfig::parse(
+            "[upload]\nendpoint = \"http://127.0.0.1:8333\"\nbucket = \"rec\"\nmax_rate = \"20MiB\"\nvehicle_id = \"car-3\"\n",
+        )
+        .unwrap();
+        let upload = config.upload.clone().unwrap();
+        assert_eq!(upload.max_rate, Some(ByteSize::mib(20)));
+        assert_eq!(upload.prefix, "{vehicle}/{date}/{session}");
+        let settings = upload.settings("host").unwrap();
+        assert_eq!(settings.vehicle_id, "car-3");
+        assert_eq!(settings.vehicle_name, "car-3");
+        assert_eq!(DaemonConfig::parse(&config.to_toml()).unwrap(), config);
+        let error = DaemonConfig::parse("[upload]\nendpoint = \"http://x\"\n").unwrap_err();
+        assert!(error.contains("needs a bucket"), "{error}");
+        let error =
+            DaemonConfig::parse("[upload]\nbucket = \"b\"\nprefix = \"{car}\"\n").unwrap_err();
+        assert!(error.contains("{car}"), "{error}");
+        let error =
+            DaemonConfig::parse("[upload]\nbucket = \"b\"\npart_size = \"1MiB\"\n").unwrap_err();
+        assert!(error.contains("5 MiB"), "{error}");
+        let error = DaemonConfig::parse("[upload]\nbucket = \"b\"\nsecret = \"x\"\n").unwrap_err();
+        assert!(error.contains("secret"), "{error}");
     }
 
     #[test]

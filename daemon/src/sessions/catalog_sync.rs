@@ -12,6 +12,8 @@ use recd_control::{FileState, SessionState, SessionStopped};
 use recd_engine::{ClosedFile, FileObserver};
 use recd_storage::BagPart;
 
+use crate::uploads::{SessionFiles, Uploads};
+
 /// Writes a session's files into the catalog: each one as recording before its first
 /// byte is written (the catalog's commits are durable, so a power cut cannot hide it),
 /// and with what it holds once it ends.
@@ -22,16 +24,41 @@ pub struct CatalogObserver {
     started: Mutex<Vec<PathBuf>>,
     /// What each ended file is to rosbag2, in order.
     bag: Mutex<Vec<BagPart>>,
+    /// Where its finished files are queued for upload, if they are.
+    upload: Option<(Arc<Uploads>, SessionFiles)>,
 }
 
 impl CatalogObserver {
-    /// Records the files of `session` in `catalog`.
-    pub fn new(catalog: Arc<Mutex<Catalog>>, session: SessionId) -> Self {
+    /// Records the files of `session` in `catalog`, and queues each finished one for
+    /// `upload`.
+    pub fn new(
+        catalog: Arc<Mutex<Catalog>>,
+        session: SessionId,
+        upload: Option<(Arc<Uploads>, SessionFiles)>,
+    ) -> Self {
         Self {
             catalog,
             session,
             started: Mutex::new(Vec::new()),
             bag: Mutex::new(Vec::new()),
+            upload,
+        }
+    }
+
+    /// Queues a finished file for upload, when the session uploads.
+    fn queue_upload(&self, file: &ClosedFile) {
+        let Some((uploads, session)) = &self.upload else {
+            return;
+        };
+        if !file.indexed {
+            return;
+        }
+        let index = (self.started.lock().expect("files lock").iter())
+            .position(|path| *path == file.path)
+            .unwrap_or(0);
+        let catalog = self.catalog.lock().expect("catalog lock");
+        if let Err(error) = uploads.queue(&catalog, session, &file.path, index, file.messages) {
+            tracing::error!(file = %file.path.display(), "cannot queue the file for upload: {error}");
         }
     }
 
@@ -76,6 +103,7 @@ impl FileObserver for CatalogObserver {
             state: file_state(file.indexed),
         });
         self.renew_bag_metadata(&file.path);
+        self.queue_upload(file);
     }
 }
 

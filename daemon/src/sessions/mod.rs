@@ -5,6 +5,7 @@ mod catalog_sync;
 mod rates;
 mod replies;
 mod topics;
+mod uploading;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -20,10 +21,13 @@ use recd_control::{
 use recd_engine::{Recording, RecordingStatus, TopicFilter, TriggerError, TriggerWindow};
 
 use crate::config::DaemonConfig;
+use crate::uploads::{SessionFiles, Uploads};
 use crate::{names, retention};
-use catalog_sync::{mark_gone, now_ns, record_stop, CatalogObserver};
+pub(crate) use catalog_sync::now_ns;
+use catalog_sync::{mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
-use replies::{catalog_failure, error, listed, unknown_session};
+use replies::{catalog_failure, catalog_file, error, listed, unknown_session};
+use uploading::upload_guard;
 
 /// One running session.
 struct Running {
@@ -46,7 +50,13 @@ struct Running {
     told_no_topic: bool,
     /// Topics whose unknown loss was logged.
     told_unknown_loss: HashSet<String>,
+    /// Messages dropped or lost at the last sample, to tell the uploader to wait while
+    /// the count grows.
+    dropped: u64,
 }
+
+/// How long the uploader keeps off the disk after a recording dropped a message.
+const UPLOAD_YIELD: Duration = Duration::from_secs(5);
 
 /// How long discovery has to find a session's first topic before the log warns that its
 /// selection matches nothing.
@@ -70,15 +80,29 @@ pub struct Sessions {
     config: DaemonConfig,
     catalog: Arc<Mutex<Catalog>>,
     running: Mutex<BTreeMap<String, Running>>,
+    /// The uploader, when `[upload]` is configured.
+    uploads: Option<Arc<Uploads>>,
+    /// Retention last kept files for upload (logged when it starts).
+    kept_for_upload: Mutex<usize>,
 }
 
 impl Sessions {
-    /// Sessions recorded under `config`, with the catalog opened.
-    pub fn new(config: DaemonConfig, catalog: Catalog) -> Self {
+    /// Sessions recorded under `config`, with the catalog opened and the uploader, if
+    /// any.
+    pub fn new(config: DaemonConfig, catalog: Catalog, uploads: Option<Uploads>) -> Self {
         Self {
             config,
             catalog: Arc::new(Mutex::new(catalog)),
             running: Mutex::new(BTreeMap::new()),
+            uploads: uploads.map(Arc::new),
+            kept_for_upload: Mutex::new(0),
+        }
+    }
+
+    /// Stops the uploader, if any.
+    pub fn stop_uploads(&self) {
+        if let Some(uploads) = &self.uploads {
+            uploads.stop();
         }
     }
 
@@ -125,6 +149,16 @@ impl Sessions {
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         TopicFilter::new(&config.topics)
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
+        let upload = match (request.upload, &self.uploads) {
+            (Some(true), None) => {
+                return Err(error(
+                    ErrorKind::InvalidArgument,
+                    "rec start --upload: recd's configuration has no [upload] section, so there is nowhere to upload to",
+                ))
+            }
+            (Some(false), _) | (None, None) => None,
+            (_, Some(uploads)) => Some(uploads.clone()),
+        };
         let config_json = serde_json::to_string(&config).expect("config serializes");
         let id = self
             .catalog()
@@ -133,7 +167,17 @@ impl Sessions {
         config.metadata.insert("session".into(), name.clone());
         config.metadata.insert("session_id".into(), id.to_string());
         config.min_free_space = Some(self.config.min_free_space.as_u64()).filter(|&m| m > 0);
-        let files = Arc::new(CatalogObserver::new(self.catalog.clone(), id));
+        let upload = upload.map(|uploads| {
+            let files = SessionFiles {
+                session: name.clone(),
+                started_ns: started_at
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as i64),
+                priority: request.pre_trigger_ms.is_some(),
+            };
+            (uploads, files)
+        });
+        let files = Arc::new(CatalogObserver::new(self.catalog.clone(), id, upload));
         let recording = match Recording::start_observed(config, files.clone()) {
             Ok(recording) => recording,
             Err(start_error) => {
@@ -165,6 +209,7 @@ impl Sessions {
             selection: request.topics.clone(),
             told_no_topic: false,
             told_unknown_loss: HashSet::new(),
+            dropped: 0,
         };
         let status = session.recording.status();
         tracing::info!(
@@ -243,6 +288,13 @@ impl Sessions {
             ));
         }
         let marker = recording.mark(text);
+        let catalog = self.catalog();
+        for path in recording.current_files() {
+            if let Err(failure) = catalog.note_marker(&path) {
+                tracing::warn!(file = %path.display(), "cannot note the marker in the catalog: {failure}");
+            }
+        }
+        drop(catalog);
         Ok(SessionMarked {
             files: recording.current_files(),
             name,
@@ -315,9 +367,10 @@ impl Sessions {
     pub fn list(&self) -> Result<Vec<ListedSession>, ErrorReply> {
         let catalog = self.catalog();
         let sessions = catalog.sessions().map_err(catalog_failure)?;
+        let uploads = catalog.upload_states().map_err(catalog_failure)?;
         sessions
             .into_iter()
-            .map(|session| listed(&catalog, session).map_err(catalog_failure))
+            .map(|session| listed(&catalog, session, &uploads).map_err(catalog_failure))
             .collect()
     }
 
@@ -328,21 +381,14 @@ impl Sessions {
             .session_by_name(name)
             .map_err(catalog_failure)?
             .ok_or_else(|| unknown_session(name))?;
-        listed(&catalog, session).map_err(catalog_failure)
+        let uploads = catalog.upload_states().map_err(catalog_failure)?;
+        listed(&catalog, session, &uploads).map_err(catalog_failure)
     }
 
     /// Marks a catalog file that `rec reindex` rewrote as complete.
     pub fn mark_reindexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), ErrorReply> {
         let catalog = self.catalog();
-        let file = catalog
-            .file(path)
-            .map_err(catalog_failure)?
-            .ok_or_else(|| {
-                error(
-                    ErrorKind::InvalidArgument,
-                    format!("{} is not a file of any session", path.display()),
-                )
-            })?;
+        let file = catalog_file(&catalog, path)?;
         catalog
             .upsert_file(&File {
                 bytes,
@@ -350,7 +396,13 @@ impl Sessions {
                 state: FileState::Complete,
                 ..file
             })
-            .map_err(catalog_failure)
+            .map_err(catalog_failure)?;
+        if let Ok(fingerprint) = recd_catalog::Fingerprint::of(path) {
+            catalog
+                .requeue_rewritten(path, fingerprint)
+                .map_err(catalog_failure)?;
+        }
+        Ok(())
     }
 
     /// Updates rates, tells the log of pauses and write errors, applies retention;
@@ -377,6 +429,21 @@ impl Sessions {
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
             tell_changes(name, session, &status);
+            let dropped: u64 = (status.topics.iter())
+                .map(|t| t.counts.dropped + t.counts.lost)
+                .sum();
+            if let Some(uploads) = &self.uploads {
+                if dropped > session.dropped {
+                    uploads.pressure.raise(
+                        format!(
+                            "session {name} dropped {} messages in the last second",
+                            dropped - session.dropped
+                        ),
+                        UPLOAD_YIELD,
+                    );
+                }
+            }
+            session.dropped = dropped;
             writing.extend(status.current_files);
         }
         self.apply_retention(&running, &writing);
@@ -402,19 +469,35 @@ impl Sessions {
     /// `writing` are the files the sessions are writing now.
     fn apply_retention(&self, running: &BTreeMap<String, Running>, writing: &HashSet<PathBuf>) {
         let catalog = self.catalog();
+        let guard = match upload_guard(&catalog, self.uploads.as_deref()) {
+            Ok(guard) => guard,
+            Err(failure) => {
+                tracing::error!("retention failed: {failure}");
+                return;
+            }
+        };
         let max_total = self.config.max_total_size.map(|size| size.as_u64());
-        if let Err(failure) = retention::enforce_total(&catalog, max_total, writing) {
-            tracing::error!("retention failed: {failure}");
+        let mut kept = 0;
+        match retention::enforce_total(&catalog, max_total, writing, &guard) {
+            Ok(retained) => kept += retained.kept_for_upload,
+            Err(failure) => tracing::error!("retention failed: {failure}"),
         }
         for session in running.values() {
             if let Some(max_files) = session.max_files {
-                if let Err(failure) =
-                    retention::enforce_ring(&catalog, session.id, max_files, writing)
-                {
-                    tracing::error!("retention failed: {failure}");
+                match retention::enforce_ring(&catalog, session.id, max_files, writing, &guard) {
+                    Ok(retained) => kept += retained.kept_for_upload,
+                    Err(failure) => tracing::error!("retention failed: {failure}"),
                 }
             }
         }
+        let mut told = self.kept_for_upload.lock().expect("retention lock");
+        if kept > 0 && *told == 0 {
+            tracing::warn!(
+                files = kept,
+                "retention keeps {kept} files that are not uploaded yet (keep_until_uploaded); if uploads cannot keep up, the disk fills to min_free_space and recording pauses"
+            );
+        }
+        *told = kept;
     }
 
     /// Stops a session's recording, records the end in the catalog and reports it.

@@ -1,12 +1,13 @@
 //! The protocol's replies from what the engine and the catalog say: live status, stop
 //! reports, catalog listings and error replies.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use recd_catalog::{Catalog, CatalogError, Session};
 use recd_control::{
     BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic,
-    ReceiveThreadReport, SessionState, SessionStatus, SessionStopped, TopicReport,
+    ReceiveThreadReport, SessionState, SessionStatus, SessionStopped, TopicReport, UploadState,
 };
 use recd_engine::{ReceiveThreadStatus, RecordingStatus, RecordingSummary, StopError, TopicStatus};
 
@@ -112,6 +113,7 @@ pub fn stop_report(
                     bytes: f.bytes,
                     messages: f.message_count,
                     state: file_state(f.indexed),
+                    upload: None,
                 })
                 .collect();
             let write_error = summary.write_error.as_ref().map(|e| e.to_string());
@@ -144,6 +146,7 @@ pub fn stop_report(
                         bytes: 0,
                         messages: 0,
                         state: FileState::NeedsReindex,
+                        upload: None,
                     })
                     .collect(),
                 duration_s: 0.0,
@@ -156,8 +159,24 @@ pub fn stop_report(
     }
 }
 
-/// A catalog session with its files and final topic counts.
-pub fn listed(catalog: &Catalog, session: Session) -> Result<ListedSession, CatalogError> {
+/// The catalog's record of the file at `path`; an error naming it when it is none of a
+/// session's.
+pub fn catalog_file(catalog: &Catalog, path: &Path) -> Result<recd_catalog::File, ErrorReply> {
+    catalog.file(path).map_err(catalog_failure)?.ok_or_else(|| {
+        error(
+            ErrorKind::InvalidArgument,
+            format!("{} is not a file of any session", path.display()),
+        )
+    })
+}
+
+/// A catalog session with its files (and their upload states, from `uploads`) and final
+/// topic counts.
+pub fn listed(
+    catalog: &Catalog,
+    session: Session,
+    uploads: &HashMap<PathBuf, UploadState>,
+) -> Result<ListedSession, CatalogError> {
     let files = catalog.files(session.id)?;
     let topics = catalog.topics(session.id)?;
     Ok(ListedSession {
@@ -170,6 +189,7 @@ pub fn listed(catalog: &Catalog, session: Session) -> Result<ListedSession, Cata
         files: files
             .into_iter()
             .map(|f| FileEntry {
+                upload: uploads.get(&f.path).copied(),
                 path: f.path,
                 bytes: f.bytes,
                 messages: f.messages,

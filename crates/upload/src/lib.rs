@@ -1,0 +1,26 @@
+//! recd's uploader: finished recordings leave the vehicle for an S3-compatible bucket on
+//! a task of their own, never in the recording's way.
+//!
+//! Files wait in the catalog's durable queue ([`recd_catalog::QueuedUpload`]); each is
+//! sent as a multipart upload whose id and parts are journaled there, so that a restart
+//! resumes at the next part; every part carries a SHA-256 the store checks, and a file is
+//! `uploaded` only once the object's size and ETag match what was read from the local
+//! file, which must not have changed since it was queued.
+
+#![warn(missing_docs)]
+
+mod bucket;
+mod credentials;
+mod key;
+mod pressure;
+mod rate;
+mod settings;
+mod transfer;
+mod uploader;
+
+pub use credentials::{CredentialError, CredentialSource};
+pub use key::{object_key, KeyTemplate, KeyTemplateError};
+pub use pressure::Pressure;
+pub use rate::RateLimit;
+pub use settings::UploadSettings;
+pub use uploader::{Uploader, UploaderHandle};

@@ -1,0 +1,362 @@
+//! Sending one queued file: a multipart upload resumed from its journal, each part read
+//! at low I/O priority, paced by `max_rate`, checksummed and journaled once the bucket
+//! has it; completed only if no object holds the key, and verified before it counts.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use md5::{Digest, Md5};
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    Attribute, AttributeValue, Attributes, ObjectStoreExt, PutMultipartOptions, PutPayload,
+};
+use recd_catalog::{Catalog, CatalogError, Fingerprint, JournaledPart, QueuedUpload};
+
+use crate::bucket::{classify, Bucket, Trouble};
+use crate::rate::RateLimit;
+use crate::settings::UploadSettings;
+
+/// S3's limits: at most 10,000 parts, each but the last at least 5 MiB.
+const MAX_PARTS: u64 = 10_000;
+const MIN_PART: u64 = 5 << 20;
+
+/// Why a file did not upload this time.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The store or the network; the file stays in the queue.
+    Trouble(Trouble),
+    /// Retrying cannot help: the file is given up with this reason.
+    GiveUp(String),
+    /// The catalog could not journal.
+    Catalog(CatalogError),
+}
+
+impl From<CatalogError> for Failure {
+    fn from(error: CatalogError) -> Self {
+        Self::Catalog(error)
+    }
+}
+
+/// What a finished upload leaves.
+#[derive(Debug)]
+pub(crate) struct Uploaded {
+    /// The object's ETag.
+    pub(crate) e_tag: String,
+    /// Bytes sent in this attempt (less than the file when it resumed).
+    pub(crate) sent_now: u64,
+}
+
+/// Hears of each part the bucket acknowledged: bytes of the file it now holds, the
+/// file's size, the part's bytes and how long sending it took.
+pub(crate) type PartSent<'a> = dyn FnMut(u64, u64, u64, f64) + 'a;
+
+/// One file's upload, with what it needs.
+pub(crate) struct Transfer<'a> {
+    pub(crate) bucket: &'a Bucket,
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) settings: &'a UploadSettings,
+    pub(crate) rate: &'a mut Option<RateLimit>,
+}
+
+impl Transfer<'_> {
+    /// Uploads `job` (resuming its journal), verifies it and records it uploaded.
+    pub(crate) async fn run(
+        &mut self,
+        job: &QueuedUpload,
+        part_sent: &mut PartSent<'_>,
+    ) -> Result<Uploaded, Failure> {
+        check_unchanged(job)?;
+        let content = self.content(job)?;
+        let size = std::fs::metadata(&content)
+            .map_err(|e| Failure::GiveUp(format!("cannot read {}: {e}", content.display())))?
+            .len();
+        let location = ObjectPath::from(job.key.as_str());
+        let part_size = job.part_size.unwrap_or_else(|| self.part_size(size));
+        let upload_id = match &job.upload_id {
+            Some(id) => id.clone(),
+            None => self.begin(job, &location, part_size).await?,
+        };
+        let file = std::fs::File::open(&content)
+            .map_err(|e| Failure::GiveUp(format!("cannot open {}: {e}", content.display())))?;
+        let count = size.div_ceil(part_size).max(1);
+        let mut parts: Vec<Option<JournaledPart>> = vec![None; count as usize];
+        for part in &job.parts {
+            if let Some(slot) = parts.get_mut(part.number as usize) {
+                *slot = Some(part.clone());
+            }
+        }
+        let mut held: u64 = parts.iter().flatten().map(|p| p.bytes).sum();
+        let mut sent_now = 0;
+        for number in 0..count {
+            if parts[number as usize].is_some() {
+                continue;
+            }
+            let offset = number * part_size;
+            let bytes = read_part(&file, offset, part_size.min(size - offset))
+                .map_err(|e| Failure::GiveUp(format!("cannot read {}: {e}", content.display())))?;
+            let md5: [u8; 16] = Md5::digest(&bytes).into();
+            let length = bytes.len() as u64;
+            if let Some(rate) = self.rate.as_mut() {
+                tokio::time::sleep(rate.delay_for(length, Instant::now())).await;
+            }
+            let started = Instant::now();
+            let part = self
+                .bucket
+                .store
+                .put_part(
+                    &location,
+                    &upload_id,
+                    number as usize,
+                    PutPayload::from(bytes),
+                )
+                .await
+                .map_err(|e| self.trouble(&e, job))?;
+            let journaled = JournaledPart {
+                number: number as u32,
+                content_id: part.content_id,
+                md5,
+                bytes: length,
+            };
+            self.catalog.journal_part(&job.path, &journaled)?;
+            parts[number as usize] = Some(journaled);
+            held += length;
+            sent_now += length;
+            part_sent(held, size, length, started.elapsed().as_secs_f64());
+        }
+        let parts: Vec<JournaledPart> = parts.into_iter().flatten().collect();
+        if let Err(failure) = check_unchanged(job) {
+            let _ = self
+                .bucket
+                .store
+                .abort_multipart(&location, &upload_id)
+                .await;
+            return Err(failure);
+        }
+        let expected = composite_e_tag(&parts);
+        let completion = self
+            .bucket
+            .create_only
+            .complete_multipart(
+                &location,
+                &upload_id,
+                parts
+                    .iter()
+                    .map(|p| PartId {
+                        content_id: p.content_id.clone(),
+                    })
+                    .collect(),
+            )
+            .await;
+        if let Err(error) = completion {
+            match classify(&error, &self.settings.bucket) {
+                // A completion that went through before its answer was lost looks like
+                // this on the retry; the check below tells it from another object.
+                Trouble::Exists | Trouble::UploadGone => {}
+                trouble => return Err(Failure::Trouble(trouble)),
+            }
+        }
+        let e_tag = self.verify(&location, size, &expected, job).await?;
+        if content != job.path {
+            let _ = std::fs::remove_file(&content);
+        }
+        Ok(Uploaded { e_tag, sent_now })
+    }
+
+    /// The bytes to upload: the file itself, or with `after_reindex` its zstd-reindexed
+    /// copy (made once, kept next to it until uploaded).
+    fn content(&self, job: &QueuedUpload) -> Result<PathBuf, Failure> {
+        if !self.settings.after_reindex {
+            return Ok(job.path.clone());
+        }
+        let staged = staged_copy(&job.path);
+        if job.upload_id.is_some() && staged.exists() {
+            return Ok(staged);
+        }
+        let options = recd_storage::ReindexOptions {
+            compression: recd_storage::Compression::Zstd,
+            threads: 1,
+            ..Default::default()
+        };
+        recd_storage::reindex(
+            &job.path,
+            &staged,
+            &options,
+            &mut |_, _| {},
+            &AtomicBool::new(false),
+        )
+        .map_err(|e| {
+            Failure::GiveUp(format!("cannot reindex it for upload (after_reindex): {e}"))
+        })?;
+        // A copy made anew does not match parts sent of an earlier one.
+        if job.upload_id.is_some() {
+            self.catalog.forget_multipart(&job.path)?;
+            return Err(Failure::Trouble(Trouble::UploadGone));
+        }
+        Ok(staged)
+    }
+
+    /// Parts of `part_size`, larger when the file would need more than S3's 10,000.
+    fn part_size(&self, size: u64) -> u64 {
+        let needed = size.div_ceil(MAX_PARTS).next_multiple_of(1 << 20);
+        self.settings.part_size.max(needed).max(MIN_PART)
+    }
+
+    /// Starts the multipart upload of `job` with its metadata and journals it; an object
+    /// already under the key is not overwritten.
+    async fn begin(
+        &self,
+        job: &QueuedUpload,
+        location: &ObjectPath,
+        part_size: u64,
+    ) -> Result<String, Failure> {
+        match self.bucket.store.head(location).await {
+            Ok(existing) => {
+                return Err(Failure::GiveUp(format!(
+                    "an object of {} bytes already exists at {}; recd does not overwrite it (remove it or change [upload] prefix, then rec upload the file)",
+                    existing.size, job.key
+                )))
+            }
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(error) => return Err(self.trouble(&error, job)),
+        }
+        let mut attributes = Attributes::new();
+        for (key, value) in &job.metadata {
+            attributes.insert(
+                Attribute::Metadata(key.clone().into()),
+                AttributeValue::from(value.clone()),
+            );
+        }
+        let options = PutMultipartOptions {
+            attributes,
+            ..Default::default()
+        };
+        let id = self
+            .bucket
+            .store
+            .create_multipart_opts(location, options)
+            .await
+            .map_err(|e| self.trouble(&e, job))?;
+        self.catalog.begin_multipart(&job.path, &id, part_size)?;
+        Ok(id)
+    }
+
+    /// The object's ETag once its size and ETag are those of the parts read from the
+    /// file; otherwise the file is given up (and the object left for a person to see).
+    async fn verify(
+        &self,
+        location: &ObjectPath,
+        size: u64,
+        expected: &str,
+        job: &QueuedUpload,
+    ) -> Result<String, Failure> {
+        let meta = self
+            .bucket
+            .store
+            .head(location)
+            .await
+            .map_err(|e| self.trouble(&e, job))?;
+        let e_tag = meta.e_tag.unwrap_or_default().trim_matches('"').to_string();
+        if meta.size == size && e_tag == expected {
+            return Ok(e_tag);
+        }
+        Err(Failure::GiveUp(format!(
+            "verification failed: the bucket holds {} bytes with ETag {e_tag} at {}, the file's {size} bytes give {expected}; the local file is kept",
+            meta.size, job.key
+        )))
+    }
+
+    /// What a failed request means; a vanished multipart upload is forgotten, so that the
+    /// next attempt starts the file over.
+    fn trouble(&self, error: &object_store::Error, job: &QueuedUpload) -> Failure {
+        let trouble = classify(error, &self.settings.bucket);
+        if trouble == Trouble::UploadGone {
+            if let Err(error) = self.catalog.forget_multipart(&job.path) {
+                return Failure::Catalog(error);
+            }
+        }
+        Failure::Trouble(trouble)
+    }
+}
+
+/// Gives the file up if it changed (or vanished) since it was queued.
+fn check_unchanged(job: &QueuedUpload) -> Result<(), Failure> {
+    match Fingerprint::of(&job.path) {
+        Ok(now) if now == job.fingerprint => Ok(()),
+        Ok(now) => Err(Failure::GiveUp(format!(
+            "the local file changed after it was queued ({} bytes then, {} now, or rewritten in place): not uploaded as the recording; rec upload queues it as it is now",
+            job.fingerprint.bytes, now.bytes
+        ))),
+        Err(error) => Err(Failure::GiveUp(format!("the local file is gone: {error}"))),
+    }
+}
+
+/// Reads `length` bytes at `offset`, then tells the kernel it need not cache them: the
+/// page cache is the recordings'.
+fn read_part(file: &std::fs::File, offset: u64, length: u64) -> std::io::Result<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    let mut bytes = vec![0; length as usize];
+    file.read_exact_at(&mut bytes, offset)?;
+    // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            length as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        );
+    }
+    Ok(bytes)
+}
+
+/// The ETag S3 gives a multipart object: the MD5 of its parts' MD5s, and their count.
+fn composite_e_tag(parts: &[JournaledPart]) -> String {
+    let mut md5 = Md5::new();
+    for part in parts {
+        md5.update(part.md5);
+    }
+    let digest: [u8; 16] = md5.finalize().into();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}-{}", parts.len())
+}
+
+/// Where `after_reindex` keeps the zstd copy of `file` until it is uploaded.
+pub(crate) fn staged_copy(file: &Path) -> PathBuf {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    file.with_file_name(format!(".{name}.upload"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_composite_e_tag_is_the_md5_of_the_parts_md5s() {
+        // The value SeaweedFS returned for two 6 MiB parts with these MD5s.
+        let md5 = |hex: &str| -> [u8; 16] {
+            let bytes: Vec<u8> = (0..16)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            bytes.try_into().unwrap()
+        };
+        let part = |number, hex| JournaledPart {
+            number,
+            content_id: String::new(),
+            md5: md5(hex),
+            bytes: 6 << 20,
+        };
+        let parts = [
+            part(0, "b350265d06db0305239c85363d1ae97c"),
+            part(1, "a382f43f3b080dabe686a6db5a287121"),
+        ];
+        assert_eq!(
+            composite_e_tag(&parts),
+            "c41893c5776b9e6a8cf1f0828e914df7-2"
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! `[upload]`: where finished recordings go in object storage and how. Off when the
+//! section is absent.
+
+use std::path::PathBuf;
+
+use bytesize::ByteSize;
+use recd_upload::{CredentialSource, KeyTemplate, UploadSettings};
+use serde::{Deserialize, Serialize};
+
+use super::units;
+
+/// The `[upload]` table of recd.toml.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UploadConfig {
+    /// The S3 endpoint, e.g. "http://10.0.0.5:8333" for a self-hosted store; none is AWS
+    /// for `region`.
+    pub endpoint: Option<String>,
+    /// The bucket's region.
+    pub region: String,
+    /// The bucket (required).
+    pub bucket: String,
+    /// Where in the bucket files go; `{vehicle}`, `{session}` and `{date}` (the
+    /// session's start, UTC) are filled in, then the file's name is appended.
+    pub prefix: String,
+    /// An AWS shared credentials file (`[profile]` with `aws_access_key_id` and
+    /// `aws_secret_access_key`), read again whenever it changes; none takes
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` from recd's environment.
+    pub credentials_file: Option<PathBuf>,
+    /// The section of `credentials_file` to use.
+    pub profile: String,
+    /// The vehicle's id: `{vehicle}` in keys and the objects' `foxglove_device_id`; the
+    /// host's name by default.
+    pub vehicle_id: Option<String>,
+    /// The vehicle's name for Foxglove (`foxglove_device_name`); `vehicle_id` by default.
+    pub vehicle_name: Option<String>,
+    /// Bytes per second at most (e.g. "20MiB"); none is as fast as the network goes.
+    #[serde(with = "units::option_size")]
+    pub max_rate: Option<ByteSize>,
+    /// Delete a file once its upload is verified.
+    pub delete_after_upload: bool,
+    /// Upload a zstd-reindexed copy of each file instead of the raw one (made by the
+    /// uploader at low priority, removed once uploaded).
+    pub after_reindex: bool,
+    /// Retention never deletes a file not yet uploaded; when nothing else can go, the
+    /// disk fills to `min_free_space` and recording pauses as on a full disk.
+    pub keep_until_uploaded: bool,
+    /// Size of the parts of a multipart upload (at least 5 MiB; grown for files that
+    /// would need more than 10,000 parts).
+    #[serde(with = "units::size")]
+    pub part_size: ByteSize,
+}
+
+impl Default for UploadConfig {
+    fn default() -> Self {
+        Self {
+            endpoint: None,
+            region: "us-east-1".into(),
+            bucket: String::new(),
+            prefix: "{vehicle}/{date}/{session}".into(),
+            credentials_file: None,
+            profile: "default".into(),
+            vehicle_id: None,
+            vehicle_name: None,
+            max_rate: None,
+            delete_after_upload: false,
+            after_reindex: false,
+            keep_until_uploaded: false,
+            part_size: ByteSize::mib(16),
+        }
+    }
+}
+
+impl UploadConfig {
+    /// Checks what TOML cannot: a bucket, the prefix's placeholders, the part size.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.bucket.trim().is_empty() {
+            return Err("[upload] needs a bucket".into());
+        }
+        KeyTemplate::new(&self.prefix).map_err(|e| format!("[upload] {e}"))?;
+        if self.part_size < ByteSize::mib(5) {
+            return Err(format!(
+                "[upload] part_size {} is below S3's minimum of 5 MiB",
+                self.part_size
+            ));
+        }
+        if self.max_rate == Some(ByteSize::b(0)) {
+            return Err("[upload] max_rate must be more than 0 (leave it out for no limit)".into());
+        }
+        Ok(())
+    }
+
+    /// The uploader's settings; `hostname` is the default vehicle id.
+    pub fn settings(&self, hostname: &str) -> Result<UploadSettings, String> {
+        self.validate()?;
+        let vehicle_id = self
+            .vehicle_id
+            .clone()
+            .unwrap_or_else(|| hostname.to_string());
+        Ok(UploadSettings {
+            endpoint: self.endpoint.clone(),
+            region: self.region.clone(),
+            bucket: self.bucket.clone(),
+            prefix: KeyTemplate::new(&self.prefix).map_err(|e| e.to_string())?,
+            vehicle_name: self
+                .vehicle_name
+                .clone()
+                .unwrap_or_else(|| vehicle_id.clone()),
+            vehicle_id,
+            credentials: match &self.credentials_file {
+                Some(path) => CredentialSource::File {
+                    path: path.clone(),
+                    profile: self.profile.clone(),
+                },
+                None => CredentialSource::Environment,
+            },
+            max_rate: self.max_rate.map(|rate| rate.as_u64()),
+            delete_after_upload: self.delete_after_upload,
+            after_reindex: self.after_reindex,
+            part_size: self.part_size.as_u64(),
+        })
+    }
+}

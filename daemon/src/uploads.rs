@@ -1,0 +1,138 @@
+//! The daemon's side of uploading: starting the uploader when `[upload]` is configured,
+//! queueing the files sessions finish (and those `rec upload` names) with their keys and
+//! metadata, and answering `rec upload --status`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use recd_catalog::{Catalog, CatalogError, Fingerprint, NewUpload};
+use recd_control::UploadStatus;
+use recd_upload::{object_key, Pressure, UploadSettings, Uploader, UploaderHandle};
+
+use crate::config::DaemonConfig;
+
+/// The uploader and what queueing needs to know.
+pub struct Uploads {
+    settings: UploadSettings,
+    /// Retention never deletes a file not yet uploaded.
+    pub keep_until_uploaded: bool,
+    handle: UploaderHandle,
+    /// Raised by the sessions' sampling when a recording falls behind.
+    pub pressure: Arc<Pressure>,
+}
+
+/// A session's files as the uploader sees them.
+#[derive(Debug, Clone)]
+pub struct SessionFiles {
+    /// The session's name.
+    pub session: String,
+    /// When it started, ns since the Unix epoch (`{date}` of keys).
+    pub started_ns: i64,
+    /// Its files go first (a pre-trigger session's trigger windows).
+    pub priority: bool,
+}
+
+impl Uploads {
+    /// Starts the uploader when `config` has an `[upload]` section.
+    pub fn start(config: &DaemonConfig) -> Result<Option<Self>, String> {
+        let Some(upload) = &config.upload else {
+            return Ok(None);
+        };
+        let settings = upload.settings(&hostname())?;
+        let pressure = Arc::new(Pressure::default());
+        let handle = Uploader::start(
+            settings.clone(),
+            &config.state_dir,
+            &config.data_dir,
+            pressure.clone(),
+        )?;
+        tracing::info!(destination = %settings.destination(), "uploading finished files");
+        Ok(Some(Self {
+            settings,
+            keep_until_uploaded: upload.keep_until_uploaded,
+            handle,
+            pressure,
+        }))
+    }
+
+    /// Queues the finished file at `path` (the `index`-th of its session, holding
+    /// `messages`); false when it was queued or uploaded already.
+    pub fn queue(
+        &self,
+        catalog: &Catalog,
+        session: &SessionFiles,
+        path: &Path,
+        index: usize,
+        messages: u64,
+    ) -> Result<bool, CatalogError> {
+        let fingerprint = match Fingerprint::of(path) {
+            Ok(fingerprint) => fingerprint,
+            Err(error) => {
+                tracing::warn!(file = %path.display(), "cannot queue the file for upload: {error}");
+                return Ok(false);
+            }
+        };
+        let priority = session.priority || catalog.markers(path)? > 0;
+        let prefix = self.settings.prefix.render(
+            &self.settings.vehicle_id,
+            &session.session,
+            session.started_ns,
+        );
+        let metadata = BTreeMap::from([
+            ("vehicle".to_string(), self.settings.vehicle_id.clone()),
+            ("session".to_string(), session.session.clone()),
+            ("file_index".to_string(), index.to_string()),
+            ("messages".to_string(), messages.to_string()),
+            ("bytes".to_string(), fingerprint.bytes.to_string()),
+            (
+                "recorder".to_string(),
+                format!("recd {}", env!("CARGO_PKG_VERSION")),
+            ),
+            (
+                "foxglove_device_id".to_string(),
+                self.settings.vehicle_id.clone(),
+            ),
+            (
+                "foxglove_device_name".to_string(),
+                self.settings.vehicle_name.clone(),
+            ),
+        ]);
+        let queued = catalog.queue_upload(
+            &NewUpload {
+                path: path.to_path_buf(),
+                key: object_key(&prefix, path),
+                priority,
+                fingerprint,
+                metadata,
+            },
+            crate::sessions::now_ns(),
+        )?;
+        if queued {
+            self.handle.wake();
+        }
+        Ok(queued)
+    }
+
+    /// The queue and the uploader's state.
+    pub fn status(&self, catalog: &Catalog) -> Result<UploadStatus, CatalogError> {
+        self.handle.status(catalog)
+    }
+
+    /// Stops the uploader (a part being sent is sent again next time).
+    pub fn stop(&self) {
+        self.handle.stop();
+    }
+}
+
+/// The host's name: the default vehicle id.
+fn hostname() -> String {
+    let mut name = [0u8; 256];
+    // SAFETY: gethostname writes at most the buffer's length into it.
+    let result = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    match std::str::from_utf8(&name[..end]) {
+        Ok(name) if result == 0 && !name.is_empty() => name.to_string(),
+        _ => "vehicle".into(),
+    }
+}
