@@ -15,9 +15,11 @@ mod hogs;
 mod load;
 mod mount;
 mod phases;
+mod proxy;
 mod pty;
 mod python;
 mod script;
+mod seaweed;
 mod throttle;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
@@ -25,6 +27,7 @@ pub use hogs::{available_memory, Hogs};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 pub use phases::Phases;
+pub use proxy::TcpProxy;
 
 pub use pty::{Killed, Pty, CTRL_C, DOWN, RIGHT, SPACE, UP};
 pub use python::{
@@ -35,6 +38,7 @@ pub use python::{
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;
 pub use script::{clock_subscribe, shm_slice_subscribe, Script};
+pub use seaweed::{S3Object, SeaweedFs};
 pub use throttle::{drop_page_cache, CgroupVersion, ThrottledDisk};
 
 /// A binary of the workspace, built beside the running test (`cargo test --workspace`

@@ -1,0 +1,507 @@
+//! Uploads to a real S3-compatible store (SeaweedFS, started by each test on 127.0.0.1):
+//! a split session arrives byte-exact with its metadata, uploads resume after the server
+//! or recd dies, nothing is deleted before it is verified, a file changed after queueing
+//! is not uploaded as the recording, `max_rate` paces, wrong credentials wait for a fix.
+//! Objects are read back with boto3 (tests/python/s3_objects.py), not with recd's client.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use recd_testkit::{
+    finish_load, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs, TcpProxy,
+};
+use serde_json::Value;
+
+/// The `[upload]` section for `endpoint`, with the credentials file in `root` and `extra`
+/// lines.
+fn upload_config(endpoint: &str, bucket: &str, root: &Path, extra: &str) -> String {
+    format!(
+        "[upload]\nendpoint = {endpoint:?}\nbucket = {bucket:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nvehicle_name = \"Test car 7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n{extra}\n",
+        credentials = root.join("credentials"),
+    )
+}
+
+/// A SeaweedFS server and a recd uploading to it, each test's own.
+struct Rig {
+    s3: SeaweedFs,
+    root: tempfile::TempDir,
+    domain: Domain,
+    config: String,
+    recd: Recd,
+}
+
+impl Rig {
+    /// recd with `[upload]` to a new server (`extra` lines added) and right credentials.
+    fn start(extra: &str) -> Self {
+        let s3 = SeaweedFs::start("recordings");
+        let endpoint = s3.endpoint.clone();
+        Self::start_with(s3, &endpoint, extra, true)
+    }
+
+    /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), its
+    /// credentials file right or not.
+    fn start_with(s3: SeaweedFs, endpoint: &str, extra: &str, right_credentials: bool) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let credentials = root.path().join("credentials");
+        if right_credentials {
+            s3.credentials_file(&credentials);
+        } else {
+            s3.wrong_credentials_file(&credentials);
+        }
+        let domain = Domain::new();
+        let config = upload_config(endpoint, &s3.bucket, root.path(), extra);
+        let recd = Recd::start_with(root.path(), &domain, &config, &[]);
+        Self {
+            s3,
+            root,
+            domain,
+            config,
+            recd,
+        }
+    }
+
+    /// Ends recd with `signal`, runs `meanwhile`, and starts recd again on the same
+    /// state.
+    fn restart_recd(&mut self, signal: i32, meanwhile: impl FnOnce()) {
+        self.recd.signal_and_wait(signal, Duration::from_secs(30));
+        meanwhile();
+        self.recd = Recd::start_with(self.root.path(), &self.domain, &self.config, &[]);
+    }
+}
+
+/// Starts one camera `cam/camera/0` publishing `frames` frames of `frame_size` bytes at 30
+/// fps once a subscriber is there.
+fn camera(domain: &Domain, frame_size: usize, frames: u64) -> std::process::Child {
+    domain.load(
+        &RecdLoad::new("cam/")
+            .cameras(1)
+            .frame_size(frame_size)
+            .fps(30)
+            .count(frames)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    )
+}
+
+/// Records `frames` frames of `frame_size` bytes from one camera into session `name`
+/// (`start_args` added to `rec start`); returns its files.
+fn record(
+    recd: &Recd,
+    domain: &Domain,
+    name: &str,
+    frame_size: usize,
+    frames: u64,
+    start_args: &[&str],
+) -> Vec<PathBuf> {
+    let mut args = vec!["start", "--name", name, "--topic", "cam/*"];
+    args.extend_from_slice(start_args);
+    recd.rec_json(&args);
+    let load = camera(domain, frame_size, frames);
+    let sent: u64 = finish_load(load).topics.iter().map(|t| t.sent).sum();
+    assert_eq!(sent, frames);
+    assert!(recd.wait_written(name, frames), "{}", recd.log());
+    let stopped = recd.rec_json(&["stop", name]);
+    stopped_files(&stopped)
+}
+
+/// `rec upload --status --json`.
+fn upload_status(recd: &Recd) -> Value {
+    recd.rec_json(&["upload", "--status"])
+}
+
+/// The queue entry of `path`.
+fn entry(status: &Value, path: &Path) -> Value {
+    status["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path.to_str().unwrap())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Waits (at most `limit`) until every one of `files` is uploaded or failed; panics
+/// with the status and log otherwise.
+fn wait_settled(recd: &Recd, files: &[PathBuf], limit: Duration) -> Value {
+    let mut status = Value::Null;
+    let settled = wait_until(limit, || {
+        status = upload_status(recd);
+        files.iter().all(|file| {
+            matches!(
+                entry(&status, file)["state"].as_str(),
+                Some("uploaded" | "failed")
+            )
+        })
+    });
+    assert!(
+        settled,
+        "uploads did not settle: {status:#}\n{}",
+        recd.log()
+    );
+    status
+}
+
+/// The SHA-256 of a local file, by coreutils.
+fn sha256(path: &Path) -> String {
+    let output = Command::new("sha256sum").arg(path).output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_split_session_arrives_byte_exact_with_its_metadata_and_the_catalog_keeps_it() {
+    let mut rig = Rig::start("");
+    let files = record(
+        &rig.recd,
+        &rig.domain,
+        "drive",
+        1_000_000,
+        60,
+        &["--max-file-size", "20MiB"],
+    );
+    assert!(files.len() >= 3, "{files:?}");
+    let status = wait_settled(&rig.recd, &files, Duration::from_secs(60));
+    let listed = rig.recd.listed("drive");
+    let objects: BTreeMap<String, _> = rig
+        .s3
+        .objects("fleet/car-7/drive/")
+        .into_iter()
+        .map(|object| (object.key.clone(), object))
+        .collect();
+    assert_eq!(objects.len(), files.len(), "{:?}", objects.keys());
+    for (index, file) in files.iter().enumerate() {
+        let key = format!("fleet/car-7/drive/{}", file_name(file));
+        assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+        assert_eq!(entry(&status, file)["key"], key.as_str());
+        let object = &objects[&key];
+        assert_eq!(object.size, std::fs::metadata(file).unwrap().len());
+        assert_eq!(
+            object.sha256,
+            sha256(file),
+            "{key}: the bytes are the file's"
+        );
+        let listed_file = listed["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == file.to_str().unwrap())
+            .unwrap();
+        assert_eq!(listed_file["upload"], "uploaded");
+        let meta = &object.metadata;
+        assert_eq!(meta["vehicle"], "car-7");
+        assert_eq!(meta["session"], "drive");
+        assert_eq!(meta["file_index"], index.to_string());
+        assert_eq!(meta["messages"], listed_file["messages"].to_string());
+        assert_eq!(meta["foxglove_device_id"], "car-7");
+        assert_eq!(meta["foxglove_device_name"], "Test car 7");
+        assert!(meta["recorder"].starts_with("recd "), "{meta:?}");
+    }
+    let text = String::from_utf8_lossy(&rig.recd.rec(&["status"]).stdout).into_owned();
+    assert!(
+        text.contains(&format!("{} uploaded, 0 waiting", files.len())),
+        "{text}"
+    );
+
+    // The catalog keeps it across a restart, and nothing uploaded goes again.
+    rig.restart_recd(libc::SIGTERM, || {});
+    let listed = rig.recd.listed("drive");
+    for file in listed["files"].as_array().unwrap() {
+        assert_eq!(file["upload"], "uploaded", "{listed:#}");
+    }
+    let again = rig.recd.rec_json(&["upload", "drive"]);
+    assert_eq!(again["queued"].as_array().unwrap().len(), 0, "{again}");
+    assert_eq!(again["unchanged"].as_array().unwrap().len(), files.len());
+
+    // The secret reaches neither the log nor the catalog.
+    let catalog = std::fs::read(rig.root.path().join("state/catalog.sqlite")).unwrap();
+    let secret = rig.s3.secret_key.as_bytes();
+    assert!(!catalog.windows(secret.len()).any(|w| w == secret));
+    assert!(!rig.recd.log().contains(&rig.s3.secret_key));
+}
+
+#[test]
+fn an_upload_resumes_after_the_server_and_then_recd_are_killed() {
+    let s3 = SeaweedFs::start("recordings");
+    let proxy = TcpProxy::start(s3.s3_addr());
+    let mut rig = Rig::start_with(
+        s3,
+        &proxy.endpoint(),
+        "max_rate = \"40MiB\"\npart_size = \"16MiB\"",
+        true,
+    );
+    // 50 FullHD frames: one file of about 300 MB.
+    let files = record(&rig.recd, &rig.domain, "long", 6_220_800, 50, &[]);
+    assert_eq!(files.len(), 1);
+    let file = &files[0];
+    let size = std::fs::metadata(file).unwrap().len();
+    assert!(size > 300_000_000, "{size}");
+    let sent = |recd: &Recd| {
+        entry(&upload_status(recd), file)["sent"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+
+    // The server dies a quarter of the way and comes back 5 s later.
+    assert!(
+        wait_until(Duration::from_secs(60), || sent(&rig.recd) >= size / 4),
+        "{}",
+        rig.recd.log()
+    );
+    rig.s3.kill();
+    let held_before_outage = sent(&rig.recd);
+    std::thread::sleep(Duration::from_secs(5));
+    let during = upload_status(&rig.recd);
+    assert!(
+        during["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "the status says the upload is interrupted: {during:#}"
+    );
+    rig.s3.restart();
+
+    // recd dies past the half, after the upload went on from where it was.
+    assert!(
+        wait_until(Duration::from_secs(90), || sent(&rig.recd) >= size * 3 / 5),
+        "{}",
+        rig.recd.log()
+    );
+    // What recd sends from its restart on is counted.
+    rig.restart_recd(libc::SIGKILL, || proxy.reset_counter());
+    let resumed_at = entry(&upload_status(&rig.recd), file)["sent"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        resumed_at >= size * 3 / 5 && resumed_at > held_before_outage,
+        "the journal kept the parts sent before the kill: {resumed_at} of {size} (before the outage {held_before_outage})"
+    );
+    let status = wait_settled(&rig.recd, &files, Duration::from_secs(120));
+    assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+    let after_restart = proxy.bytes_up();
+    assert!(
+        after_restart < size - resumed_at + (32 << 20),
+        "after the restart recd sent {after_restart} bytes for the {} it had left of {size}",
+        size - resumed_at
+    );
+    let objects = rig.s3.objects("fleet/car-7/long/");
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0].size, size);
+    assert_eq!(objects[0].sha256, sha256(file), "byte-exact after both");
+    let log = rig.recd.log();
+    assert!(log.contains("uploaded and verified"), "{log}");
+    assert!(
+        !log.contains("starting the file over"),
+        "the multipart upload was resumed, not begun again: {log}"
+    );
+}
+
+#[test]
+fn files_are_deleted_only_once_verified_and_a_file_changed_after_queueing_is_not_uploaded() {
+    let rig = Rig::start("delete_after_upload = true\nmax_rate = \"8MiB\"\npart_size = \"5MiB\"");
+    let files = record(
+        &rig.recd,
+        &rig.domain,
+        "ring",
+        1_000_000,
+        60,
+        &["--max-file-size", "20MiB"],
+    );
+    assert!(files.len() >= 3, "{files:?}");
+    // The last file waits its turn behind the others (8 MiB/s): alter one byte in its
+    // middle, in place, as a failing disk or a careless hand would.
+    let altered = files.last().unwrap();
+    {
+        use std::os::unix::fs::FileExt;
+        let status = upload_status(&rig.recd);
+        assert_eq!(entry(&status, altered)["state"], "queued", "{status:#}");
+        let handle = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(altered)
+            .unwrap();
+        let middle = std::fs::metadata(altered).unwrap().len() / 2;
+        let mut byte = [0u8];
+        handle.read_exact_at(&mut byte, middle).unwrap();
+        handle.write_all_at(&[byte[0] ^ 0xff], middle).unwrap();
+    }
+    // Whenever a file is gone from the disk, its upload was verified before.
+    let mut status = Value::Null;
+    let settled = wait_until(Duration::from_secs(60), || {
+        // Looked at before the status is asked, so that a file seen gone was gone then.
+        let gone: Vec<&PathBuf> = files.iter().filter(|file| !file.exists()).collect();
+        status = upload_status(&rig.recd);
+        for file in gone {
+            assert_eq!(
+                entry(&status, file)["state"],
+                "uploaded",
+                "{} was deleted before its upload was verified: {status:#}",
+                file.display()
+            );
+        }
+        files.iter().all(|file| {
+            matches!(
+                entry(&status, file)["state"].as_str(),
+                Some("uploaded" | "failed")
+            )
+        })
+    });
+    assert!(settled, "{status:#}\n{}", rig.recd.log());
+    let objects: Vec<String> = rig
+        .s3
+        .objects("fleet/car-7/ring/")
+        .into_iter()
+        .map(|o| o.key)
+        .collect();
+    for file in &files {
+        let key = format!("fleet/car-7/ring/{}", file_name(file));
+        if file == altered {
+            let failed = entry(&status, file);
+            assert_eq!(failed["state"], "failed", "{status:#}");
+            assert!(
+                failed["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("changed after it was queued"),
+                "{failed}"
+            );
+            assert!(file.exists(), "the altered file is kept");
+            assert!(!objects.contains(&key), "not uploaded as good: {objects:?}");
+        } else {
+            assert_eq!(entry(&status, file)["state"], "uploaded");
+            assert!(!file.exists(), "{} is deleted after upload", file.display());
+            assert!(objects.contains(&key), "{objects:?}");
+        }
+    }
+    let listed = rig.recd.listed("ring");
+    let deleted = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["state"] == "deleted")
+        .count();
+    assert_eq!(deleted, files.len() - 1, "{listed:#}");
+    let text = String::from_utf8_lossy(&rig.recd.rec(&["upload", "--status"]).stdout).into_owned();
+    assert!(text.contains("changed after it was queued"), "{text}");
+}
+
+#[test]
+fn max_rate_paces_the_upload_and_wrong_credentials_wait_until_the_file_is_fixed() {
+    let s3 = SeaweedFs::start("recordings");
+    let endpoint = s3.endpoint.clone();
+    let rig = Rig::start_with(
+        s3,
+        &endpoint,
+        "max_rate = \"20MiB\"\npart_size = \"16MiB\"",
+        false,
+    );
+    let credentials = rig.root.path().join("credentials");
+    // 100 frames of 1 MiB: a file of 100 MiB and a little.
+    let files = record(&rig.recd, &rig.domain, "paced", 1 << 20, 100, &[]);
+    let file = &files[0];
+    let size = std::fs::metadata(file).unwrap().len();
+    assert!(size >= 100 << 20);
+    let mut status = Value::Null;
+    let refused = wait_until(Duration::from_secs(20), || {
+        status = upload_status(&rig.recd);
+        status["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("credentials"))
+    });
+    assert!(refused, "{status:#}\n{}", rig.recd.log());
+    assert_ne!(entry(&status, file)["state"], "uploaded");
+    assert!(file.exists());
+    assert!(
+        rig.recd.log().contains("refuses recd's credentials"),
+        "{}",
+        rig.recd.log()
+    );
+    let text = String::from_utf8_lossy(&rig.recd.rec(&["status"]).stdout).into_owned();
+    assert!(text.contains("upload problem:"), "{text}");
+
+    // Fixed in place: recd reads the file again, no restart.
+    rig.s3.credentials_file(&credentials);
+    let fixed = Instant::now();
+    let mut first_part = None;
+    let done = wait_until(Duration::from_secs(60), || {
+        let status = upload_status(&rig.recd);
+        let entry = entry(&status, file);
+        if first_part.is_none() && entry["sent"].as_u64().unwrap_or(0) > 0 {
+            first_part = Some(Instant::now());
+        }
+        entry["state"] == "uploaded"
+    });
+    assert!(done, "{}", rig.recd.log());
+    let took = fixed.elapsed();
+    let paced = first_part.unwrap().elapsed();
+    println!("100 MiB at max_rate 20MiB: {took:?} after the fix, {paced:?} after the first part");
+    assert!(took >= Duration::from_millis(4500), "{took:?}");
+    // The first part goes at once, the remaining 84 MiB or more at 20 MiB/s.
+    assert!(paced >= Duration::from_millis(3800), "{paced:?}");
+    assert!(!rig.recd.log().contains(&rig.s3.secret_key));
+    let objects = rig.s3.objects("fleet/car-7/paced/");
+    assert_eq!(objects[0].sha256, sha256(file));
+}
+
+#[test]
+fn after_reindex_uploads_an_indexed_zstd_copy_and_marked_files_go_first() {
+    let rig = Rig::start("after_reindex = true");
+    rig.recd.rec_json(&[
+        "start",
+        "--name",
+        "indexed",
+        "--topic",
+        "cam/*",
+        "--max-file-size",
+        "20MiB",
+    ]);
+    let load = camera(&rig.domain, 1_000_000, 60);
+    // A marker in the first file, while it is written.
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let status = rig.recd.rec_json(&["status", "indexed"]);
+            status[0]["topics"]
+                .as_array()
+                .is_some_and(|topics| !topics.is_empty())
+        }),
+        "{}",
+        rig.recd.log()
+    );
+    rig.recd.rec_json(&["mark", "indexed", "hard brake"]);
+    finish_load(load);
+    assert!(rig.recd.wait_written("indexed", 60), "{}", rig.recd.log());
+    let files = stopped_files(&rig.recd.rec_json(&["stop", "indexed"]));
+    assert!(files.len() >= 2, "{files:?}");
+    let status = wait_settled(&rig.recd, &files, Duration::from_secs(60));
+    let marked: Vec<bool> = (files.iter())
+        .map(|file| entry(&status, file)["priority"].as_bool().unwrap())
+        .collect();
+    assert!(marked[0], "the marked file goes first: {status:#}");
+    assert!(marked[1..].iter().all(|m| !m), "{status:#}");
+
+    let downloads = tempfile::tempdir().unwrap();
+    let objects = rig.s3.download("fleet/car-7/indexed/", downloads.path());
+    assert_eq!(objects.len(), files.len());
+    for file in &files {
+        assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+        let copy = downloads.path().join(file_name(file));
+        let raw = rig.recd.rec_json(&["info", file.to_str().unwrap()]);
+        let uploaded = rig.recd.rec_json(&["info", copy.to_str().unwrap()]);
+        assert_eq!(raw["chunk_count"], 0, "recd writes unchunked files");
+        assert!(
+            uploaded["chunk_count"].as_u64().unwrap() > 0,
+            "{uploaded:#}"
+        );
+        assert_eq!(uploaded["compression"][0]["compression"], "zstd");
+        assert_eq!(uploaded["message_count"], raw["message_count"]);
+        let staged = file.with_file_name(format!(".{}.upload", file_name(file)));
+        assert!(!staged.exists(), "the zstd copy is removed once uploaded");
+        assert!(file.exists(), "the raw file stays");
+    }
+}
