@@ -14,11 +14,17 @@ use recd_testkit::{
 };
 use serde_json::Value;
 
-/// The `[upload]` section for `endpoint`, with the credentials file in `root` and `extra`
-/// lines.
-fn upload_config(endpoint: &str, bucket: &str, root: &Path, extra: &str) -> String {
+/// recd's configuration: `top_level` lines, then the `[upload]` section for `endpoint`,
+/// with the credentials file in `root` and `extra` lines.
+fn upload_config(
+    endpoint: &str,
+    bucket: &str,
+    root: &Path,
+    top_level: &str,
+    extra: &str,
+) -> String {
     format!(
-        "[upload]\nendpoint = {endpoint:?}\nbucket = {bucket:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nvehicle_name = \"Test car 7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n{extra}\n",
+        "{top_level}\n[upload]\nendpoint = {endpoint:?}\nbucket = {bucket:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nvehicle_name = \"Test car 7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n{extra}\n",
         credentials = root.join("credentials"),
     )
 }
@@ -37,12 +43,18 @@ impl Rig {
     fn start(extra: &str) -> Self {
         let s3 = SeaweedFs::start("recordings");
         let endpoint = s3.endpoint.clone();
-        Self::start_with(s3, &endpoint, extra, true)
+        Self::start_with(s3, &endpoint, "", extra, true)
     }
 
-    /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), its
-    /// credentials file right or not.
-    fn start_with(s3: SeaweedFs, endpoint: &str, extra: &str, right_credentials: bool) -> Self {
+    /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), with
+    /// `top_level` configuration lines, its credentials file right or not.
+    fn start_with(
+        s3: SeaweedFs,
+        endpoint: &str,
+        top_level: &str,
+        extra: &str,
+        right_credentials: bool,
+    ) -> Self {
         let root = tempfile::tempdir().unwrap();
         let credentials = root.path().join("credentials");
         if right_credentials {
@@ -51,7 +63,7 @@ impl Rig {
             s3.wrong_credentials_file(&credentials);
         }
         let domain = Domain::new();
-        let config = upload_config(endpoint, &s3.bucket, root.path(), extra);
+        let config = upload_config(endpoint, &s3.bucket, root.path(), top_level, extra);
         let recd = Recd::start_with(root.path(), &domain, &config, &[]);
         Self {
             s3,
@@ -236,6 +248,7 @@ fn an_upload_resumes_after_the_server_and_then_recd_are_killed() {
     let mut rig = Rig::start_with(
         s3,
         &proxy.endpoint(),
+        "",
         "max_rate = \"40MiB\"\npart_size = \"16MiB\"",
         true,
     );
@@ -398,6 +411,7 @@ fn max_rate_paces_the_upload_and_wrong_credentials_wait_until_the_file_is_fixed(
     let rig = Rig::start_with(
         s3,
         &endpoint,
+        "",
         "max_rate = \"20MiB\"\npart_size = \"16MiB\"",
         false,
     );
@@ -504,4 +518,172 @@ fn after_reindex_uploads_an_indexed_zstd_copy_and_marked_files_go_first() {
         assert!(!staged.exists(), "the zstd copy is removed once uploaded");
         assert!(file.exists(), "the raw file stays");
     }
+}
+
+#[test]
+fn keep_until_uploaded_holds_files_back_from_retention_until_they_are_uploaded() {
+    let s3 = SeaweedFs::start("recordings");
+    let endpoint = s3.endpoint.clone();
+    let rig = Rig::start_with(
+        s3,
+        &endpoint,
+        "max_total_size = \"30MiB\"\nmin_free_space = \"0\"",
+        "keep_until_uploaded = true",
+        false,
+    );
+    let files = record(
+        &rig.recd,
+        &rig.domain,
+        "kept",
+        1_000_000,
+        60,
+        &["--max-file-size", "20MiB"],
+    );
+    assert!(files.len() >= 3, "{files:?}");
+    // Nothing can be uploaded (wrong credentials): retention keeps every file over the
+    // limit, and says why once.
+    assert!(
+        wait_until(Duration::from_secs(10), || rig
+            .recd
+            .log()
+            .contains("not uploaded yet (keep_until_uploaded)")),
+        "{}",
+        rig.recd.log()
+    );
+    assert!(files.iter().all(|f| f.exists()), "nothing deleted yet");
+    // Once the credentials are right, files are uploaded and retention deletes the
+    // oldest uploaded ones until the session is within 30 MiB.
+    rig.s3
+        .credentials_file(&rig.root.path().join("credentials"));
+    wait_settled(&rig.recd, &files, Duration::from_secs(60));
+    let within = wait_until(Duration::from_secs(10), || {
+        let kept: u64 = (files.iter())
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        kept <= 30 << 20
+    });
+    assert!(within, "{}", rig.recd.log());
+    let status = upload_status(&rig.recd);
+    for file in files.iter().filter(|f| !f.exists()) {
+        assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+    }
+    assert!(!files[0].exists(), "the oldest went first");
+}
+
+#[test]
+fn upload_requests_name_what_is_wrong() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    let output = recd.rec(&["start", "--name", "x", "--upload"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no [upload] section"), "{stderr}");
+    let output = recd.rec(&["upload", "x"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("uploads are off"),
+        "{stderr}"
+    );
+    let off = recd.rec_json(&["upload", "--status"]);
+    assert_eq!(off["enabled"], false);
+    let text = String::from_utf8_lossy(&recd.rec(&["upload", "--status"]).stdout).into_owned();
+    assert!(text.contains("uploads are off"), "{text}");
+
+    // With uploads on: an unknown session, a file no session has, no target at all.
+    let rig = Rig::start("");
+    let output = rig.recd.rec(&["upload", "nosuch"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("nosuch"),
+        "{stderr}"
+    );
+    let output = rig.recd.rec(&["upload", "/tmp/not-recorded.mcap"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("not a file of any session"),
+        "{stderr}"
+    );
+    let output = rig.recd.rec(&["upload"]);
+    assert!(!output.status.success());
+    // A session started with --no-upload is queued by hand.
+    let files = record(
+        &rig.recd,
+        &rig.domain,
+        "later",
+        1_000_000,
+        10,
+        &["--no-upload"],
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(entry(&upload_status(&rig.recd), &files[0]), Value::Null);
+    let queued = rig.recd.rec_json(&["upload", "later"]);
+    assert_eq!(queued["queued"].as_array().unwrap().len(), files.len());
+    wait_settled(&rig.recd, &files, Duration::from_secs(30));
+    assert_eq!(rig.s3.objects("fleet/car-7/later/").len(), files.len());
+}
+
+/// Messages a stopped session dropped or lost, from its stop report.
+fn dropped(stopped: &Value) -> u64 {
+    (stopped[0]["topics"].as_array().unwrap().iter())
+        .map(|t| t["dropped"].as_u64().unwrap() + t["lost"].as_u64().unwrap())
+        .sum()
+}
+
+/// Records 2 FullHD cameras for 90 frames each into session `name`, not uploaded;
+/// returns what it dropped or lost.
+fn cameras2(rig: &Rig, name: &str) -> u64 {
+    rig.recd
+        .rec_json(&["start", "--name", name, "--topic", "cam2/*", "--no-upload"]);
+    let load = rig.domain.load(
+        &RecdLoad::new("cam2/")
+            .cameras(2)
+            .fps(30)
+            .count(90)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    );
+    finish_load(load);
+    std::thread::sleep(Duration::from_millis(500));
+    dropped(&rig.recd.rec_json(&["stop", name]))
+}
+
+#[test]
+fn a_recording_drops_no_more_while_files_are_uploaded_from_the_same_disk() {
+    let rig = Rig::start("");
+    let alone = cameras2(&rig, "alone");
+    // 600 MB to upload, as fast as the store takes it, from the disk recorded to.
+    let files = record(
+        &rig.recd,
+        &rig.domain,
+        "backlog",
+        6_220_800,
+        100,
+        &["--max-file-size", "200MiB"],
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            let status = upload_status(&rig.recd);
+            entry(&status, &files[0])["sent"].as_u64().unwrap_or(0) > 0
+        }),
+        "{}",
+        rig.recd.log()
+    );
+    let held = |status: &Value| -> u64 {
+        (files.iter())
+            .map(|file| entry(status, file)["sent"].as_u64().unwrap_or(0))
+            .sum()
+    };
+    let before = held(&upload_status(&rig.recd));
+    let beside = cameras2(&rig, "beside");
+    let uploaded_meanwhile = held(&upload_status(&rig.recd)) - before;
+    println!("2 FullHD cameras, 180 frames: {alone} dropped alone, {beside} beside an upload ({uploaded_meanwhile} bytes uploaded meanwhile)");
+    assert!(uploaded_meanwhile > 0, "the upload went on meanwhile");
+    assert!(
+        beside <= alone + 2,
+        "the upload cost the recording {beside} frames (alone {alone})\n{}",
+        rig.recd.log()
+    );
+    wait_settled(&rig.recd, &files, Duration::from_secs(120));
 }
