@@ -2,8 +2,10 @@
 //! at low I/O priority, paced by `max_rate`, checksummed and journaled once the bucket
 //! has it; completed only if no object holds the key, and verified before it counts.
 
+use std::future::Future;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -53,12 +55,16 @@ pub(crate) struct Uploaded {
 /// file's size, the part's bytes and how long sending it took.
 pub(crate) type PartSent<'a> = dyn FnMut(u64, u64, u64, f64) + 'a;
 
+/// Waits, before each part, while a recording needs the disk.
+pub(crate) type YieldToRecording<'a> = dyn Fn() -> Pin<Box<dyn Future<Output = ()> + 'a>> + 'a;
+
 /// One file's upload, with what it needs.
 pub(crate) struct Transfer<'a> {
     pub(crate) bucket: &'a Bucket,
     pub(crate) catalog: &'a Catalog,
     pub(crate) settings: &'a UploadSettings,
     pub(crate) rate: &'a mut Option<RateLimit>,
+    pub(crate) yield_to_recording: &'a YieldToRecording<'a>,
 }
 
 impl Transfer<'_> {
@@ -94,6 +100,7 @@ impl Transfer<'_> {
             if parts[number as usize].is_some() {
                 continue;
             }
+            (self.yield_to_recording)().await;
             let offset = number * part_size;
             let bytes = read_part(&file, offset, part_size.min(size - offset))
                 .map_err(|e| Failure::GiveUp(format!("cannot read {}: {e}", content.display())))?;

@@ -169,15 +169,7 @@ impl Task {
     async fn serve(&mut self) {
         let mut retry = RETRY_FIRST;
         loop {
-            if let Some(why) = self.pressure.current() {
-                if self.live().yielding.is_none() {
-                    tracing::info!("uploads wait: {why}");
-                }
-                self.live().yielding = Some(why);
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-            self.live().yielding = None;
+            yield_to_recording(&self.pressure, &self.live).await;
             let job = match self.catalog.next_upload() {
                 Ok(Some(job)) => job,
                 Ok(None) => {
@@ -224,11 +216,17 @@ impl Task {
                 live.lock().expect("upload status lock").bytes_per_s = bytes as f64 / seconds;
             }
         };
+        let (pressure, status) = (self.pressure.clone(), self.live.clone());
+        let wait = move || -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+            let (pressure, status) = (pressure.clone(), status.clone());
+            Box::pin(async move { yield_to_recording(&pressure, &status).await })
+        };
         let uploaded = Transfer {
             bucket: &self.bucket,
             catalog: &self.catalog,
             settings: &self.settings,
             rate: &mut self.rate,
+            yield_to_recording: &wait,
         }
         .run(job, &mut part_sent)
         .await?;
@@ -287,6 +285,21 @@ impl Task {
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
         self.live.lock().expect("upload status lock")
     }
+}
+
+/// Waits while a recording needs the disk, saying so in the status (and once in the log).
+async fn yield_to_recording(pressure: &Pressure, live: &Mutex<Live>) {
+    while let Some(why) = pressure.current() {
+        {
+            let mut status = live.lock().expect("upload status lock");
+            if status.yielding.is_none() {
+                tracing::info!("uploads wait: {why}");
+            }
+            status.yielding = Some(why);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    live.lock().expect("upload status lock").yielding = None;
 }
 
 /// The uploader's thread reads at the lowest best-effort I/O priority and runs niced, so

@@ -50,9 +50,10 @@ struct Running {
     told_no_topic: bool,
     /// Topics whose unknown loss was logged.
     told_unknown_loss: HashSet<String>,
-    /// Messages dropped or lost at the last sample, to tell the uploader to wait while
-    /// the count grows.
+    /// Messages dropped or lost, and samples spilled (the writer behind), at the last
+    /// sample: the uploader waits while either grows.
     dropped: u64,
+    spilled: u64,
 }
 
 /// How long the uploader keeps off the disk after a recording dropped a message.
@@ -210,6 +211,7 @@ impl Sessions {
             told_no_topic: false,
             told_unknown_loss: HashSet::new(),
             dropped: 0,
+            spilled: 0,
         };
         let status = session.recording.status();
         tracing::info!(
@@ -429,21 +431,9 @@ impl Sessions {
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
             tell_changes(name, session, &status);
-            let dropped: u64 = (status.topics.iter())
-                .map(|t| t.counts.dropped + t.counts.lost)
-                .sum();
             if let Some(uploads) = &self.uploads {
-                if dropped > session.dropped {
-                    uploads.pressure.raise(
-                        format!(
-                            "session {name} dropped {} messages in the last second",
-                            dropped - session.dropped
-                        ),
-                        UPLOAD_YIELD,
-                    );
-                }
+                tell_uploads_of_pressure(name, session, &status, uploads);
             }
-            session.dropped = dropped;
             writing.extend(status.current_files);
         }
         self.apply_retention(&running, &writing);
@@ -532,6 +522,32 @@ impl Sessions {
     fn catalog(&self) -> MutexGuard<'_, Catalog> {
         self.catalog.lock().expect("catalog lock")
     }
+}
+
+/// Tells the uploader to keep off the disk while a session drops messages or its writer
+/// falls behind (samples spilled out of shared memory).
+fn tell_uploads_of_pressure(
+    name: &str,
+    session: &mut Running,
+    status: &RecordingStatus,
+    uploads: &Uploads,
+) {
+    let dropped: u64 = (status.topics.iter())
+        .map(|t| t.counts.dropped + t.counts.lost)
+        .sum();
+    let spilled: u64 = status.receive_threads.iter().map(|t| t.spilled).sum();
+    if dropped > session.dropped {
+        let why = format!(
+            "session {name} dropped {} messages in the last second",
+            dropped - session.dropped
+        );
+        uploads.pressure.raise(why, UPLOAD_YIELD);
+    } else if spilled > session.spilled {
+        let why = format!("session {name}'s writer fell behind (samples spilled)");
+        uploads.pressure.raise(why, UPLOAD_YIELD);
+    }
+    session.dropped = dropped;
+    session.spilled = spilled;
 }
 
 /// Logs what changed since the last sample: writing paused for disk space or resumed, a
