@@ -99,6 +99,15 @@ fn print_queue(status: &UploadStatus) {
         outln!("nothing queued yet");
         return;
     }
+    let listed = (status.files.iter())
+        .filter(|f| f.state == UploadState::Uploaded)
+        .count() as u64;
+    if listed < status.uploaded_files {
+        outln!(
+            "(the newest {listed} of {} uploaded files are listed)",
+            status.uploaded_files
+        );
+    }
     let rows: Vec<Vec<String>> = (status.files.iter())
         .map(|file| {
             vec![
@@ -144,9 +153,10 @@ pub fn summary_line(status: &UploadStatus) -> Option<String> {
         .map(|f| f.bytes - f.sent.min(f.bytes))
         .sum();
     let mut line = format!(
-        "upload to {}: {} uploaded, {} waiting ({} to send), {} failed",
+        "upload to {}: {} uploaded ({}), {} waiting ({} to send), {} failed",
         status.destination.as_deref().unwrap_or("?"),
-        count(UploadState::Uploaded),
+        status.uploaded_files,
+        format::bytes(status.uploaded_bytes),
         count(UploadState::Queued) + count(UploadState::Uploading),
         format::bytes(waiting),
         count(UploadState::Failed),

@@ -220,7 +220,7 @@ fn a_split_session_arrives_byte_exact_with_its_metadata_and_the_catalog_keeps_it
     }
     let text = String::from_utf8_lossy(&rig.recd.rec(&["status"]).stdout).into_owned();
     assert!(
-        text.contains(&format!("{} uploaded, 0 waiting", files.len())),
+        text.contains(&format!("{} uploaded (", files.len())) && text.contains("), 0 waiting"),
         "{text}"
     );
 

@@ -221,23 +221,41 @@ impl Catalog {
         found.map(|raw| self.complete(raw)).transpose()
     }
 
-    /// Every file of the queue: those waiting in the order they go, then the uploaded and
-    /// failed ones, newest first.
-    pub fn upload_queue(&self) -> Result<Vec<QueuedUpload>, CatalogError> {
+    /// The files of the queue: those waiting in the order they go, then the failed ones,
+    /// then the newest `uploaded` of those uploaded (all of them would outgrow a reply).
+    pub fn upload_queue(&self, uploaded: usize) -> Result<Vec<QueuedUpload>, CatalogError> {
         let mut statement = self.connection.prepare(&format!(
-            "SELECT {COLUMNS} FROM uploads u
-             ORDER BY u.state IN (?1, ?2) DESC, u.state = ?2 DESC, u.priority, u.queued_ns, u.rowid"
+            "SELECT * FROM (
+                 SELECT {COLUMNS}, 0 AS part FROM uploads u WHERE u.state != ?3
+                 UNION ALL
+                 SELECT * FROM (SELECT {COLUMNS}, 1 AS part FROM uploads u WHERE u.state = ?3
+                                ORDER BY u.uploaded_ns DESC LIMIT ?4))
+             ORDER BY part, state IN (?1, ?2) DESC, state = ?2 DESC,
+                 CASE WHEN part = 0 THEN priority END, CASE WHEN part = 0 THEN queued_ns END,
+                 uploaded_ns DESC"
         ))?;
         let raws = statement
             .query_map(
                 params![
                     UploadState::Queued.as_str(),
-                    UploadState::Uploading.as_str()
+                    UploadState::Uploading.as_str(),
+                    UploadState::Uploaded.as_str(),
+                    uploaded as i64
                 ],
                 raw_upload,
             )?
             .collect::<Result<Vec<_>, _>>()?;
         raws.into_iter().map(|raw| self.complete(raw)).collect()
+    }
+
+    /// Files uploaded so far, and their bytes.
+    pub fn uploaded_totals(&self) -> Result<(u64, u64), CatalogError> {
+        let (files, bytes): (i64, i64) = self.connection.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM uploads WHERE state = ?1",
+            params![UploadState::Uploaded.as_str()],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        Ok((files as u64, bytes as u64))
     }
 
     /// The upload state of every queued file.
@@ -534,7 +552,19 @@ mod tests {
             states[Path::new("/data/drive/b.mcap")],
             UploadState::Uploaded
         );
-        assert_eq!(catalog.upload_queue().unwrap().len(), 3);
+        assert_eq!(catalog.upload_queue(10).unwrap().len(), 3);
+        let queue = catalog.upload_queue(0).unwrap();
+        assert_eq!(
+            queue.len(),
+            2,
+            "uploaded files beyond the limit are left out"
+        );
+        assert_eq!(
+            queue[0].path,
+            Path::new("/data/drive/c.mcap"),
+            "priority first"
+        );
+        assert_eq!(catalog.uploaded_totals().unwrap(), (1, 100));
 
         // A failure counts only for the content it was queued with; a failed file is
         // queued again by hand.

@@ -29,4 +29,4 @@ pub use protocol::{
     TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use state::{FileState, SessionState, UnknownState, UploadState};
-pub use upload::{UploadEntry, UploadRequest, UploadStatus, UploadsQueued};
+pub use upload::{UploadEntry, UploadRequest, UploadStatus, UploadsQueued, UPLOADED_LISTED};

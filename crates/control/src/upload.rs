@@ -51,6 +51,9 @@ pub struct UploadEntry {
     pub reason: Option<String>,
 }
 
+/// How many uploaded files [`UploadStatus`] lists, newest first.
+pub const UPLOADED_LISTED: usize = 100;
+
 /// The uploader's state for `rec upload --status` and `rec status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UploadStatus {
@@ -66,6 +69,13 @@ pub struct UploadStatus {
     pub yielding: Option<String>,
     /// Bytes per second sent over the last seconds.
     pub bytes_per_s: f64,
-    /// Every file in the queue, in the order they go (uploaded ones last, newest first).
+    /// Files uploaded so far.
+    #[serde(default)]
+    pub uploaded_files: u64,
+    /// Their bytes.
+    #[serde(default)]
+    pub uploaded_bytes: u64,
+    /// The files waiting, in the order they go, then those that failed, then the newest
+    /// uploaded ones (at most [`UPLOADED_LISTED`]).
     pub files: Vec<UploadEntry>,
 }

@@ -65,6 +65,8 @@ pub(crate) struct Transfer<'a> {
     pub(crate) settings: &'a UploadSettings,
     pub(crate) rate: &'a mut Option<RateLimit>,
     pub(crate) yield_to_recording: &'a YieldToRecording<'a>,
+    /// Set when recd stops: an `after_reindex` copy being made is abandoned.
+    pub(crate) stopping: &'a AtomicBool,
 }
 
 impl Transfer<'_> {
@@ -187,16 +189,19 @@ impl Transfer<'_> {
             threads: 1,
             ..Default::default()
         };
-        recd_storage::reindex(
-            &job.path,
-            &staged,
-            &options,
-            &mut |_, _| {},
-            &AtomicBool::new(false),
-        )
-        .map_err(|e| {
-            Failure::GiveUp(format!("cannot reindex it for upload (after_reindex): {e}"))
-        })?;
+        match recd_storage::reindex(&job.path, &staged, &options, &mut |_, _| {}, self.stopping) {
+            Ok(_) => {}
+            Err(recd_storage::ReindexError::Interrupted { .. }) => {
+                return Err(Failure::Trouble(Trouble::Transient(
+                    "recd is stopping".into(),
+                )))
+            }
+            Err(e) => {
+                return Err(Failure::GiveUp(format!(
+                    "cannot reindex it for upload (after_reindex): {e}"
+                )))
+            }
+        }
         // A copy made anew does not match parts sent of an earlier one.
         if job.upload_id.is_some() {
             self.catalog.forget_multipart(&job.path)?;

@@ -3,11 +3,12 @@
 //! for as long as it takes, and keeps off the disk while a recording falls behind.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_catalog::{Catalog, QueuedUpload};
-use recd_control::{FileState, UploadEntry, UploadStatus};
+use recd_control::{FileState, UploadEntry, UploadStatus, UPLOADED_LISTED};
 use tokio::sync::Notify;
 
 use crate::bucket::{Bucket, Trouble};
@@ -41,6 +42,7 @@ pub struct UploaderHandle {
     live: Arc<Mutex<Live>>,
     wake: Arc<Notify>,
     stop: Arc<Notify>,
+    stopping: Arc<AtomicBool>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -64,7 +66,9 @@ impl Uploader {
         let live = Arc::new(Mutex::new(Live::default()));
         let wake = Arc::new(Notify::new());
         let stop = Arc::new(Notify::new());
+        let stopping = Arc::new(AtomicBool::new(false));
         let task = Task {
+            stopping: stopping.clone(),
             settings: settings.clone(),
             catalog,
             bucket,
@@ -83,6 +87,7 @@ impl Uploader {
             live,
             wake,
             stop,
+            stopping,
             thread: Mutex::new(Some(thread)),
         })
     }
@@ -96,6 +101,12 @@ impl UploaderHandle {
 
     /// The queue (from `catalog`) and what the uploader is doing.
     pub fn status(&self, catalog: &Catalog) -> Result<UploadStatus, recd_catalog::CatalogError> {
+        let files = catalog
+            .upload_queue(UPLOADED_LISTED)?
+            .iter()
+            .map(entry)
+            .collect();
+        let (uploaded_files, uploaded_bytes) = catalog.uploaded_totals()?;
         let live = self.live.lock().expect("upload status lock");
         Ok(UploadStatus {
             enabled: true,
@@ -103,12 +114,15 @@ impl UploaderHandle {
             error: live.error.clone(),
             yielding: live.yielding.clone(),
             bytes_per_s: live.bytes_per_s,
-            files: catalog.upload_queue()?.iter().map(entry).collect(),
+            uploaded_files,
+            uploaded_bytes,
+            files,
         })
     }
 
     /// Stops the uploader; a part being sent is abandoned (and sent again next time).
     pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
         self.stop.notify_one();
         if let Some(thread) = self.thread.lock().expect("upload thread lock").take() {
             let _ = thread.join();
@@ -141,6 +155,7 @@ struct Task {
     wake: Arc<Notify>,
     pressure: Arc<Pressure>,
     rate: Option<RateLimit>,
+    stopping: Arc<AtomicBool>,
 }
 
 impl Task {
@@ -227,6 +242,7 @@ impl Task {
             settings: &self.settings,
             rate: &mut self.rate,
             yield_to_recording: &wait,
+            stopping: &self.stopping,
         }
         .run(job, &mut part_sent)
         .await?;
