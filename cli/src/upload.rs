@@ -12,7 +12,7 @@ use crate::output::outln;
 use crate::request::{ask, unexpected};
 use crate::table::table;
 
-/// Queue files for upload to object storage, or show the upload queue.
+/// Upload files to object storage; list the queue.
 ///
 /// recd uploads the finished files of every session to the bucket of `[upload]` in
 /// recd.toml (unless started with --no-upload): one file at a time, resumable, every

@@ -3,7 +3,6 @@
 //! has it; completed only if no object holds the key, and verified before it counts.
 
 use std::future::Future;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
@@ -19,6 +18,7 @@ use recd_catalog::{Catalog, CatalogError, Fingerprint, JournaledPart, QueuedUplo
 
 use crate::bucket::{classify, Bucket, Trouble};
 use crate::rate::RateLimit;
+use crate::reading::PartReader;
 use crate::settings::UploadSettings;
 
 /// S3's limits: at most 10,000 parts, each but the last at least 5 MiB.
@@ -98,15 +98,16 @@ impl Transfer<'_> {
         }
         let mut held: u64 = parts.iter().flatten().map(|p| p.bytes).sum();
         let mut sent_now = 0;
-        for number in 0..count {
-            if parts[number as usize].is_some() {
-                continue;
-            }
+        let missing: Vec<u64> = (0..count)
+            .filter(|&number| parts[number as usize].is_none())
+            .collect();
+        let mut reader = PartReader::new(file, size, part_size);
+        for (index, &number) in missing.iter().enumerate() {
             (self.yield_to_recording)().await;
-            let offset = number * part_size;
-            let bytes = read_part(&file, offset, part_size.min(size - offset))
+            let (bytes, md5) = reader
+                .read(number, missing.get(index + 1).copied())
+                .await
                 .map_err(|e| Failure::GiveUp(format!("cannot read {}: {e}", content.display())))?;
-            let md5: [u8; 16] = Md5::digest(&bytes).into();
             let length = bytes.len() as u64;
             if let Some(rate) = self.rate.as_mut() {
                 tokio::time::sleep(rate.delay_for(length, Instant::now())).await;
@@ -303,24 +304,6 @@ fn check_unchanged(job: &QueuedUpload) -> Result<(), Failure> {
         ))),
         Err(error) => Err(Failure::GiveUp(format!("the local file is gone: {error}"))),
     }
-}
-
-/// Reads `length` bytes at `offset`, then tells the kernel it need not cache them: the
-/// page cache is the recordings'.
-fn read_part(file: &std::fs::File, offset: u64, length: u64) -> std::io::Result<Vec<u8>> {
-    use std::os::fd::AsRawFd;
-    let mut bytes = vec![0; length as usize];
-    file.read_exact_at(&mut bytes, offset)?;
-    // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
-    unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            offset as libc::off_t,
-            length as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        );
-    }
-    Ok(bytes)
 }
 
 /// The ETag S3 gives a multipart object: the MD5 of its parts' MD5s, and their count.

@@ -160,7 +160,9 @@ struct Task {
 
 impl Task {
     fn run(mut self, stop: Arc<Notify>) {
-        lower_priority();
+        if let Err(error) = crate::priority::lower_this_thread() {
+            tracing::warn!("cannot lower the uploader's I/O priority: {error}");
+        }
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -316,33 +318,6 @@ async fn yield_to_recording(pressure: &Pressure, live: &Mutex<Live>) {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     live.lock().expect("upload status lock").yielding = None;
-}
-
-/// The uploader's thread reads at the lowest best-effort I/O priority and runs niced, so
-/// that the recordings' writers and receivers always go first.
-fn lower_priority() {
-    const IOPRIO_WHO_PROCESS: libc::c_int = 1;
-    const IOPRIO_CLASS_BE: libc::c_int = 2;
-    const IOPRIO_CLASS_SHIFT: libc::c_int = 13;
-    const LOWEST_BEST_EFFORT: libc::c_int = 7;
-    // SAFETY: ioprio_set and setpriority on the calling thread (0 / its tid) take plain
-    // integers and touch no memory of ours.
-    unsafe {
-        let tid = libc::gettid();
-        if libc::syscall(
-            libc::SYS_ioprio_set,
-            IOPRIO_WHO_PROCESS,
-            0,
-            (IOPRIO_CLASS_BE << IOPRIO_CLASS_SHIFT) | LOWEST_BEST_EFFORT,
-        ) != 0
-        {
-            tracing::warn!(
-                "cannot lower the uploader's I/O priority: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
-    }
 }
 
 fn now_ns() -> i64 {
