@@ -459,14 +459,17 @@ impl Sessions {
     /// `writing` are the files the sessions are writing now.
     fn apply_retention(&self, running: &BTreeMap<String, Running>, writing: &HashSet<PathBuf>) {
         let catalog = self.catalog();
-        let guard = match upload_guard(&catalog, self.uploads.as_deref()) {
+        let max_total = self.config.max_total_size.map(|size| size.as_u64());
+        // Upload states matter only when something may be deleted.
+        let deletes = max_total.is_some() || running.values().any(|s| s.max_files.is_some());
+        let uploads = self.uploads.as_deref().filter(|_| deletes);
+        let guard = match upload_guard(&catalog, uploads) {
             Ok(guard) => guard,
             Err(failure) => {
                 tracing::error!("retention failed: {failure}");
                 return;
             }
         };
-        let max_total = self.config.max_total_size.map(|size| size.as_u64());
         let mut kept = 0;
         match retention::enforce_total(&catalog, max_total, writing, &guard) {
             Ok(retained) => kept += retained.kept_for_upload,
