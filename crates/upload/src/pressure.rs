@@ -16,6 +16,16 @@ impl Pressure {
         *self.until.lock().expect("pressure lock") = Some((Instant::now() + hold, why));
     }
 
+    /// Returns once no recording needs the disk; `waiting` hears why it waits meanwhile,
+    /// then `None`.
+    pub(crate) async fn wait_out(&self, waiting: impl Fn(Option<String>)) {
+        while let Some(why) = self.current() {
+            waiting(Some(why));
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        waiting(None);
+    }
+
     /// Why the uploader should wait now, if it should.
     pub fn current(&self) -> Option<String> {
         let mut until = self.until.lock().expect("pressure lock");

@@ -2,9 +2,7 @@
 //! at low I/O priority, paced by `max_rate`, checksummed and journaled once the bucket
 //! has it; completed only if no object holds the key, and verified before it counts.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -17,6 +15,7 @@ use object_store::{
 use recd_catalog::{Catalog, CatalogError, Fingerprint, JournaledPart, QueuedUpload};
 
 use crate::bucket::{classify, Bucket, Trouble};
+use crate::pressure::Pressure;
 use crate::rate::RateLimit;
 use crate::reading::PartReader;
 use crate::settings::UploadSettings;
@@ -51,12 +50,13 @@ pub(crate) struct Uploaded {
     pub(crate) sent_now: u64,
 }
 
-/// Hears of each part the bucket acknowledged: bytes of the file it now holds, the
-/// file's size, the part's bytes and how long sending it took.
-pub(crate) type PartSent<'a> = dyn FnMut(u64, u64, u64, f64) + 'a;
-
-/// Waits, before each part, while a recording needs the disk.
-pub(crate) type YieldToRecording<'a> = dyn Fn() -> Pin<Box<dyn Future<Output = ()> + 'a>> + 'a;
+/// What a transfer tells the uploader's status as it goes.
+pub(crate) trait Progress {
+    /// The bucket acknowledged a part of `bytes`, sent in `seconds`.
+    fn part_sent(&self, bytes: u64, seconds: f64);
+    /// Waiting for a recording that needs the disk (`Some(why)`), or not (`None`).
+    fn yielding(&self, why: Option<String>);
+}
 
 /// One file's upload, with what it needs.
 pub(crate) struct Transfer<'a> {
@@ -64,18 +64,16 @@ pub(crate) struct Transfer<'a> {
     pub(crate) catalog: &'a Catalog,
     pub(crate) settings: &'a UploadSettings,
     pub(crate) rate: &'a mut Option<RateLimit>,
-    pub(crate) yield_to_recording: &'a YieldToRecording<'a>,
+    /// Before each part, the transfer waits while a recording needs the disk.
+    pub(crate) pressure: &'a Pressure,
+    pub(crate) progress: &'a dyn Progress,
     /// Set when recd stops: an `after_reindex` copy being made is abandoned.
     pub(crate) stopping: &'a AtomicBool,
 }
 
 impl Transfer<'_> {
     /// Uploads `job` (resuming its journal), verifies it and records it uploaded.
-    pub(crate) async fn run(
-        &mut self,
-        job: &QueuedUpload,
-        part_sent: &mut PartSent<'_>,
-    ) -> Result<Uploaded, Failure> {
+    pub(crate) async fn run(&mut self, job: &QueuedUpload) -> Result<Uploaded, Failure> {
         check_unchanged(job)?;
         let content = self.content(job)?;
         let size = std::fs::metadata(&content)
@@ -96,14 +94,15 @@ impl Transfer<'_> {
                 *slot = Some(part.clone());
             }
         }
-        let mut held: u64 = parts.iter().flatten().map(|p| p.bytes).sum();
         let mut sent_now = 0;
         let missing: Vec<u64> = (0..count)
             .filter(|&number| parts[number as usize].is_none())
             .collect();
         let mut reader = PartReader::new(file, size, part_size);
         for (index, &number) in missing.iter().enumerate() {
-            (self.yield_to_recording)().await;
+            self.pressure
+                .wait_out(|why| self.progress.yielding(why))
+                .await;
             let (bytes, md5) = reader
                 .read(number, missing.get(index + 1).copied())
                 .await
@@ -132,9 +131,9 @@ impl Transfer<'_> {
             };
             self.catalog.journal_part(&job.path, &journaled)?;
             parts[number as usize] = Some(journaled);
-            held += length;
             sent_now += length;
-            part_sent(held, size, length, started.elapsed().as_secs_f64());
+            self.progress
+                .part_sent(length, started.elapsed().as_secs_f64());
         }
         let parts: Vec<JournaledPart> = parts.into_iter().flatten().collect();
         if let Err(failure) = check_unchanged(job) {
@@ -164,7 +163,16 @@ impl Transfer<'_> {
             match classify(&error, &self.settings.bucket) {
                 // A completion that went through before its answer was lost looks like
                 // this on the retry; the check below tells it from another object.
-                Trouble::Exists | Trouble::UploadGone => {}
+                Trouble::Exists => {}
+                // The same, or the store lost the upload: then it starts over.
+                Trouble::UploadGone => {
+                    if let Err(object_store::Error::NotFound { .. }) =
+                        self.bucket.store.head(&location).await
+                    {
+                        self.catalog.forget_multipart(&job.path)?;
+                        return Err(Failure::Trouble(Trouble::UploadGone));
+                    }
+                }
                 trouble => return Err(Failure::Trouble(trouble)),
             }
         }

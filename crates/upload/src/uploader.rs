@@ -2,7 +2,7 @@
 //! catalog's queue one file at a time, rides out network loss and refused credentials
 //! for as long as it takes, and keeps off the disk while a recording falls behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +15,7 @@ use crate::bucket::{Bucket, Trouble};
 use crate::pressure::Pressure;
 use crate::rate::RateLimit;
 use crate::settings::UploadSettings;
-use crate::transfer::{Failure, Transfer};
+use crate::transfer::{Failure, Progress, Transfer};
 
 /// Waits between attempts after network or server trouble: doubling up to the last.
 const RETRY_FIRST: Duration = Duration::from_millis(500);
@@ -29,8 +29,27 @@ const IDLE_LOOK: Duration = Duration::from_secs(2);
 #[derive(Debug, Default)]
 struct Live {
     error: Option<String>,
+    /// The kind of `error`: the log hears of a new kind once, not of every retry (whose
+    /// messages differ by their timings).
+    error_kind: Option<std::mem::Discriminant<Trouble>>,
     yielding: Option<String>,
     bytes_per_s: f64,
+}
+
+impl Progress for Mutex<Live> {
+    fn part_sent(&self, bytes: u64, seconds: f64) {
+        if seconds > 0.0 {
+            self.lock().expect("upload status lock").bytes_per_s = bytes as f64 / seconds;
+        }
+    }
+
+    fn yielding(&self, why: Option<String>) {
+        let mut status = self.lock().expect("upload status lock");
+        if let (Some(why), None) = (&why, &status.yielding) {
+            tracing::info!("uploads wait: {why}");
+        }
+        status.yielding = why;
+    }
 }
 
 /// Starts the uploader.
@@ -186,7 +205,8 @@ impl Task {
     async fn serve(&mut self) {
         let mut retry = RETRY_FIRST;
         loop {
-            yield_to_recording(&self.pressure, &self.live).await;
+            let live = &*self.live;
+            self.pressure.wait_out(|why| live.yielding(why)).await;
             let job = match self.catalog.next_upload() {
                 Ok(Some(job)) => job,
                 Ok(None) => {
@@ -205,12 +225,13 @@ impl Task {
                     tracing::warn!(file = %job.path.display(), "the store no longer knows the multipart upload: starting the file over");
                 }
                 Err(Failure::Trouble(Trouble::Transient(why))) => {
-                    self.trouble(&job, &format!("upload interrupted, retrying: {why}"));
+                    let why = format!("upload interrupted, retrying: {why}");
+                    self.trouble(&job, &why, Trouble::Transient(String::new()));
                     tokio::time::sleep(retry).await;
                     retry = (retry * 2).min(RETRY_MOST);
                 }
                 Err(Failure::Trouble(Trouble::Refused(why))) => {
-                    self.trouble(&job, &why);
+                    self.trouble(&job, &why, Trouble::Refused(String::new()));
                     tokio::time::sleep(REFUSED_RETRY).await;
                 }
                 Err(Failure::Trouble(Trouble::Exists)) => self.give_up(
@@ -227,32 +248,25 @@ impl Task {
     }
 
     async fn upload(&mut self, job: &QueuedUpload) -> Result<(), Failure> {
-        let live = self.live.clone();
-        let mut part_sent = |_held: u64, _size: u64, bytes: u64, seconds: f64| {
-            if seconds > 0.0 {
-                live.lock().expect("upload status lock").bytes_per_s = bytes as f64 / seconds;
-            }
-        };
-        let (pressure, status) = (self.pressure.clone(), self.live.clone());
-        let wait = move || -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
-            let (pressure, status) = (pressure.clone(), status.clone());
-            Box::pin(async move { yield_to_recording(&pressure, &status).await })
-        };
         let uploaded = Transfer {
             bucket: &self.bucket,
             catalog: &self.catalog,
             settings: &self.settings,
             rate: &mut self.rate,
-            yield_to_recording: &wait,
+            pressure: &self.pressure,
+            progress: &*self.live,
             stopping: &self.stopping,
         }
-        .run(job, &mut part_sent)
+        .run(job)
         .await?;
         self.catalog
             .finish_upload(&job.path, &uploaded.e_tag, now_ns())?;
-        if self.live().error.take().is_some() {
+        let mut live = self.live();
+        live.error_kind = None;
+        if live.error.take().is_some() {
             tracing::info!("uploads go through again");
         }
+        drop(live);
         tracing::info!(
             file = %job.path.display(),
             key = %job.key,
@@ -266,7 +280,7 @@ impl Task {
         Ok(())
     }
 
-    fn delete(&self, path: &PathBuf) -> Result<(), Failure> {
+    fn delete(&self, path: &Path) -> Result<(), Failure> {
         match std::fs::remove_file(path) {
             Ok(()) => {
                 self.catalog.set_file_state(path, FileState::Deleted)?;
@@ -279,13 +293,15 @@ impl Task {
         Ok(())
     }
 
-    /// The file stays queued; the status and, once per new reason, the log say why.
-    fn trouble(&self, job: &QueuedUpload, why: &str) {
+    /// The file stays queued; the status says why, and the log once per kind of trouble.
+    fn trouble(&self, job: &QueuedUpload, why: &str, kind: Trouble) {
+        let kind = std::mem::discriminant(&kind);
         let mut live = self.live();
-        if live.error.as_deref() != Some(why) {
+        if live.error_kind != Some(kind) {
             tracing::warn!(file = %job.path.display(), "{why}");
-            live.error = Some(why.to_string());
+            live.error_kind = Some(kind);
         }
+        live.error = Some(why.to_string());
         live.bytes_per_s = 0.0;
         drop(live);
         if let Err(error) = self.catalog.note_upload_attempt(&job.path, Some(why)) {
@@ -303,21 +319,6 @@ impl Task {
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
         self.live.lock().expect("upload status lock")
     }
-}
-
-/// Waits while a recording needs the disk, saying so in the status (and once in the log).
-async fn yield_to_recording(pressure: &Pressure, live: &Mutex<Live>) {
-    while let Some(why) = pressure.current() {
-        {
-            let mut status = live.lock().expect("upload status lock");
-            if status.yielding.is_none() {
-                tracing::info!("uploads wait: {why}");
-            }
-            status.yielding = Some(why);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    live.lock().expect("upload status lock").yielding = None;
 }
 
 fn now_ns() -> i64 {
