@@ -366,6 +366,12 @@ pub fn render(info: &FileInfo) -> String {
                 format::timestamp(trigger.end_ns),
                 trigger.note
             );
+            if !trigger.id.is_empty() {
+                let _ = writeln!(out, "    id: {}", trigger.id);
+            }
+            if !trigger.clock_sync.is_empty() {
+                let _ = writeln!(out, "    clock sync: {}", trigger.clock_sync);
+            }
         }
     }
     if let Some(scan) = &info.scan {

@@ -46,7 +46,7 @@ pub struct MarkArgs {
     pub socket: crate::socket::SocketArg,
 }
 
-/// Write the pre-trigger window around now to a file.
+/// Write the pre-trigger window around now (or --at) to a file.
 ///
 /// For a session started with --pre-trigger: every message logged from --before ago (default: all the buffer holds) to
 /// --after from now, with the last message of each latched topic first and a Metadata
@@ -67,6 +67,13 @@ pub struct TriggerArgs {
     /// Why, e.g. "hard brake"; it goes into the file's trigger record.
     #[arg(long, value_name = "TEXT", default_value = "")]
     note: String,
+    /// The trigger's moment instead of now: RFC 3339 in UTC or ns since the epoch. A
+    /// moment ahead is waited for; one older than the buffer is refused.
+    #[arg(long, value_name = "TIME", value_parser = recd_control::units::parse_time_ns)]
+    at: Option<u64>,
+    /// An id of the trigger: repeating it with the same id writes no second file.
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
     /// Return once the file is complete (its window has passed and it is closed).
     #[arg(long)]
     wait: bool,
@@ -76,6 +83,9 @@ pub struct TriggerArgs {
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
 }
+
+/// How long recd may take to answer a trigger, after its moment.
+const TRIGGER_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How much longer than its window `rec trigger --wait` waits for a file to close.
 const TRIGGER_CLOSE_GRACE: Duration = Duration::from_secs(60);
@@ -87,8 +97,17 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
         before_ms: args.before.map(|d| d.as_millis() as u64),
         after_ms: args.after.as_millis() as u64,
         note: args.note.clone(),
+        at_ns: args.at,
+        id: args.id.clone(),
     });
-    let response = ask(socket, &request)?;
+    // recd answers a trigger ahead once its moment has come.
+    let ahead = args.at.map_or(Duration::ZERO, |at| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Duration::from_nanos(at).saturating_sub(now)
+    });
+    let response = crate::request::ask_within(socket, &request, TRIGGER_REPLY_TIMEOUT + ahead)?;
     let Response::Triggered(triggered) = &response else {
         return Err(unexpected(&response));
     };
@@ -102,7 +121,11 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
             outln!(
                 "{}: {} {} ({} to {})",
                 triggered.name,
-                if file.extended { "extended" } else { "writing" },
+                match (triggered.repeated, file.extended) {
+                    (true, _) => "already triggered, wrote",
+                    (false, true) => "extended",
+                    (false, false) => "writing",
+                },
                 file.path.display(),
                 crate::format::timestamp(file.start_ns),
                 crate::format::timestamp(file.end_ns)

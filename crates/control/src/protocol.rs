@@ -125,6 +125,12 @@ pub struct TriggerRequest {
     pub after_ms: u64,
     /// Why; it goes into the file's `trigger` Metadata record.
     pub note: String,
+    /// The trigger's moment, ns since the Unix epoch; `None` is when recd gets it. A
+    /// moment ahead is waited for; one older than the buffer reaches is refused.
+    pub at_ns: Option<u64>,
+    /// The asker's id: a trigger repeated with the same id writes nothing new and gets
+    /// the first one's answer.
+    pub id: Option<String>,
 }
 
 /// The files a trigger writes.
@@ -136,6 +142,12 @@ pub struct SessionTriggered {
     pub time_ns: u64,
     /// One file per source family of the session.
     pub files: Vec<TriggeredFile>,
+    /// The asker's id, if it gave one.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A trigger with this id was taken before: this is its answer, nothing new written.
+    #[serde(default)]
+    pub repeated: bool,
 }
 
 /// A file a trigger writes.
@@ -576,6 +588,8 @@ mod tests {
                 before_ms: Some(30_000),
                 after_ms: 10_000,
                 note: "hard brake".into(),
+                at_ns: Some(1_700_000_000_000_000_000),
+                id: Some("brake-17".into()),
             }),
         ];
         for request in requests {

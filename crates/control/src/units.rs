@@ -17,6 +17,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|_| format!("`{text}` is not a duration (try 500ms, 10s or 5min)"))
 }
 
+/// Parses a moment: RFC 3339 (`2026-11-23T10:15:30.250Z`, `2026-11-23 10:15:30Z`) or
+/// nanoseconds since the Unix epoch; gives nanoseconds since the epoch.
+pub fn parse_time_ns(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if let Ok(ns) = text.parse::<u64>() {
+        return Ok(ns);
+    }
+    humantime::parse_rfc3339_weak(text)
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|since| since.as_nanos() as u64)
+        .ok_or_else(|| {
+            format!("`{text}` is not a time (try 2026-11-23T10:15:30.250Z, in UTC, or nanoseconds since the epoch)")
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,5 +51,14 @@ mod tests {
         assert!(parse_duration("soon")
             .unwrap_err()
             .contains("not a duration (try"));
+    }
+
+    #[test]
+    fn times_parse_as_rfc3339_or_epoch_nanoseconds() {
+        let ns = 1_795_428_930_250_000_000;
+        assert_eq!(parse_time_ns("2026-11-23T10:15:30.250Z").unwrap(), ns);
+        assert_eq!(parse_time_ns("2026-11-23 10:15:30.25Z").unwrap(), ns);
+        assert_eq!(parse_time_ns(&ns.to_string()).unwrap(), ns);
+        assert!(parse_time_ns("tomorrow").unwrap_err().contains("not a time"));
     }
 }

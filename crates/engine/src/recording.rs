@@ -33,6 +33,10 @@ pub use status::{BufferStatus, RecordingStatus, RecordingSummary, TopicStatus};
 /// How long a trigger waits for the writers to create its files.
 const TRIGGER_ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How far ahead of now a trigger's moment may be when it arrives (a caller's sleep
+/// until the moment can wake a little early).
+const TRIGGER_AHEAD_SLACK_NS: u64 = 20_000_000;
+
 /// Why a recording could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -304,15 +308,36 @@ impl Recording {
         marker
     }
 
-    /// Writes the window around now that `window` asks for from a pre-trigger session's
-    /// buffer into a new file (one per source family), or extends the window being
-    /// written when they overlap. Returns once the files are created; their messages
-    /// after now are written as they arrive.
-    pub fn trigger(&self, window: &TriggerWindow) -> Result<Triggered, TriggerError> {
-        if self.pre_trigger.is_none() {
+    /// Writes the window that `window` asks for around `at_ns` (ns since the epoch; now
+    /// when `None`) from a pre-trigger session's buffer into a new file (one per source
+    /// family), or extends the window being written when they overlap. Returns once the
+    /// files are created; their messages after now are written as they arrive. A moment
+    /// older than the buffer reaches, or still to come, is refused: the caller waits for
+    /// a moment ahead.
+    pub fn trigger(
+        &self,
+        window: &TriggerWindow,
+        at_ns: Option<u64>,
+    ) -> Result<Triggered, TriggerError> {
+        let Some(pre_trigger) = &self.pre_trigger else {
             return Err(TriggerError::NotBuffered);
+        };
+        let now = now_ns();
+        let time_ns = at_ns.unwrap_or(now);
+        if time_ns > now.saturating_add(TRIGGER_AHEAD_SLACK_NS) {
+            return Err(TriggerError::Ahead {
+                ahead: Duration::from_nanos(time_ns - now),
+            });
         }
-        let time_ns = now_ns();
+        let reach = now.saturating_sub(pre_trigger.duration.as_nanos() as u64);
+        let oldest = reach.max(self.started_ns);
+        if time_ns < oldest {
+            return Err(TriggerError::TooOld {
+                age: Duration::from_nanos(now - time_ns),
+                holds: Duration::from_nanos(now - oldest),
+                since_start: self.started_ns > reach,
+            });
+        }
         let answers: Vec<_> = self
             .writers
             .iter()

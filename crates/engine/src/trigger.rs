@@ -13,6 +13,10 @@ pub struct TriggerWindow {
     pub after: Duration,
     /// Why (may be empty); it goes into the file's `trigger` Metadata record.
     pub note: String,
+    /// The asker's id of the trigger (may be empty), kept in the record.
+    pub id: String,
+    /// The host's clock-sync evidence at the trigger, kept in the record.
+    pub clock_sync: String,
 }
 
 /// A file a trigger writes.
@@ -47,9 +51,29 @@ pub enum TriggerError {
     /// A trigger's file could not be created.
     #[error("cannot write the trigger's file: {0}")]
     File(String),
+    /// The trigger's moment is older than anything the buffer can still hold.
+    #[error("its moment is {} ago, but the buffer holds only the last {}{}", seconds(*age), seconds(*holds), if *since_start { " (since the session started)" } else { "" })]
+    TooOld {
+        /// How long before now the moment was.
+        age: Duration,
+        /// How far back the buffer reaches.
+        holds: Duration,
+        /// The buffer reaches back only to the session's start.
+        since_start: bool,
+    },
+    /// The trigger's moment has not come yet (the caller waits for it first).
+    #[error("its moment is {} ahead; a trigger is cut once its moment has come", seconds(*ahead))]
+    Ahead {
+        /// How long after now the moment is.
+        ahead: Duration,
+    },
     /// A writer thread did not answer (it ended, or is stuck on the disk).
     #[error("the writer did not take the trigger within {0:?}")]
     NoAnswer(Duration),
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{:.3} s", duration.as_secs_f64())
 }
 
 /// A trigger on its way to a writer thread, with where its answer goes.

@@ -15,17 +15,24 @@ pub struct Trigger {
     pub end_ns: u64,
     /// Why it was asked for (may be empty).
     pub note: String,
+    /// The asker's id of the trigger (may be empty); a repeated id writes no second file.
+    pub id: String,
+    /// What the host knew of its clock's synchronisation when triggered, e.g.
+    /// `kernel: synchronized, max error 16 ms`, or `unknown`; empty in older files.
+    pub clock_sync: String,
 }
 
 impl Trigger {
-    /// The Metadata record's entries: `time`, `start` and `end` (ns since the epoch) and
-    /// `note`.
+    /// The Metadata record's entries: `time`, `start` and `end` (ns since the epoch),
+    /// `note`, `id` and `clock_sync`.
     pub fn record(&self) -> BTreeMap<String, String> {
         BTreeMap::from([
             ("time".to_string(), self.time_ns.to_string()),
             ("start".to_string(), self.start_ns.to_string()),
             ("end".to_string(), self.end_ns.to_string()),
             ("note".to_string(), self.note.clone()),
+            ("id".to_string(), self.id.clone()),
+            ("clock_sync".to_string(), self.clock_sync.clone()),
         ])
     }
 
@@ -40,6 +47,8 @@ impl Trigger {
             start_ns: number("start")?,
             end_ns: number("end")?,
             note: entries.get("note").cloned().unwrap_or_default(),
+            id: entries.get("id").cloned().unwrap_or_default(),
+            clock_sync: entries.get("clock_sync").cloned().unwrap_or_default(),
         })
     }
 }

@@ -173,6 +173,8 @@ fn markers_and_triggers_are_listed_from_the_summary_and_from_a_scan() {
         start_ns: 10,
         end_ns: 40,
         note: "hard brake".into(),
+        id: "brake-17".into(),
+        clock_sync: "kernel: synchronized, max error 16 ms".into(),
     };
     writer.add_metadata("trigger", &trigger.record()).unwrap();
     writer.flush().unwrap();

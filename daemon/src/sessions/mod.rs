@@ -5,6 +5,7 @@ mod catalog_sync;
 mod rates;
 mod replies;
 mod topics;
+mod triggering;
 mod uploading;
 
 use std::collections::{BTreeMap, HashSet};
@@ -15,10 +16,9 @@ use std::time::{Duration, Instant, SystemTime};
 use recd_catalog::{Catalog, File, SessionId};
 use recd_control::{
     ErrorKind, ErrorReply, FileState, ListedSession, SessionMarked, SessionPaused, SessionStarted,
-    SessionState, SessionStatus, SessionStopped, SessionTriggered, StartRequest, TriggerRequest,
-    TriggeredFile,
+    SessionState, SessionStatus, SessionStopped, StartRequest,
 };
-use recd_engine::{Recording, RecordingStatus, TopicFilter, TriggerError, TriggerWindow};
+use recd_engine::{Recording, RecordingStatus, TopicFilter};
 
 use crate::config::DaemonConfig;
 use crate::uploads::{SessionFiles, Uploads};
@@ -85,6 +85,8 @@ pub struct Sessions {
     uploads: Option<Arc<Uploads>>,
     /// Retention last kept files for upload (logged when it starts).
     kept_for_upload: Mutex<usize>,
+    /// Triggers taken by id.
+    triggers: triggering::TriggerLedger,
 }
 
 impl Sessions {
@@ -97,6 +99,7 @@ impl Sessions {
             running: Mutex::new(BTreeMap::new()),
             uploads: uploads.map(Arc::new),
             kept_for_upload: Mutex::new(0),
+            triggers: Default::default(),
         }
     }
 
@@ -301,42 +304,6 @@ impl Sessions {
             files: recording.current_files(),
             name,
             time_ns: marker.time_ns,
-        })
-    }
-
-    /// Writes the window a trigger asks for from a pre-trigger session's buffer.
-    pub fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
-        let running = self.running.lock().expect("sessions lock");
-        let name = resolve(&running, request.name.as_deref())?;
-        let window = TriggerWindow {
-            before: request.before_ms.map(Duration::from_millis),
-            after: Duration::from_millis(request.after_ms),
-            note: request.note.clone(),
-        };
-        let triggered = running[&name]
-            .recording
-            .trigger(&window)
-            .map_err(|failure| {
-                let kind = match failure {
-                    TriggerError::NotBuffered => ErrorKind::InvalidArgument,
-                    _ => ErrorKind::Failed,
-                };
-                error(kind, format!("cannot trigger session {name:?}: {failure}"))
-            })?;
-        tracing::info!(session = %name, files = triggered.files.len(), note = %request.note, "triggered");
-        Ok(SessionTriggered {
-            name,
-            time_ns: triggered.time_ns,
-            files: triggered
-                .files
-                .into_iter()
-                .map(|file| TriggeredFile {
-                    path: file.path,
-                    start_ns: file.start_ns,
-                    end_ns: file.end_ns,
-                    extended: file.extended,
-                })
-                .collect(),
         })
     }
 

@@ -137,6 +137,8 @@ impl<S: LoanedBytes> Writer<S> {
             start_ns,
             end_ns,
             note: asked.note.clone(),
+            id: asked.id.clone(),
+            clock_sync: asked.clock_sync.clone(),
         };
         if let Some(window) = &mut pre.window {
             if start_ns <= window.end_ns {

@@ -1,0 +1,178 @@
+//! Triggers of pre-trigger sessions: at a moment of the asker's (`--at`), waited for
+//! when ahead, and taken once per id however often they are repeated.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use recd_control::{ErrorKind, ErrorReply, SessionTriggered, TriggerRequest, TriggeredFile};
+use recd_engine::{TriggerError, TriggerWindow};
+
+use super::replies::error;
+use super::{now_ns, resolve, Sessions};
+
+fn epoch_ns() -> u64 {
+    now_ns().max(0) as u64
+}
+
+/// How far ahead a trigger's moment may be: further is more likely a wrong clock or
+/// unit than a plan.
+pub const MAX_TRIGGER_LEAD: Duration = Duration::from_secs(600);
+
+/// How many trigger ids are remembered for idempotence.
+const REMEMBERED_IDS: usize = 4096;
+
+/// The triggers taken by id: their answers, or `None` while one waits for its moment.
+#[derive(Default)]
+pub(super) struct TriggerLedger {
+    answers: Mutex<Ledger>,
+}
+
+#[derive(Default)]
+struct Ledger {
+    by_id: HashMap<String, Option<SessionTriggered>>,
+    order: VecDeque<String>,
+}
+
+/// What the ledger says of an id.
+enum Taken {
+    New,
+    Answered(SessionTriggered),
+    Waiting,
+}
+
+impl TriggerLedger {
+    fn take(&self, id: &str) -> Taken {
+        let mut ledger = self.answers.lock().expect("trigger ledger lock");
+        match ledger.by_id.get(id) {
+            Some(Some(answer)) => Taken::Answered(answer.clone()),
+            Some(None) => Taken::Waiting,
+            None => {
+                ledger.by_id.insert(id.to_string(), None);
+                ledger.order.push_back(id.to_string());
+                while ledger.order.len() > REMEMBERED_IDS {
+                    let oldest = ledger.order.pop_front().expect("not empty");
+                    ledger.by_id.remove(&oldest);
+                }
+                Taken::New
+            }
+        }
+    }
+
+    fn settle(&self, id: &str, answer: Option<&SessionTriggered>) {
+        let mut ledger = self.answers.lock().expect("trigger ledger lock");
+        match answer {
+            Some(answer) => {
+                ledger.by_id.insert(id.to_string(), Some(answer.clone()));
+            }
+            None => {
+                ledger.by_id.remove(id);
+                ledger.order.retain(|taken| taken != id);
+            }
+        }
+    }
+}
+
+impl Sessions {
+    /// Writes the window a trigger asks for from a pre-trigger session's buffer, around
+    /// its moment (now when it gives none). Blocks until a moment ahead has come.
+    pub fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
+        let id = request.id.as_deref().filter(|id| !id.is_empty());
+        if let Some(id) = id {
+            match self.triggers.take(id) {
+                Taken::New => {}
+                Taken::Answered(mut answer) => {
+                    answer.repeated = true;
+                    tracing::info!(id, "trigger repeated; its file was written already");
+                    return Ok(answer);
+                }
+                Taken::Waiting => {
+                    return Err(error(
+                        ErrorKind::InvalidArgument,
+                        format!("trigger {id:?} was taken already and waits for its moment"),
+                    ))
+                }
+            }
+        }
+        let answer = self.trigger_once(request);
+        if let Some(id) = id {
+            self.triggers.settle(id, answer.as_ref().ok());
+        }
+        answer
+    }
+
+    fn trigger_once(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
+        if let Some(at_ns) = request.at_ns {
+            wait_for(at_ns)?;
+        }
+        let window = TriggerWindow {
+            before: request.before_ms.map(Duration::from_millis),
+            after: Duration::from_millis(request.after_ms),
+            note: request.note.clone(),
+            id: request.id.clone().unwrap_or_default(),
+            clock_sync: crate::clock_sync::evidence(),
+        };
+        let running = self.running.lock().expect("sessions lock");
+        let name = resolve(&running, request.name.as_deref())?;
+        let triggered = running[&name]
+            .recording
+            .trigger(&window, request.at_ns)
+            .map_err(|failure| {
+                let kind = match failure {
+                    TriggerError::NotBuffered
+                    | TriggerError::TooOld { .. }
+                    | TriggerError::Ahead { .. } => ErrorKind::InvalidArgument,
+                    _ => ErrorKind::Failed,
+                };
+                error(kind, format!("cannot trigger session {name:?}: {failure}"))
+            })?;
+        drop(running);
+        tracing::info!(
+            session = %name,
+            files = triggered.files.len(),
+            note = %request.note,
+            id = request.id.as_deref().unwrap_or(""),
+            late_ms = epoch_ns().saturating_sub(triggered.time_ns) / 1_000_000,
+            clock_sync = %window.clock_sync,
+            "triggered"
+        );
+        Ok(SessionTriggered {
+            name,
+            time_ns: triggered.time_ns,
+            files: triggered
+                .files
+                .into_iter()
+                .map(|file| TriggeredFile {
+                    path: file.path,
+                    start_ns: file.start_ns,
+                    end_ns: file.end_ns,
+                    extended: file.extended,
+                })
+                .collect(),
+            id: request.id.clone(),
+            repeated: false,
+        })
+    }
+}
+
+/// Sleeps until `at_ns` (ns since the epoch) when it is ahead, within
+/// [`MAX_TRIGGER_LEAD`].
+fn wait_for(at_ns: u64) -> Result<(), ErrorReply> {
+    let now = epoch_ns();
+    if at_ns <= now {
+        return Ok(());
+    }
+    let ahead = Duration::from_nanos(at_ns - now);
+    if ahead > MAX_TRIGGER_LEAD {
+        return Err(error(
+            ErrorKind::InvalidArgument,
+            format!(
+                "the trigger's moment is {:.1} s ahead, more than the {} s recd waits for (a clock or unit mistake?)",
+                ahead.as_secs_f64(),
+                MAX_TRIGGER_LEAD.as_secs()
+            ),
+        ));
+    }
+    std::thread::sleep(ahead);
+    Ok(())
+}
