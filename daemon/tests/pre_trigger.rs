@@ -318,3 +318,106 @@ fn the_buffer_stays_within_its_size_under_camera_load() {
     assert_eq!(received, sent, "{stopped}");
     assert!(stopped_files(&stopped).is_empty(), "no trigger, no file");
 }
+
+fn epoch_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+#[test]
+fn a_trigger_at_a_moment_is_cut_around_it_once_per_id() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "at",
+        "--topic",
+        "at/*",
+        "--pre-trigger",
+        "3s",
+    ]);
+    let load = domain.load(
+        &RecdLoad::new("at/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(100)
+            .count(1200)
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
+    );
+    assert!(wait_until(Duration::from_secs(20), || {
+        status(&recd, "at")["buffer"]["span_s"].as_f64() >= Some(2.5)
+    }));
+
+    // A moment in the past, as when the command took a while to arrive.
+    let moment = epoch_ns() - 1_000_000_000;
+    let at = moment.to_string();
+    let args = [
+        "trigger", "at", "--at", &at, "--before", "500ms", "--after", "200ms", "--id", "brake-1",
+        "--wait",
+    ];
+    let first = recd.rec_json(&args);
+    assert_eq!(count(&first, "time_ns"), moment, "{first}");
+    assert_eq!(first["id"], "brake-1");
+    assert_eq!(first["repeated"], false);
+    let file = &first["files"][0];
+    assert_eq!(count(file, "start_ns"), moment - 500_000_000, "{first}");
+    assert_eq!(count(file, "end_ns"), moment + 200_000_000, "{first}");
+    // The same id again: the first answer, no second file.
+    let again = recd.rec_json(&args);
+    assert_eq!(again["repeated"], true, "{again}");
+    assert_eq!(again["files"], first["files"]);
+
+    // A moment ahead is waited for.
+    let ahead = epoch_ns() + 400_000_000;
+    let later = recd.rec_json(&[
+        "trigger",
+        "at",
+        "--at",
+        &ahead.to_string(),
+        "--before",
+        "100ms",
+        "--after",
+        "100ms",
+    ]);
+    assert!(epoch_ns() >= ahead, "answered before its moment");
+    assert_eq!(count(&later, "time_ns"), ahead, "{later}");
+    assert_ne!(later["files"][0]["path"], file["path"]);
+
+    // A moment the buffer no longer reaches is refused with the numbers.
+    let old = (epoch_ns() - 10_000_000_000).to_string();
+    let refused = recd.rec(&["trigger", "at", "--at", &old]);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("ago, but the buffer holds only the last 3.000 s"),
+        "{message}"
+    );
+    let bad = recd.rec(&["trigger", "at", "--at", "yesterday"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a time"));
+
+    finish_load(load);
+    let stopped = recd.rec_json(&["stop", "at"]);
+    let files = stopped_files(&stopped);
+    assert_eq!(files.len(), 2, "{stopped}");
+    let path = std::path::Path::new(file["path"].as_str().unwrap());
+    let read = read_mcap(path);
+    let times: Vec<u64> = (read["messages"].as_array().unwrap().iter())
+        .map(|m| m["log_time"].as_u64().unwrap())
+        .collect();
+    let (start, end) = (moment - 500_000_000, moment + 200_000_000);
+    let edge = 30_000_000;
+    assert!(times.iter().all(|&t| (start..=end).contains(&t)));
+    assert!(times[0] < start + edge && *times.last().unwrap() + edge > end);
+    let record = (read["metadata"].as_array().unwrap().iter())
+        .find(|m| m["name"] == "trigger")
+        .unwrap();
+    assert_eq!(record["metadata"]["id"], "brake-1", "{record}");
+    assert_eq!(record["metadata"]["time"], at);
+    let clock = record["metadata"]["clock_sync"].as_str().unwrap();
+    assert!(clock.contains("kernel: "), "{clock}");
+}

@@ -59,6 +59,8 @@ mod tests {
         assert_eq!(parse_time_ns("2026-11-23T10:15:30.250Z").unwrap(), ns);
         assert_eq!(parse_time_ns("2026-11-23 10:15:30.25Z").unwrap(), ns);
         assert_eq!(parse_time_ns(&ns.to_string()).unwrap(), ns);
-        assert!(parse_time_ns("tomorrow").unwrap_err().contains("not a time"));
+        assert!(parse_time_ns("tomorrow")
+            .unwrap_err()
+            .contains("not a time"));
     }
 }
