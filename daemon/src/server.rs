@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use recd_control::{
     decode_request, encode, ErrorKind, ErrorReply, Request, Response, MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
 };
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -114,38 +113,7 @@ async fn serve_client(stream: UnixStream, sessions: Arc<Sessions>) {
 
 /// Answers one request; the sessions' blocking work runs off the async threads.
 async fn handle(request: Request, sessions: Arc<Sessions>) -> Response {
-    let outcome = tokio::task::spawn_blocking(move || match request {
-        Request::Ping => Ok(Response::Pong {
-            version: PROTOCOL_VERSION,
-            daemon: env!("CARGO_PKG_VERSION").to_string(),
-        }),
-        Request::Start(start) => sessions.start(&start).map(Response::Started),
-        Request::Stop { name, all } => sessions
-            .stop(name.as_deref(), all)
-            .map(|sessions| Response::Stopped { sessions }),
-        Request::Status { name } => sessions
-            .status(name.as_deref())
-            .map(|sessions| Response::Status { sessions }),
-        Request::List => sessions.list().map(|sessions| Response::List { sessions }),
-        Request::Topics(request) => sessions.topics(&request).map(Response::Topics),
-        Request::Pause { name } => sessions.pause(name.as_deref(), true).map(Response::Paused),
-        Request::Resume { name } => sessions.pause(name.as_deref(), false).map(Response::Paused),
-        Request::Mark { name, text } => sessions.mark(name.as_deref(), &text).map(Response::Marked),
-        Request::Trigger(request) => sessions.trigger(&request).map(Response::Triggered),
-        Request::Files { name } => sessions
-            .files(&name)
-            .map(|session| Response::Files { session }),
-        Request::Reindexed {
-            path,
-            bytes,
-            messages,
-        } => sessions
-            .mark_reindexed(&path, bytes, messages)
-            .map(|()| Response::Done),
-        Request::Upload(request) => sessions.queue_upload(&request).map(Response::UploadsQueued),
-        Request::UploadStatus => sessions.upload_status().map(Response::Uploads),
-    })
-    .await;
+    let outcome = tokio::task::spawn_blocking(move || sessions.answer(request)).await;
     match outcome {
         Ok(Ok(response)) => response,
         Ok(Err(error)) => Response::Error(error),

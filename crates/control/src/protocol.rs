@@ -65,6 +65,12 @@ pub enum Request {
         /// The session; `None` means the only one running.
         name: Option<String>,
     },
+    /// End the files a running session is writing and continue in new ones (rosbag2's
+    /// `split_bagfile`).
+    Split {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+    },
     /// Write a marker (a Metadata record `marker` with its time and text) into the files
     /// a running session is writing.
     Mark {

@@ -294,6 +294,20 @@ impl Recording {
         self.paused.swap(false, Ordering::Relaxed)
     }
 
+    /// Ends the files being written and continues in new ones (rosbag2's
+    /// `split_bagfile`); a pre-trigger session's window stays one file. False for a
+    /// pre-trigger session.
+    pub fn split(&self) -> bool {
+        if self.pre_trigger.is_some() {
+            return false;
+        }
+        for thread in &self.writers {
+            thread.requests.split();
+            thread.writer.thread().unpark();
+        }
+        true
+    }
+
     /// Writes a marker with `text`, stamped now, into every file being written (a
     /// Metadata record named [`recd_storage::iceoryx2::MARKER`]).
     pub fn mark(&self, text: &str) -> Marker {

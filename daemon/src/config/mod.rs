@@ -2,9 +2,11 @@
 //! command-line flags. `recording` maps a session's start request onto these settings.
 
 mod recording;
+mod remote;
 mod units;
 mod upload;
 
+pub use remote::RemoteControlConfig;
 pub use upload::UploadConfig;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +51,8 @@ pub struct DaemonConfig {
     /// Upload finished files to an S3-compatible bucket; off when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upload: Option<UploadConfig>,
+    /// Commands and status over DDS; off by default.
+    pub remote_control: RemoteControlConfig,
 }
 
 /// Recording settings every session starts from.
@@ -138,6 +142,7 @@ impl Default for DaemonConfig {
             max_total_size: None,
             recording: SessionDefaults::default(),
             upload: None,
+            remote_control: RemoteControlConfig::default(),
         }
     }
 }
@@ -228,6 +233,7 @@ impl DaemonConfig {
         if let Some(upload) = &config.upload {
             upload.validate()?;
         }
+        config.remote_control.validate()?;
         Ok(config)
     }
 
@@ -294,6 +300,23 @@ mod tests {
         assert_eq!(config.max_total_size, Some(ByteSize::gib(2)));
         assert_eq!(DaemonConfig::default().min_free_space, ByteSize::gib(1));
         assert_eq!(DaemonConfig::default().max_total_size, None);
+    }
+
+    #[test]
+    fn remote_control_is_off_by_default_and_checked_when_configured() {
+        let default = DaemonConfig::default().remote_control;
+        assert!(!default.enabled && !default.active());
+        let config = DaemonConfig::parse(
+            "[remote_control]\nstatus = true\ndomain = 7\nallow = [\"event\"]\n",
+        )
+        .unwrap()
+        .remote_control;
+        assert!(!config.enabled && config.publishes_status());
+        assert!(config.allows("event") && !config.allows("stop"));
+        let error = DaemonConfig::parse("[remote_control]\nallow = [\"explode\"]\n").unwrap_err();
+        assert!(error.contains("\"explode\" is not a command"), "{error}");
+        let error = DaemonConfig::parse("[remote_control]\nros2_node = \"a-b\"\n").unwrap_err();
+        assert!(error.contains("not a ROS 2 node name"), "{error}");
     }
 
     #[test]

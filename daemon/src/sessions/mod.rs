@@ -1,6 +1,7 @@
 //! The running sessions: starting, stopping and inspecting them, and their record in the
 //! catalog.
 
+mod answer;
 mod catalog_sync;
 mod rates;
 mod replies;
@@ -276,6 +277,20 @@ impl Sessions {
             paused: pause,
             changed,
         })
+    }
+
+    /// Ends a running session's files and continues in new ones.
+    pub fn split(&self, name: Option<&str>) -> Result<(), ErrorReply> {
+        let running = self.running.lock().expect("sessions lock");
+        let name = resolve(&running, name)?;
+        if !running[&name].recording.split() {
+            return Err(error(
+                ErrorKind::InvalidArgument,
+                format!("session {name:?} keeps its messages in memory until triggered; a trigger's window is one file"),
+            ));
+        }
+        tracing::info!(session = %name, "split on request");
+        Ok(())
     }
 
     /// Writes a marker with `text` into the files a running session is writing.

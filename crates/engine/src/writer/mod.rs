@@ -127,6 +127,9 @@ impl<S: LoanedBytes> Writer<S> {
         while running.iter().any(|&r| r) {
             self.write_markers();
             self.take_triggers();
+            if self.requests.take_split() {
+                self.split_now();
+            }
             let mut worked = false;
             for (ring, open) in running.iter_mut().enumerate() {
                 // A bounded batch per ring, so that one busy source cannot starve another.
@@ -391,6 +394,15 @@ impl<S: LoanedBytes> Writer<S> {
             || self.pre_trigger.is_some()
             || !self.files.split_due(just_written)
         {
+            return;
+        }
+        self.split_now();
+    }
+
+    /// Ends the current file and continues in a new one (a pre-trigger session's window
+    /// stays one file).
+    fn split_now(&mut self) {
+        if self.pre_trigger.is_some() {
             return;
         }
         match self.files.start_next(ending_of(&self.topics)) {

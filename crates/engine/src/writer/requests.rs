@@ -1,6 +1,6 @@
 //! What a session asks of its writer threads while they run: to pause and resume
-//! writing, to write markers into the files being written, and to write a trigger's
-//! window.
+//! writing, to write markers into the files being written, to write a trigger's window,
+//! and to continue in a new file.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,6 +15,7 @@ pub(crate) struct WriterRequests {
     paused: Arc<AtomicBool>,
     markers: Mutex<Vec<Marker>>,
     triggers: Mutex<Vec<TriggerRequest>>,
+    split: AtomicBool,
 }
 
 impl WriterRequests {
@@ -23,6 +24,7 @@ impl WriterRequests {
             paused,
             markers: Mutex::new(Vec::new()),
             triggers: Mutex::new(Vec::new()),
+            split: AtomicBool::new(false),
         }
     }
 
@@ -44,6 +46,16 @@ impl WriterRequests {
     /// Queues a trigger.
     pub fn trigger(&self, trigger: TriggerRequest) {
         self.triggers.lock().expect("triggers lock").push(trigger);
+    }
+
+    /// Asks for the current file to end and a new one to start.
+    pub fn split(&self) {
+        self.split.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a split was asked for since the last call.
+    pub fn take_split(&self) -> bool {
+        self.split.swap(false, Ordering::Relaxed)
     }
 
     /// The triggers queued since the last call.

@@ -1,0 +1,109 @@
+//! recd's detail in a status's `info`: who answers, what it records, and the answer to
+//! a command.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The `info` JSON of every status recd writes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StatusInfo {
+    /// The recorder's name in the fleet (`[remote_control] recorder`, the host name by
+    /// default).
+    pub recorder: String,
+    /// The host's name.
+    pub host: String,
+    /// The recorder's DDS participant (its GUID prefix), which sets two recorders of
+    /// one name apart.
+    pub participant: String,
+    /// When the status was written, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// Remote commands are taken (`[remote_control] enabled`).
+    pub control: bool,
+    /// The answer to a command; none in a periodic status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<Reply>,
+    /// The sessions recording.
+    pub sessions: Vec<SessionInfo>,
+    /// Free bytes on recd's data directory's file system.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_free_bytes: Option<u64>,
+    /// The uploader's state in a few words (none when uploads are off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upload: Option<String>,
+}
+
+/// What became of a command.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Reply {
+    /// The command as it came (its name, or what was sent when unknown).
+    pub command: String,
+    /// Its id from `args`, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// It was carried out.
+    pub ok: bool,
+    /// Why not, when not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The session it acted on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Files it wrote or extended (a trigger's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// A trigger's moment, ns since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger_ns: Option<u64>,
+    /// The trigger was taken before under this id: nothing new written.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repeated: bool,
+}
+
+/// A session in a status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionInfo {
+    /// Its name.
+    pub name: String,
+    /// Its state.
+    pub state: String,
+    /// Files being written.
+    pub files: Vec<String>,
+    /// Bytes per second written lately.
+    pub bytes_per_s: f64,
+    /// Counts per topic.
+    pub topics: BTreeMap<String, TopicInfo>,
+}
+
+/// A topic's counts in a status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TopicInfo {
+    /// Messages received.
+    pub received: u64,
+    /// Messages written.
+    pub written: u64,
+    /// Messages recd had and could not write.
+    pub dropped: u64,
+    /// Messages that never reached recd; none where recd cannot know.
+    pub lost: Option<u64>,
+    /// Messages taken while paused, not written.
+    pub paused: u64,
+    /// Messages a pre-trigger buffer let go untriggered.
+    pub evicted: u64,
+}
+
+impl StatusInfo {
+    /// The info as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("status info serializes")
+    }
+
+    /// The info a status's text holds, if it is recd's.
+    pub fn parse(text: &str) -> Option<Self> {
+        serde_json::from_str(text).ok()
+    }
+}
