@@ -12,6 +12,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "start", "stop", "status", "pause", "resume", "mark", "trigger",
         ],
     ),
+    ("Fleet", &["fleet"]),
     ("Look", &["list", "topics", "info"]),
     ("Files", &["reindex", "play", "upload"]),
     ("Other", &["demo", "completions", "help"]),

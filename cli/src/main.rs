@@ -6,6 +6,7 @@
 mod attach;
 mod complete;
 mod demo;
+mod fleet;
 mod format;
 mod help;
 mod info;
@@ -34,6 +35,9 @@ const EXIT_FAILURE: u8 = 1;
     about = "Record with recd, then inspect, reindex and play the MCAP files"
 )]
 struct Cli {
+    /// The DDS domain of `rec fleet` (rec start takes its own --dds-domain).
+    #[arg(long, value_name = "N")]
+    dds_domain: Option<u16>,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,6 +58,7 @@ enum Command {
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Upload(upload::UploadArgs),
+    Fleet(fleet::FleetArgs),
     Demo(demo::DemoArgs),
     /// Print a shell completion script.
     ///
@@ -71,6 +76,10 @@ fn main() -> ExitCode {
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     let matches = help::grouped(Cli::command()).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    if cli.dds_domain.is_some() && !matches!(cli.command, Command::Fleet(_)) {
+        eprintln!("rec: --dds-domain before the command is for rec fleet (rec start takes its own --dds-domain after it)");
+        return ExitCode::from(2);
+    }
     let outcome = match cli.command {
         Command::Start(args) => session::start(&args.socket.path, &args),
         Command::Stop(args) => session::stop(&args.socket.path, &args),
@@ -85,6 +94,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Upload(args) => upload::run(&args.socket.path, &args),
+        Command::Fleet(args) => fleet::run(&args, cli.dds_domain),
         Command::Demo(args) => demo::run(&args),
         Command::Completions { shell } => complete::registration(shell).map(|script| {
             output::write_bytes(&script);

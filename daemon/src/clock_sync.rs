@@ -82,7 +82,8 @@ fn ptp_offset() -> Option<String> {
 
 /// A tool's standard output when it ran and succeeded within [`TOOL_TIMEOUT`].
 fn run_tool(program: &str, args: &[&str]) -> Option<String> {
-    let mut child = Command::new(program)
+    let path = installed(program)?;
+    let mut child = Command::new(path)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -105,6 +106,14 @@ fn run_tool(program: &str, args: &[&str]) -> Option<String> {
     let mut text = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut()?, &mut text).ok()?;
     Some(text)
+}
+
+/// Where `program` is on `PATH`, if it is (no process is started for a missing tool).
+fn installed(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
 }
 
 #[cfg(test)]

@@ -3,8 +3,10 @@
 //! session gracefully.
 
 mod clock_sync;
+mod host;
 mod names;
 mod recovery;
+mod remote;
 mod retention;
 mod server;
 mod service;
@@ -141,6 +143,11 @@ async fn serve_until_signal(
     tracing::info!(socket = %socket.display(), "listening");
     service::ready();
     let server = tokio::spawn(server::serve(listener, sessions.clone()));
+    let remote = tokio::spawn(remote::serve(
+        sessions.config().remote_control.clone(),
+        sessions.clone(),
+        host::hostname(),
+    ));
     let watchdog = service::watchdog_period();
     let mut beat = tokio::time::interval(
         watchdog
@@ -162,6 +169,7 @@ async fn serve_until_signal(
     }
     tracing::info!("stopping every session");
     server.abort();
+    remote.abort();
     Ok(())
 }
 

@@ -15,9 +15,11 @@ fn under_systemd() -> bool {
 /// What is logged when `RUST_LOG` does not say: recd's own crates (every target starting
 /// with `recd`) at INFO, which is nothing per sample or packet; dependencies at WARN
 /// (rustdds logs INFO lines per RTPS message under load). rustdds' RTPS writers at ERROR:
-/// recd writes no DDS topics, and for a remote reader it can reach only through loopback
-/// rustdds warns "No locators" at every discovery send, over ten lines a second.
-pub const DEFAULT_LOG_FILTER: &str = "warn,recd=info,rustdds::rtps::writer=error";
+/// for a remote reader it can reach only through loopback rustdds warns "No locators" at
+/// every discovery send, over ten lines a second. Its UDP sender at ERROR: it warns of
+/// every datagram over 1500 bytes, which discovery sends every few seconds. ros2-client's
+/// check of `ROS_DISTRO` at ERROR: recd serves rosbag2's services without a ROS install.
+pub const DEFAULT_LOG_FILTER: &str = "warn,recd=info,rustdds::rtps::writer=error,rustdds::network::udp_sender=error,ros2_client::distributions=error";
 
 /// Logs to the journal under systemd, to stderr otherwise; `RUST_LOG` filters (default
 /// [`DEFAULT_LOG_FILTER`]).

@@ -39,7 +39,7 @@ impl Uploads {
         let Some(upload) = &config.upload else {
             return Ok(None);
         };
-        let settings = upload.settings(&hostname())?;
+        let settings = upload.settings(&crate::host::hostname())?;
         let pressure = Arc::new(Pressure::default());
         let handle = Uploader::start(
             settings.clone(),
@@ -122,17 +122,5 @@ impl Uploads {
     /// Stops the uploader (a part being sent is sent again next time).
     pub fn stop(&self) {
         self.handle.stop();
-    }
-}
-
-/// The host's name: the default vehicle id.
-fn hostname() -> String {
-    let mut name = [0u8; 256];
-    // SAFETY: gethostname writes at most the buffer's length into it.
-    let result = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
-    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    match std::str::from_utf8(&name[..end]) {
-        Ok(name) if result == 0 && !name.is_empty() => name.to_string(),
-        _ => "vehicle".into(),
     }
 }

@@ -104,6 +104,16 @@ impl Sessions {
         }
     }
 
+    /// recd's configuration.
+    pub fn config(&self) -> &DaemonConfig {
+        &self.config
+    }
+
+    /// Where recordings go.
+    pub fn data_dir(&self) -> &Path {
+        &self.config.data_dir
+    }
+
     /// Stops the uploader, if any.
     pub fn stop_uploads(&self) {
         if let Some(uploads) = &self.uploads {

@@ -111,10 +111,28 @@ pub fn dds_participant(
     if !interfaces.is_empty() {
         builder = builder.with_only_networks(interfaces.iter().copied());
     }
-    builder.build().map_err(|e| DdsError::Participant {
+    with_signals_blocked(|| builder.build()).map_err(|e| DdsError::Participant {
         domain,
         reason: e.to_string(),
     })
+}
+
+/// Runs `build` with every signal blocked in this thread, so that the threads it starts
+/// inherit the mask. rustdds' event loop ends for good at a poll interrupted by a signal
+/// (EINTR), and a signal handled anywhere in the process (a child's SIGCHLD, say) may be
+/// delivered to its thread: the participant would then go deaf and mute, silently.
+fn with_signals_blocked<T>(build: impl FnOnce() -> T) -> T {
+    // SAFETY: the sets are initialised by sigfillset/pthread_sigmask before use, and the
+    // old mask is restored before returning.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let built = build();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        built
+    }
 }
 
 /// Stops the DDS thread from another thread.
