@@ -16,7 +16,7 @@ use rustdds::{
 };
 
 /// How often the status reader is polled.
-const POLL: Duration = Duration::from_millis(10);
+const POLL: Duration = Duration::from_millis(1);
 
 /// Where the fleet's recorders are reached.
 #[derive(Debug, Clone)]

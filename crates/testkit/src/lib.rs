@@ -14,6 +14,7 @@ mod ddsperf;
 mod hogs;
 mod load;
 mod mount;
+mod netns;
 mod phases;
 mod proxy;
 mod pty;
@@ -26,6 +27,7 @@ pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
+pub use netns::NetNs;
 pub use phases::Phases;
 pub use proxy::TcpProxy;
 
