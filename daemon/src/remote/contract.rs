@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::commands::{carry_out, Outcome};
 use super::status::{info, state_of, statuses};
 use super::{origin, Context};
+use crate::config::RemoteControlConfig;
 
 /// Serves the contract until the task is dropped or the reader ends.
 pub async fn serve(context: Arc<Context>) -> Result<(), String> {
@@ -109,49 +110,26 @@ fn take(
     told_disabled: &AtomicBool,
     replies: mpsc::UnboundedSender<DdsRecorderStatus>,
 ) {
-    let config = &context.config;
-    let refusal = if !config.enabled {
-        if !told_disabled.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                %origin,
-                command = %command.command,
-                "a remote command came, and remote control is off ([remote_control] enabled = false): it and any later ones are ignored (logged once)"
-            );
-        }
-        Some(
-            "remote control is off on this recorder ([remote_control] enabled = false)".to_string(),
-        )
-    } else {
+    if context.config.enabled {
         tracing::info!(%origin, command = %command.command, args = %command.args, "remote command");
-        None
-    };
-    let parsed = RemoteCommand::parse(&command.command).and_then(|name| {
-        let args = CommandArgs::parse(&command.args)?;
-        Ok((name, args))
-    });
-    let refusal = refusal.or_else(|| match &parsed {
-        Err(error) => Some(error.to_string()),
-        Ok((name, _)) if !config.allows(name.name()) => Some(format!(
-            "{name} is not allowed on this recorder ([remote_control] allow = {:?})",
-            config.allow
-        )),
-        Ok(_) => None,
-    });
+    } else if !told_disabled.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            %origin,
+            command = %command.command,
+            "a remote command came, and remote control is off ([remote_control] enabled = false): it and any later ones are ignored (logged once)"
+        );
+    }
     let worker = context.worker.clone();
     let context = context.clone();
-    match (refusal, parsed) {
-        (Some(refusal), parsed) => {
-            if config.enabled {
+    match judge(&context.config, &command) {
+        Err(refusal) => {
+            if context.config.enabled {
                 tracing::warn!(command = %command.command, "remote command refused: {refusal}");
             }
-            let id = parsed
-                .ok()
-                .and_then(|(_, args)| args.id)
-                .or_else(|| id_of(&command.args));
             worker.run(move || {
                 let reply = Reply {
+                    id: id_of(&command.args),
                     command: command.command,
-                    id,
                     ok: false,
                     error: Some(refusal),
                     ..Reply::default()
@@ -166,7 +144,11 @@ fn take(
                 let _ = replies.send(status_of(&context, outcome));
             });
         }
-        (None, Ok((name, args))) => {
+        Ok((name, args)) => {
+            let ahead = name == RemoteCommand::Event
+                && args
+                    .trigger_ns
+                    .is_some_and(|at| at > crate::sessions::now_ns().max(0) as u64);
             let work = move || {
                 let outcome = carry_out(&context.sessions, &context.suspended, name, &args);
                 if let Some(error) = &outcome.reply.error {
@@ -174,27 +156,39 @@ fn take(
                 }
                 let _ = replies.send(status_of(&context, outcome));
             };
-            if waits_for_its_moment(name, &command.args) {
+            if ahead {
+                // It waits for its moment on a thread of its own, not holding the others.
                 std::thread::spawn(work);
             } else {
                 worker.run(work);
             }
         }
-        (None, Err(_)) => unreachable!("a parse error is a refusal"),
     }
 }
 
-/// An event whose moment is ahead: it waits on a thread of its own.
-fn waits_for_its_moment(name: RemoteCommand, args: &str) -> bool {
-    let ahead = CommandArgs::parse(args)
-        .ok()
-        .and_then(|args| args.trigger_ns)
-        .is_some_and(|at| at > crate::sessions::now_ns().max(0) as u64);
-    name == RemoteCommand::Event && ahead
+/// The command and its args when recd takes it, or why not.
+fn judge(
+    config: &RemoteControlConfig,
+    command: &DdsRecorderCommand,
+) -> Result<(RemoteCommand, CommandArgs), String> {
+    if !config.enabled {
+        return Err(
+            "remote control is off on this recorder ([remote_control] enabled = false)".into(),
+        );
+    }
+    let name = RemoteCommand::parse(&command.command).map_err(|e| e.to_string())?;
+    let args = CommandArgs::parse(&command.args).map_err(|e| e.to_string())?;
+    if !config.allows(name.name()) {
+        return Err(format!(
+            "{name} is not allowed on this recorder ([remote_control] allow = {:?})",
+            config.allow
+        ));
+    }
+    Ok((name, args))
 }
 
-/// The `id` of args that did not parse as recd's, when it is there, so that the
-/// refusal can still be matched to its command.
+/// The `id` in a command's args, when there is one, so that even a refusal can be
+/// matched to its command.
 fn id_of(args: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(args).ok()?;
     value.get("id")?.as_str().map(str::to_string)
@@ -214,5 +208,41 @@ fn status_of(context: &Context, outcome: Outcome) -> DdsRecorderStatus {
         previous: outcome.previous.to_string(),
         current: outcome.current.to_string(),
         info: info.to_json(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(command: &str, args: &str) -> DdsRecorderCommand {
+        DdsRecorderCommand {
+            command: command.into(),
+            args: args.into(),
+        }
+    }
+
+    #[test]
+    fn judge_takes_allowed_commands_and_names_what_is_wrong_with_the_rest() {
+        let mut config = RemoteControlConfig {
+            enabled: true,
+            allow: vec!["event".into()],
+            ..RemoteControlConfig::default()
+        };
+        let (name, args) = judge(&config, &command("event", r#"{"id":"a"}"#)).unwrap();
+        assert_eq!(
+            (name, args.id.as_deref()),
+            (RemoteCommand::Event, Some("a"))
+        );
+        let refused = |config: &RemoteControlConfig, c: &str, a: &str| {
+            judge(config, &command(c, a)).unwrap_err()
+        };
+        assert!(refused(&config, "stop", "").contains("stop is not allowed"));
+        assert!(refused(&config, "explode", "").contains("unknown command"));
+        assert!(refused(&config, "event", "{").contains("malformed args"));
+        config.enabled = false;
+        assert!(refused(&config, "event", "").contains("remote control is off"));
+        assert_eq!(id_of(r#"{"id":"b","befor":1}"#).as_deref(), Some("b"));
+        assert_eq!(id_of("{"), None);
     }
 }
