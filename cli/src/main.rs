@@ -35,7 +35,7 @@ const EXIT_FAILURE: u8 = 1;
     about = "Record with recd, then inspect, reindex and play the MCAP files"
 )]
 struct Cli {
-    /// The DDS domain of `rec fleet` (rec start takes its own --dds-domain).
+    /// The DDS domain of `rec fleet`.
     #[arg(long, value_name = "N")]
     dds_domain: Option<u16>,
     #[command(subcommand)]

@@ -46,7 +46,7 @@ pub struct MarkArgs {
     pub socket: crate::socket::SocketArg,
 }
 
-/// Write the pre-trigger window around now (or --at) to a file.
+/// Write the pre-trigger window around a moment to a file.
 ///
 /// For a session started with --pre-trigger: every message logged from --before ago (default: all the buffer holds) to
 /// --after from now, with the last message of each latched topic first and a Metadata

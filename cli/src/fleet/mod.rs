@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-/// The recorders of a DDS domain: their status, a trigger for all at one moment.
+/// Every recd of a DDS domain: status, one trigger for all.
 ///
 /// Over the remote-control topics of eProsima DDS Record & Replay (what recd's
 /// [remote_control] serves): recds with `status` on are listed; those with `enabled`
