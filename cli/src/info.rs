@@ -279,6 +279,23 @@ fn lacks_definition(channel: &recd_storage::ChannelInfo) -> bool {
 }
 
 /// The text form of `rec info`.
+/// How large an unindexed file Foxglove and Lichtblick still open (they load it whole).
+const VIEWER_UNINDEXED_LIMIT: u64 = 1 << 30;
+
+/// What an unindexed file means for the people who open it.
+fn unindexed_note(info: &FileInfo) -> String {
+    let foxglove = if info.size > VIEWER_UNINDEXED_LIMIT {
+        "Foxglove and Lichtblick refuse it (they open unindexed files only up to 1 GiB)"
+    } else {
+        "Foxglove and Lichtblick open unindexed files only up to 1 GiB, loading them whole"
+    };
+    format!(
+        "note: {} is not indexed (recd streams files unindexed): tools that read it as a stream (rec play, mcap cat, Python mcap) see every message, but readers that seek by the index (@mcap/core's indexed reader) find none, and {foxglove}. `rec reindex {}` indexes it.",
+        info.path.display(),
+        info.path.display()
+    )
+}
+
 pub fn render(info: &FileInfo) -> String {
     let mut out = String::new();
     let duration = info.duration_secs();
@@ -373,6 +390,9 @@ pub fn render(info: &FileInfo) -> String {
                 let _ = writeln!(out, "    clock sync: {}", trigger.clock_sync);
             }
         }
+    }
+    if info.scan.is_none() && !info.indexed {
+        let _ = writeln!(out, "\n{}", unindexed_note(info));
     }
     if let Some(scan) = &info.scan {
         let _ = writeln!(

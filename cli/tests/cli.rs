@@ -25,12 +25,23 @@ fn info_prints_the_summary_as_text_and_json() {
         "{stdout}"
     );
     assert!(!stdout.contains("not closed cleanly"));
+    // A file as recd streams it: which readers find its messages, and the way out.
+    assert!(stdout.contains("is not indexed"), "{stdout}");
+    assert!(
+        stdout.contains("Foxglove and Lichtblick open unindexed files only up to 1 GiB"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("`rec reindex {path_arg}`")),
+        "{stdout}"
+    );
 
     let (code, stdout, _) = outcome(&run(&["info", "--json", path_arg]));
     assert_eq!(code, 0);
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["message_count"], 10);
     assert_eq!(json["closed_cleanly"], true);
+    assert_eq!(json["indexed"], false);
     assert_eq!(json["start_time"], 1_000_000_000u64);
     assert_eq!(json["end_time"], 10_000_000_000u64);
     let channels = json["channels"].as_array().unwrap();
@@ -93,7 +104,10 @@ fn reindex_into_a_directory_writes_a_file_of_the_same_name_there() {
     let (code, _, stderr) = outcome(&run(&["reindex", input.to_str().unwrap(), "-o", &target]));
     assert_eq!(code, 0, "{stderr}");
     let written = out.join("drive_0000.mcap");
-    assert_eq!(recd_storage::summarize(&written).unwrap().message_count, 10);
+    let info = recd_storage::summarize(&written).unwrap();
+    assert_eq!((info.message_count, info.indexed), (10, true));
+    let (_, stdout, _) = outcome(&run(&["info", written.to_str().unwrap()]));
+    assert!(!stdout.contains("not indexed"), "{stdout}");
 }
 
 #[test]

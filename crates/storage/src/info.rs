@@ -40,6 +40,11 @@ pub struct FileInfo {
     pub channels: Vec<ChannelInfo>,
     /// Chunks in the file.
     pub chunk_count: u64,
+    /// Readers that seek by the summary's chunk indexes (Foxglove, Lichtblick,
+    /// `@mcap/core`'s indexed reader) find its messages: it was closed with every message
+    /// in indexed chunks, or holds none. recd's raw files are not; `rec reindex` makes
+    /// them so.
+    pub indexed: bool,
     /// Chunk sizes per compression format.
     pub compression: Vec<CompressionInfo>,
     /// Metadata records in the file.
@@ -181,6 +186,7 @@ pub fn summarize_from<R: Read + Seek>(
         schema_count: 0,
         channels: Vec::new(),
         chunk_count: 0,
+        indexed: false,
         compression: Vec::new(),
         metadata_count: 0,
         attachment_count: 0,
@@ -427,6 +433,7 @@ fn fill_from_summary(
     info.metadata_count = u64::from(stats.metadata_count);
     info.attachment_count = u64::from(stats.attachment_count);
     info.chunk_count = u64::from(stats.chunk_count);
+    info.indexed = !summary.chunk_indexes.is_empty() || stats.message_count == 0;
     let mut channels: Vec<_> = summary.channels.values().collect();
     channels.sort_by_key(|c| c.id);
     info.channels = channels
