@@ -48,6 +48,9 @@ pub struct ReindexArgs {
     /// How to compress chunks.
     #[arg(long, value_enum, default_value_t = CompressionArg::Zstd)]
     compression: CompressionArg,
+    /// The compressor's level (zstd 1-22, lz4 1-12); 0 is its default.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    level: u32,
     /// Uncompressed size of a chunk, e.g. 4MiB.
     #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = format::parse_size)]
     chunk_size: u64,
@@ -77,11 +80,24 @@ enum CompressionArg {
     None,
     /// Chunks compressed with zstd.
     Zstd,
+    /// Chunks compressed with lz4: faster, larger.
+    Lz4,
 }
 
 pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
     if args.chunk_size == 0 {
         return Err("--chunk-size must be larger than 0".into());
+    }
+    let most = match args.compression {
+        CompressionArg::None => 0,
+        CompressionArg::Zstd => 22,
+        CompressionArg::Lz4 => 12,
+    };
+    if args.level > most {
+        return Err(match args.compression {
+            CompressionArg::None => "--level needs --compression zstd or lz4".to_string(),
+            _ => format!("--level {} is beyond the compressor's {most}", args.level),
+        });
     }
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
@@ -92,7 +108,9 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         compression: match args.compression {
             CompressionArg::None => Compression::None,
             CompressionArg::Zstd => Compression::Zstd,
+            CompressionArg::Lz4 => Compression::Lz4,
         },
+        level: args.level,
         chunk_size: args.chunk_size,
         threads: 0,
         message_definitions: message_definitions(&args.msg_path),

@@ -108,6 +108,44 @@ fn reindex_into_a_directory_writes_a_file_of_the_same_name_there() {
     assert_eq!((info.message_count, info.indexed), (10, true));
     let (_, stdout, _) = outcome(&run(&["info", written.to_str().unwrap()]));
     assert!(!stdout.contains("not indexed"), "{stdout}");
+
+    // lz4 at a level of its own; a level the compressor has not is refused.
+    let lz4 = dir.path().join("lz4.mcap");
+    let args = [
+        "reindex",
+        input.to_str().unwrap(),
+        "-o",
+        lz4.to_str().unwrap(),
+    ];
+    let (code, _, stderr) = outcome(&run(&[
+        &args[..],
+        &["--compression", "lz4", "--level", "9"],
+    ]
+    .concat()));
+    assert_eq!(code, 0, "{stderr}");
+    let info = recd_storage::summarize(&lz4).unwrap();
+    assert_eq!((info.message_count, info.indexed), (10, true));
+    assert_eq!(info.compression[0].compression, "lz4");
+    let (code, _, stderr) = outcome(&run(&[
+        &args[..],
+        &["--compression", "lz4", "--level", "13"],
+    ]
+    .concat()));
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--level 13 is beyond the compressor's 12"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = outcome(&run(&[
+        &args[..],
+        &["--compression", "none", "--level", "3"],
+    ]
+    .concat()));
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--level needs --compression zstd or lz4"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -24,6 +24,8 @@ pub enum Compression {
     None,
     /// Chunks compressed with zstd.
     Zstd,
+    /// Chunks compressed with lz4 (faster, larger than zstd).
+    Lz4,
 }
 
 /// Settings of [`reindex`].
@@ -31,6 +33,8 @@ pub enum Compression {
 pub struct ReindexOptions {
     /// Chunk compression.
     pub compression: Compression,
+    /// The compressor's level; 0 is its default (zstd 3, lz4's fast mode).
+    pub level: u32,
     /// Target uncompressed size of a chunk in bytes.
     pub chunk_size: u64,
     /// Threads the `mcap` crate may give zstd within a chunk; 0 means one per core.
@@ -44,6 +48,7 @@ impl Default for ReindexOptions {
     fn default() -> Self {
         Self {
             compression: Compression::None,
+            level: 0,
             chunk_size: 4 << 20,
             threads: 0,
             message_definitions: None,
@@ -333,7 +338,9 @@ impl<'f> ChunkedSink<'_, 'f> {
             .compression(match self.options.compression {
                 Compression::None => None,
                 Compression::Zstd => Some(mcap::Compression::Zstd),
+                Compression::Lz4 => Some(mcap::Compression::Lz4),
             })
+            .compression_level(self.options.level)
             .compression_threads(threads)
             .chunk_size(Some(self.options.chunk_size))
     }

@@ -11,6 +11,7 @@ use recd_storage::{Compression, ReindexOptions, WriterOptions};
 
 const FAST: ReindexOptions = ReindexOptions {
     compression: Compression::None,
+    level: 0,
     chunk_size: 64 << 10,
     threads: 1,
     message_definitions: None,
@@ -170,6 +171,7 @@ fn a_damaged_chunked_file_keeps_the_intact_chunks() {
     let chunked = dir.path().join("chunked.mcap");
     let options = ReindexOptions {
         compression: Compression::Zstd,
+        level: 0,
         chunk_size: 64 << 10,
         threads: 1,
         message_definitions: None,

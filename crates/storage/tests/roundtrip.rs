@@ -69,10 +69,20 @@ fn reindexed_files_are_chunked_indexed_and_hold_the_same_messages() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("rec.mcap");
     let expected = write_sample(&input, WriterOptions::default(), 12);
-    for compression in [Compression::None, Compression::Zstd] {
-        let output = dir.path().join(format!("indexed-{compression:?}.mcap"));
+    let cases = [
+        (Compression::None, 0),
+        (Compression::Zstd, 0),
+        (Compression::Zstd, 19),
+        (Compression::Lz4, 0),
+        (Compression::Lz4, 9),
+    ];
+    for (compression, level) in cases {
+        let output = dir
+            .path()
+            .join(format!("indexed-{compression:?}-{level}.mcap"));
         let options = ReindexOptions {
             compression,
+            level,
             chunk_size: 256 << 10,
             threads: 2,
             message_definitions: None,
@@ -90,6 +100,7 @@ fn reindexed_files_are_chunked_indexed_and_hold_the_same_messages() {
         let name = match compression {
             Compression::None => "",
             Compression::Zstd => "zstd",
+            Compression::Lz4 => "lz4",
         };
         assert!(summary.chunk_indexes.iter().all(|c| c.compression == name));
         let indexed: usize = summary
@@ -108,7 +119,9 @@ fn reindexed_files_are_chunked_indexed_and_hold_the_same_messages() {
         assert_eq!(summary.metadata_indexes.len(), 1, "metadata kept");
 
         // Re-chunking an indexed file keeps everything too.
-        let again = dir.path().join(format!("again-{compression:?}.mcap"));
+        let again = dir
+            .path()
+            .join(format!("again-{compression:?}-{level}.mcap"));
         let report = reindex(&output, &again, &ReindexOptions::default()).unwrap();
         assert!(report.lost_nothing());
         assert_eq!(read_with_mcap_crate(&again), expected);
