@@ -20,6 +20,7 @@ mod socket;
 mod table;
 mod topics;
 mod upload;
+mod window;
 
 use std::process::ExitCode;
 

@@ -58,22 +58,8 @@ pub struct TriggerArgs {
     /// The session; may be left out when only one is recording.
     #[arg(add = crate::complete::session_names())]
     name: Option<String>,
-    /// How far back to keep, e.g. 30s (default: the whole buffer).
-    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
-    before: Option<Duration>,
-    /// How long after now messages still go to the file, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration, default_value = "0s")]
-    after: Duration,
-    /// Why, e.g. "hard brake"; it goes into the file's trigger record.
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    note: String,
-    /// The trigger's moment instead of now: RFC 3339 in UTC or ns since the epoch. A
-    /// moment ahead is waited for; one older than the buffer is refused.
-    #[arg(long, value_name = "TIME", value_parser = recd_control::units::parse_time_ns)]
-    at: Option<u64>,
-    /// An id of the trigger: repeating it with the same id writes no second file.
-    #[arg(long, value_name = "ID")]
-    id: Option<String>,
+    #[command(flatten)]
+    window: crate::window::WindowArgs,
     /// Return once the file is complete (its window has passed and it is closed).
     #[arg(long)]
     wait: bool,
@@ -94,14 +80,14 @@ const TRIGGER_CLOSE_GRACE: Duration = Duration::from_secs(60);
 pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
     let request = Request::Trigger(TriggerRequest {
         name: args.name.clone(),
-        before_ms: args.before.map(|d| d.as_millis() as u64),
-        after_ms: args.after.as_millis() as u64,
-        note: args.note.clone(),
-        at_ns: args.at,
-        id: args.id.clone(),
+        before_ms: args.window.before.map(|d| d.as_millis() as u64),
+        after_ms: args.window.after.as_millis() as u64,
+        note: args.window.note.clone(),
+        at_ns: args.window.at,
+        id: args.window.id.clone(),
     });
     // recd answers a trigger ahead once its moment has come.
-    let ahead = args.at.map_or(Duration::ZERO, |at| {
+    let ahead = args.window.at.map_or(Duration::ZERO, |at| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
@@ -112,7 +98,7 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
         return Err(unexpected(&response));
     };
     if args.wait {
-        wait_until_closed(socket, triggered, args.after + TRIGGER_CLOSE_GRACE)?;
+        wait_until_closed(socket, triggered, args.window.after + TRIGGER_CLOSE_GRACE)?;
     }
     if args.json {
         crate::output::print_json(triggered)?;

@@ -6,13 +6,11 @@ use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use recd_remote::{
-    command_qos, status_qos, DdsRecorderCommand, DdsRecorderStatus, StatusInfo, COMMAND_TYPE,
-    STATUS_TYPE,
+    command_qos, status_qos, DdsRecorderCommand, DdsRecorderStatus, StatusInfo, Topics,
 };
 use rustdds::no_key::{DataReader, DataWriter};
 use rustdds::{
-    CDRDeserializerAdapter, CDRSerializerAdapter, DataWriterStatus, QosPolicyBuilder,
-    StatusEvented, TopicKind,
+    CDRDeserializerAdapter, CDRSerializerAdapter, DataWriterStatus, QosPolicyBuilder, StatusEvented,
 };
 
 /// How often the status reader is polled.
@@ -69,29 +67,14 @@ impl Link {
         let failed = |what: &str, error: &dyn std::fmt::Display| {
             format!("cannot create the {what}: {error}")
         };
-        let status_topic = participant
-            .create_topic(
-                domain.status_topic.clone(),
-                STATUS_TYPE.to_string(),
-                &status_qos(),
-                TopicKind::NoKey,
-            )
-            .map_err(|e| failed("status topic", &e))?;
-        let command_topic = participant
-            .create_topic(
-                domain.command_topic.clone(),
-                COMMAND_TYPE.to_string(),
-                &command_qos(),
-                TopicKind::NoKey,
-            )
-            .map_err(|e| failed("command topic", &e))?;
+        let topics = Topics::create(&participant, &domain.command_topic, &domain.status_topic)?;
         let statuses = participant
             .create_subscriber(&QosPolicyBuilder::new().build())
-            .and_then(|s| s.create_datareader_no_key_cdr(&status_topic, Some(status_qos())))
+            .and_then(|s| s.create_datareader_no_key_cdr(&topics.status, Some(status_qos())))
             .map_err(|e| failed("status reader", &e))?;
         let commands = participant
             .create_publisher(&QosPolicyBuilder::new().build())
-            .and_then(|p| p.create_datawriter_no_key_cdr(&command_topic, Some(command_qos())))
+            .and_then(|p| p.create_datawriter_no_key_cdr(&topics.command, Some(command_qos())))
             .map_err(|e| failed("command writer", &e))?;
         Ok(Self {
             _participant: participant,

@@ -21,21 +21,8 @@ use crate::output::outln;
 /// within --timeout is named, and the exit status is 1.
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
-    /// How far back from the moment to keep, e.g. 30s (default: the whole buffer).
-    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
-    before: Option<Duration>,
-    /// How long after the moment to keep, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration, default_value = "0s")]
-    after: Duration,
-    /// Why; it goes into each file's trigger record.
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    note: String,
-    /// The moment instead of now: RFC 3339 in UTC or ns since the epoch.
-    #[arg(long, value_name = "TIME", value_parser = recd_control::units::parse_time_ns)]
-    at: Option<u64>,
-    /// The trigger's id (default: one made up); the same id again writes nothing new.
-    #[arg(long, value_name = "ID")]
-    id: Option<String>,
+    #[command(flatten)]
+    window: crate::window::WindowArgs,
     /// The session on each recorder (default: the only one each records).
     #[arg(long, value_name = "NAME")]
     session: Option<String>,
@@ -75,8 +62,9 @@ pub fn run(domain: &Domain, listen: Duration, args: &TriggerArgs) -> Result<Exit
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_nanos() as u64;
-    let trigger_ns = args.at.unwrap_or(now);
-    let id = args
+    let window = &args.window;
+    let trigger_ns = window.at.unwrap_or(now);
+    let id = window
         .id
         .clone()
         .unwrap_or_else(|| format!("fleet-{now}-{}", std::process::id()));
@@ -101,9 +89,9 @@ pub fn run(domain: &Domain, listen: Duration, args: &TriggerArgs) -> Result<Exit
     let args_json = CommandArgs {
         session: args.session.clone(),
         trigger_ns: Some(trigger_ns),
-        before: args.before,
-        after: Some(args.after),
-        note: Some(args.note.clone()),
+        before: window.before,
+        after: Some(window.after),
+        note: Some(window.note.clone()),
         id: Some(id.clone()),
         pre_trigger: None,
     };

@@ -3,7 +3,9 @@
 //! [`DdsRecorderStatus`] on [`STATUS_TOPIC`].
 
 use rustdds::policy::{Durability, History, Reliability};
-use rustdds::{Duration as DdsDuration, QosPolicies, QosPolicyBuilder};
+use rustdds::{
+    DomainParticipant, Duration as DdsDuration, QosPolicies, QosPolicyBuilder, Topic, TopicKind,
+};
 use serde::{Deserialize, Serialize};
 
 /// The default command topic.
@@ -57,4 +59,37 @@ pub fn status_qos() -> QosPolicies {
         .durability(Durability::TransientLocal)
         .history(History::KeepLast { depth: 16 })
         .build()
+}
+
+/// The two topics of the contract in a participant.
+pub struct Topics {
+    /// Where commands go.
+    pub command: Topic,
+    /// Where statuses go.
+    pub status: Topic,
+}
+
+impl Topics {
+    /// Creates the command topic `command` and the status topic `status` in
+    /// `participant`, with the contract's types and QoS.
+    pub fn create(
+        participant: &DomainParticipant,
+        command: &str,
+        status: &str,
+    ) -> Result<Self, String> {
+        let topic = |name: &str, type_name: &str, qos: QosPolicies, what: &str| {
+            participant
+                .create_topic(
+                    name.to_string(),
+                    type_name.to_string(),
+                    &qos,
+                    TopicKind::NoKey,
+                )
+                .map_err(|error| format!("cannot create the {what} topic {name}: {error}"))
+        };
+        Ok(Self {
+            command: topic(command, COMMAND_TYPE, command_qos(), "command")?,
+            status: topic(status, STATUS_TYPE, status_qos(), "status")?,
+        })
+    }
 }

@@ -10,8 +10,8 @@ pub mod state;
 
 pub use command::{ArgsError, CommandArgs, RemoteCommand};
 pub use contract::{
-    command_qos, status_qos, DdsRecorderCommand, DdsRecorderStatus, COMMAND_TOPIC, COMMAND_TYPE,
-    STATUS_TOPIC, STATUS_TYPE,
+    command_qos, status_qos, DdsRecorderCommand, DdsRecorderStatus, Topics, COMMAND_TOPIC,
+    COMMAND_TYPE, STATUS_TOPIC, STATUS_TYPE,
 };
 pub use info::{Reply, SessionInfo, StatusInfo, TopicInfo};
 pub use state::RecorderState;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use recd_remote::{
     command_qos, status_qos, CommandArgs, DdsRecorderCommand, DdsRecorderStatus, RemoteCommand,
-    Reply, COMMAND_TYPE, STATUS_TYPE,
+    Reply, Topics,
 };
-use rustdds::{QosPolicyBuilder, TopicKind};
+use rustdds::QosPolicyBuilder;
 use tokio::sync::mpsc;
 
 use super::commands::{carry_out, Outcome};
@@ -24,22 +24,7 @@ pub async fn serve(context: Arc<Context>) -> Result<(), String> {
     let participant = &context.participant;
     let failed =
         |what: &str, error: &dyn std::fmt::Display| format!("cannot create the {what}: {error}");
-    let command_topic = participant
-        .create_topic(
-            config.command_topic.clone(),
-            COMMAND_TYPE.to_string(),
-            &command_qos(),
-            TopicKind::NoKey,
-        )
-        .map_err(|e| failed("command topic", &e))?;
-    let status_topic = participant
-        .create_topic(
-            config.status_topic.clone(),
-            STATUS_TYPE.to_string(),
-            &status_qos(),
-            TopicKind::NoKey,
-        )
-        .map_err(|e| failed("status topic", &e))?;
+    let topics = Topics::create(participant, &config.command_topic, &config.status_topic)?;
     let subscriber = participant
         .create_subscriber(&QosPolicyBuilder::new().build())
         .map_err(|e| failed("subscriber", &e))?;
@@ -47,10 +32,10 @@ pub async fn serve(context: Arc<Context>) -> Result<(), String> {
         .create_publisher(&QosPolicyBuilder::new().build())
         .map_err(|e| failed("publisher", &e))?;
     let reader = subscriber
-        .create_datareader_no_key_cdr::<DdsRecorderCommand>(&command_topic, Some(command_qos()))
+        .create_datareader_no_key_cdr::<DdsRecorderCommand>(&topics.command, Some(command_qos()))
         .map_err(|e| failed("command reader", &e))?;
     let writer = publisher
-        .create_datawriter_no_key_cdr::<DdsRecorderStatus>(&status_topic, Some(status_qos()))
+        .create_datawriter_no_key_cdr::<DdsRecorderStatus>(&topics.status, Some(status_qos()))
         .map_err(|e| failed("status writer", &e))?;
 
     let mut commands = reader.async_sample_stream();
