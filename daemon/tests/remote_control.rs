@@ -124,10 +124,10 @@ fn replies(lines: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
-/// Writes `command` with `args` (text) `repeat` times and waits for the replies of
-/// `expect` recorders to each; every status line the controller printed.
-fn send(netns: &NetNs, command: &str, args: &str, expect: usize, repeat: usize) -> Vec<Value> {
-    let (expect, repeat) = (expect.to_string(), repeat.to_string());
+/// Writes `command` with `args` (text) and waits for the replies of `expect` recorders;
+/// every status line the controller printed.
+fn send(netns: &NetNs, command: &str, args: &str, expect: usize) -> Vec<Value> {
+    let expect = expect.to_string();
     controller(
         netns,
         &[
@@ -140,8 +140,6 @@ fn send(netns: &NetNs, command: &str, args: &str, expect: usize, repeat: usize) 
             args,
             "--expect",
             &expect,
-            "--repeat",
-            &repeat,
             "--timeout",
             "15",
         ],
@@ -151,7 +149,7 @@ fn send(netns: &NetNs, command: &str, args: &str, expect: usize, repeat: usize) 
 
 /// Sends `command` with `args` once and returns the replies (`expect` recorders).
 fn command(netns: &NetNs, command: &str, args: &Value, expect: usize) -> Vec<Value> {
-    let lines = send(netns, command, &args.to_string(), expect, 1);
+    let lines = send(netns, command, &args.to_string(), expect);
     replies(&lines).into_iter().cloned().collect()
 }
 
@@ -225,12 +223,33 @@ fn three_recorders_trigger_at_one_moment_once_per_id() {
         wait_buffered(recd, "ring", 2.0);
     }
 
-    // One event 200 ms ahead, written twice with one id: each recorder writes one file
-    // whose window is cut around the moment, and answers both.
-    let moment = epoch_ns() + 200_000_000;
-    let args =
-        json!({"trigger_ns": moment, "before": 1, "after": "300ms", "note": "brake", "id": "t-1"});
-    let lines = send(&netns, "event", &args.to_string(), 3, 2);
+    // One event 200 ms ahead of its write, written twice (1 s apart) with one id: each
+    // recorder writes one file whose window is cut around the moment, and answers both.
+    let args = json!({"before": 1, "after": "300ms", "note": "brake", "id": "t-1"});
+    let lines = controller(
+        &netns,
+        &[
+            "command",
+            "--domain",
+            CONTROL_DOMAIN,
+            "--command",
+            "event",
+            "--args",
+            &args.to_string(),
+            "--trigger-in",
+            "0.2",
+            "--expect",
+            "3",
+            "--repeat",
+            "2",
+            "--repeat-interval",
+            "1",
+            "--timeout",
+            "15",
+        ],
+        Duration::from_secs(60),
+    );
+    let moment = lines[0]["trigger_ns"].as_u64().expect("the moment first");
     let answers = replies(&lines);
     assert_eq!(answers.len(), 6, "{lines:#?}");
     let mut recorders: Vec<&str> = Vec::new();
@@ -249,6 +268,13 @@ fn three_recorders_trigger_at_one_moment_once_per_id() {
         .filter(|a| a["info"]["reply"]["repeated"] == true)
         .count();
     assert_eq!(repeated, 3, "the second command wrote nothing new");
+    // The first answers came once the moment, 200 ms after the write, had come.
+    for answer in answers
+        .iter()
+        .filter(|a| a["info"]["reply"]["repeated"] != true)
+    {
+        assert!(answer["latency_s"].as_f64().unwrap() >= 0.19, "{answer}");
+    }
     let (start, end) = (moment - 1_000_000_000, moment + 300_000_000);
     std::thread::sleep(Duration::from_millis(600));
     for recd in &recds {
@@ -372,7 +398,7 @@ fn bad_commands_are_refused_and_recd_keeps_serving() {
     let (recd, netns) = (&lone.recd, &lone.netns);
     wait_buffered(recd, "ring", 1.0);
     let refused = |command_name: &str, args: &str, expected: &str| {
-        let lines = send(netns, command_name, args, 1, 1);
+        let lines = send(netns, command_name, args, 1);
         let answers = replies(&lines);
         assert_eq!(answers.len(), 1, "{command_name} {args}: {lines:?}");
         let reply = &answers[0]["info"]["reply"];

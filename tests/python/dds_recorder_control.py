@@ -7,7 +7,9 @@ command: eProsima DDS Record & Replay's remote control. Writes DdsRecorderComman
   {string command; string args;} on /ddsrecorder/command and reads DdsRecorderStatus
   {string previous; string current; string info;} from /ddsrecorder/status (reliable,
   volatile). It waits until --expect recorders matched both topics, writes the command
-  (--repeat times, 0.5 s apart), and prints ONE JSON line per status received:
+  (--repeat times, --repeat-interval apart; with --trigger-in, args' trigger_ns is set to
+  that long after the first write, printed first as {"trigger_ns": ...}), and prints ONE
+  JSON line per status received:
 
     {"previous": "PAUSED", "current": "PAUSED", "info": {...parsed JSON...}, "latency_s": 0.004}
 
@@ -117,19 +119,24 @@ def command(args) -> int:
         emit({"error": "matched", "readers": readers, "writers": writers})
         return 3
     time.sleep(0.3)
+    text = args.args
+    if args.trigger_in is not None:
+        # The moment is set now, just before the write, as a controller pressing a button would.
+        fields = json.loads(text) if text.strip() else {}
+        fields["trigger_ns"] = time.time_ns() + int(args.trigger_in * 1e9)
+        text = json.dumps(fields)
+        emit({"trigger_ns": fields["trigger_ns"]})
     replies = 0
     last_write = None
-    deadline = None
     for n in range(args.repeat):
         try:
-            writer.write(DdsRecorderCommand(command=args.command, args=args.args))
+            writer.write(DdsRecorderCommand(command=args.command, args=text))
         except DDSException as error:
             log(f"write failed: {error}")
             return 4
         last_write = time.monotonic()
-        deadline = last_write + args.timeout
         # Between repeats, and after the last, read what comes.
-        until = last_write + (0.5 if n + 1 < args.repeat else args.timeout)
+        until = last_write + (args.repeat_interval if n + 1 < args.repeat else args.timeout)
         while time.monotonic() < until and replies < args.repeat * args.expect:
             for sample in reader.take(N=100):
                 if not isinstance(sample, DdsRecorderStatus):
@@ -190,7 +197,11 @@ def main(argv) -> int:
     c.add_argument("--command", required=True, help="start, pause, event, ... (sent as is)")
     c.add_argument("--args", default="", help="the args text (JSON for recd)")
     c.add_argument("--expect", type=int, default=1, help="recorders to match and wait replies from")
-    c.add_argument("--repeat", type=int, default=1, help="write the command this many times, 0.5 s apart")
+    c.add_argument("--repeat", type=int, default=1, help="write the command this many times")
+    c.add_argument("--repeat-interval", type=float, default=0.5, help="seconds between repeats (default 0.5)")
+    c.add_argument("--trigger-in", type=float, metavar="SECONDS",
+                   help="set args' trigger_ns to this long after the first write (printed first as "
+                        '{"trigger_ns": ...})')
     c.add_argument("--wait-match", type=float, default=10.0)
     c.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for replies after the last write")
     c.add_argument("--command-topic", default="/ddsrecorder/command")
