@@ -23,6 +23,7 @@
 
 mod bag;
 mod chunk;
+mod chunked;
 pub mod dds;
 mod definitions;
 pub mod direct;

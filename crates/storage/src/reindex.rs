@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcap::records::Record;
 
+use crate::chunked::{ChunkOptions, ChunkedWriter};
 use crate::definitions::DefinitionFill;
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 
@@ -37,7 +38,8 @@ pub struct ReindexOptions {
     pub level: u32,
     /// Target uncompressed size of a chunk in bytes.
     pub chunk_size: u64,
-    /// Threads the `mcap` crate may give zstd within a chunk; 0 means one per core.
+    /// Threads that compress chunks, each its own chunk; 0 means one per core, 1 compresses
+    /// on the reading thread.
     pub threads: u32,
     /// Where to find `.msg` files for ROS 2 schemas recorded without a definition; `None`
     /// keeps every schema as it is.
@@ -283,11 +285,10 @@ fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
     }
 }
 
-type ChunkedWriter<'f> = mcap::Writer<BufWriter<&'f mut File>>;
+type FileWriter<'f> = ChunkedWriter<BufWriter<&'f mut File>>;
 
-fn finish_writer(mut writer: ChunkedWriter<'_>) -> mcap::McapResult<()> {
-    writer.finish()?;
-    let mut buffered = writer.into_inner();
+fn finish_writer(writer: FileWriter<'_>) -> mcap::McapResult<()> {
+    let (mut buffered, _) = writer.finish()?;
     io::Write::flush(&mut buffered)?;
     Ok(())
 }
@@ -298,13 +299,13 @@ enum Stop {
     Encode(mcap::McapError),
 }
 
-/// Feeds recovered records into the `mcap` crate's chunked writer, created once the
-/// input's Header (or the first record after a missing one) is known.
+/// Feeds recovered records into the chunked writer, created once the input's Header (or
+/// the first record after a missing one) is known.
 struct ChunkedSink<'a, 'f> {
     options: &'a ReindexOptions,
     /// The output file, until the writer takes it.
     target: Option<&'f mut File>,
-    writer: Option<ChunkedWriter<'f>>,
+    writer: Option<FileWriter<'f>>,
     definitions: DefinitionFill<'a>,
     messages: u64,
     progress: &'a mut dyn FnMut(u64, u64),
@@ -316,40 +317,40 @@ impl<'f> ChunkedSink<'_, 'f> {
     fn writer(
         &mut self,
         header: Option<&mcap::records::Header>,
-    ) -> mcap::McapResult<&mut ChunkedWriter<'f>> {
+    ) -> mcap::McapResult<&mut FileWriter<'f>> {
         if let Some(target) = self.target.take() {
-            let writer = self
-                .write_options(header)
-                .create(BufWriter::with_capacity(1 << 20, target))?;
+            let header = mcap::records::Header {
+                profile: header.map_or_else(String::new, |h| h.profile.clone()),
+                library: reindexed_library(header.map_or("", |h| h.library.as_str())),
+            };
+            let writer = ChunkedWriter::new(
+                BufWriter::with_capacity(1 << 20, target),
+                &header,
+                self.chunk_options(),
+            )?;
             self.writer = Some(writer);
         }
         Ok(self.writer.as_mut().expect("the writer takes the target"))
     }
 
-    fn write_options(&self, header: Option<&mcap::records::Header>) -> mcap::WriteOptions {
+    fn chunk_options(&self) -> ChunkOptions {
         let threads = match self.options.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-            n => n,
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n as usize,
         };
-        let library = reindexed_library(header.map_or("", |h| h.library.as_str()));
-        mcap::WriteOptions::new()
-            .profile(header.map_or("", |h| h.profile.as_str()))
-            .library(library)
-            .compression(match self.options.compression {
-                Compression::None => None,
-                Compression::Zstd => Some(mcap::Compression::Zstd),
-                Compression::Lz4 => Some(mcap::Compression::Lz4),
-            })
-            .compression_level(self.options.level)
-            .compression_threads(threads)
-            .chunk_size(Some(self.options.chunk_size))
+        ChunkOptions {
+            compression: self.options.compression,
+            level: self.options.level,
+            chunk_size: self.options.chunk_size,
+            threads,
+        }
     }
 
     fn progress_to_end(&mut self) {
         (self.progress)(self.input_bytes, self.input_bytes);
     }
 
-    fn into_writer(mut self) -> mcap::McapResult<ChunkedWriter<'f>> {
+    fn into_writer(mut self) -> mcap::McapResult<FileWriter<'f>> {
         self.writer(None)?;
         Ok(self.writer.take().expect("created above"))
     }
@@ -372,29 +373,13 @@ impl RecordSink for ChunkedSink<'_, '_> {
         };
         let writer = self.writer(header).map_err(Stop::Encode)?;
         let written = match record {
-            Record::Schema { header, data } => writer
-                .add_schema_with_id(header.id, &header.name, &header.encoding, &data)
-                .map(drop),
-            Record::Channel(c) => writer
-                .add_channel_with_id(
-                    c.id,
-                    c.schema_id,
-                    &c.topic,
-                    &c.message_encoding,
-                    &c.metadata,
-                )
-                .map(drop),
+            Record::Schema { header, data } => writer.add_schema(header, &data),
+            Record::Channel(channel) => writer.add_channel(channel),
             Record::Message { header, data } => writer
-                .write_to_known_channel(&header, &data)
+                .write_message(&header, &data)
                 .map(|()| self.messages += 1),
             Record::Metadata(metadata) => writer.write_metadata(&metadata),
-            Record::Attachment { header, data, .. } => writer.attach(&mcap::Attachment {
-                log_time: header.log_time,
-                create_time: header.create_time,
-                name: header.name,
-                media_type: header.media_type,
-                data,
-            }),
+            Record::Attachment { header, data, .. } => writer.attach(&header, &data),
             _ => Ok(()),
         };
         written.map_err(Stop::Encode)

@@ -50,6 +50,19 @@ where
     Ok(())
 }
 
+/// The start of a record whose body is `fields` followed by `trailing` more bytes the
+/// caller writes itself (a Chunk record's data).
+pub(crate) fn record_head<T>(opcode: u8, fields: &T, trailing: u64) -> io::Result<Vec<u8>>
+where
+    T: for<'a> BinWrite<Args<'a> = ()>,
+{
+    let mut head = Vec::with_capacity(64);
+    append_record(&mut head, opcode, fields)?;
+    let body_len = (head.len() - RECORD_PREFIX_LEN) as u64 + trailing;
+    head[1..RECORD_PREFIX_LEN].copy_from_slice(&body_len.to_le_bytes());
+    Ok(head)
+}
+
 /// Appends a Schema record; its data is a length-prefixed blob that binrw's header type
 /// leaves out.
 pub(crate) fn append_schema(

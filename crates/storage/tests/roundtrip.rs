@@ -129,6 +129,36 @@ fn reindexed_files_are_chunked_indexed_and_hold_the_same_messages() {
 }
 
 #[test]
+fn chunks_compressed_on_several_threads_are_written_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("rec.mcap");
+    let expected = write_sample(&input, WriterOptions::default(), 40);
+    for compression in [Compression::Zstd, Compression::Lz4] {
+        let files: Vec<Vec<u8>> = [1, 2, 3]
+            .iter()
+            .map(|&threads| {
+                let output = dir.path().join(format!("{compression:?}-{threads}.mcap"));
+                let options = ReindexOptions {
+                    compression,
+                    chunk_size: 64 << 10,
+                    threads,
+                    ..ReindexOptions::default()
+                };
+                reindex(&input, &output, &options).unwrap();
+                assert_eq!(read_with_mcap_crate(&output), expected, "{threads} threads");
+                std::fs::read(&output).unwrap()
+            })
+            .collect();
+        let summary = mcap::Summary::read(&files[0]).unwrap().unwrap();
+        assert!(summary.chunk_indexes.len() > 8, "many chunks in flight");
+        assert!(
+            files.iter().all(|file| *file == files[0]),
+            "{compression:?}: the same bytes whatever the number of threads"
+        );
+    }
+}
+
+#[test]
 fn reindex_without_output_replaces_the_input_only_when_done() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rec.mcap");
