@@ -126,7 +126,10 @@ impl<W: Write> ChunkedWriter<W> {
     /// Writes a message on a known channel.
     pub fn write_message(&mut self, header: &MessageHeader, data: &[u8]) -> McapResult<()> {
         if !self.channels.contains_key(&header.channel_id) {
-            return Err(McapError::UnknownChannel(header.sequence, header.channel_id));
+            return Err(McapError::UnknownChannel(
+                header.sequence,
+                header.channel_id,
+            ));
         }
         self.builder.push_message(header, data);
         let statistics = &mut self.statistics;

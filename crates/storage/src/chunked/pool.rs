@@ -93,7 +93,9 @@ impl EncoderPool {
         let job = Job { chunk, reply };
         match self.jobs.as_ref().map(|jobs| jobs.send(job)) {
             Some(Ok(())) => Encoding::Running(receiver),
-            _ => Encoding::Done(Err(io::Error::other("the chunk compression threads stopped"))),
+            _ => Encoding::Done(Err(io::Error::other(
+                "the chunk compression threads stopped",
+            ))),
         }
     }
 }
