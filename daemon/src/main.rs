@@ -3,6 +3,7 @@
 //! session gracefully.
 
 mod clock_sync;
+mod finishing;
 mod host;
 mod names;
 mod recovery;
@@ -119,13 +120,16 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let stop_timeout = config.stop_timeout;
     let socket = config.socket.clone();
-    let uploads = uploads::Uploads::start(&config)?;
-    let sessions = Arc::new(Sessions::new(config, catalog, uploads));
+    let pressure = Arc::new(recd_upload::Pressure::default());
+    let uploads = uploads::Uploads::start(&config, pressure.clone())?;
+    let sessions = Arc::new(Sessions::new(config, catalog, uploads, pressure));
+    let finisher = sessions.start_finishing();
     runtime.block_on(serve_until_signal(&socket, sessions.clone()))?;
     drop(runtime);
 
     service::stopping();
     let _ = std::fs::remove_file(&socket);
+    finisher.stop();
     let stopped = stop_all(sessions.clone(), stop_timeout);
     sessions.stop_uploads();
     stopped

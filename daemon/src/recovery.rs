@@ -105,7 +105,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Reindexes each file in place, one after the other, on a thread of its own, and marks
-/// it complete in the catalog at `state_dir` (of the recordings under `data_dir`).
+/// it indexed in the catalog at `state_dir` (of the recordings under `data_dir`).
 pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<File>) {
     if files.is_empty() {
         return;
@@ -128,14 +128,8 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
                 match reindexed {
                     Ok((bytes, messages)) => {
                         tracing::info!(file = %file.path.display(), messages, "reindexed after a crash");
-                        let done = File {
-                            bytes,
-                            messages,
-                            state: FileState::Complete,
-                            ..file
-                        };
-                        if let Err(error) = catalog.upsert_file(&done) {
-                            tracing::error!("cannot mark {} complete: {error}", done.path.display());
+                        if let Err(error) = catalog.mark_indexed(&file.path, bytes, messages) {
+                            tracing::error!("cannot mark {} indexed: {error}", file.path.display());
                         }
                     }
                     Err(error) => {

@@ -81,10 +81,10 @@ fn files_on_disk(catalog: &Catalog) -> Result<Vec<OnDisk>, CatalogError> {
     Ok(present)
 }
 
-/// Whether retention may delete `file`: finished (complete or needing reindex), not
-/// being written by anyone.
+/// Whether retention may delete `file`: finished (complete, indexed or needing reindex),
+/// not being written by anyone.
 fn deletable(file: &File, writing: &HashSet<PathBuf>) -> bool {
-    matches!(file.state, FileState::Complete | FileState::NeedsReindex)
+    (file.state.is_finished() || file.state == FileState::NeedsReindex)
         && !writing.contains(&file.path)
         && !recd_storage::is_being_recorded(&file.path).unwrap_or(true)
 }

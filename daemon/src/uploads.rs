@@ -18,8 +18,6 @@ pub struct Uploads {
     /// Retention never deletes a file not yet uploaded.
     pub keep_until_uploaded: bool,
     handle: UploaderHandle,
-    /// Raised by the sessions' sampling when a recording falls behind.
-    pub pressure: Arc<Pressure>,
 }
 
 /// A session's files as the uploader sees them.
@@ -34,25 +32,24 @@ pub struct SessionFiles {
 }
 
 impl Uploads {
-    /// Starts the uploader when `config` has an `[upload]` section.
-    pub fn start(config: &DaemonConfig) -> Result<Option<Self>, String> {
+    /// Starts the uploader when `config` has an `[upload]` section; it waits while
+    /// `pressure` is raised.
+    pub fn start(config: &DaemonConfig, pressure: Arc<Pressure>) -> Result<Option<Self>, String> {
         let Some(upload) = &config.upload else {
             return Ok(None);
         };
         let settings = upload.settings(&crate::host::hostname())?;
-        let pressure = Arc::new(Pressure::default());
         let handle = Uploader::start(
             settings.clone(),
             &config.state_dir,
             &config.data_dir,
-            pressure.clone(),
+            pressure,
         )?;
         tracing::info!(destination = %settings.destination(), "uploading finished files");
         Ok(Some(Self {
             settings,
             keep_until_uploaded: upload.keep_until_uploaded,
             handle,
-            pressure,
         }))
     }
 

@@ -87,7 +87,7 @@ fn reindex_after_crash_recovers_files_in_the_background() {
         let list = recd.rec_json(&["list"]);
         let entry = &list[0]["files"][0];
         file = entry["path"].as_str().map(PathBuf::from);
-        entry["state"] == "complete"
+        entry["state"] == "indexed"
     });
     assert!(recovered, "log:\n{}", recd.log());
     let info = recd_storage::summarize(file.unwrap()).unwrap();

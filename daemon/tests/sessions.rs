@@ -148,7 +148,7 @@ fn after_sigkill_the_catalog_says_needs_reindex_and_rec_reindex_recovers_everyth
     let info = recd_storage::summarize(&path).unwrap();
     assert!(info.closed_cleanly);
     assert!(info.chunk_count > 0, "reindexed into chunks");
-    assert_eq!(recd.listed("crash")["files"][0]["state"], "complete");
+    assert_eq!(recd.listed("crash")["files"][0]["state"], "indexed");
 }
 
 #[test]
@@ -620,7 +620,7 @@ fn a_data_directory_that_moved_keeps_its_sessions_and_files_and_they_still_reind
         "{}",
         String::from_utf8_lossy(&reindexed.stderr)
     );
-    assert_eq!(recd.listed("cut")["files"][0]["state"], "complete");
+    assert_eq!(recd.listed("cut")["files"][0]["state"], "indexed");
     assert_all_recorded(&listed_file_paths(&after, "cut"), "cut/", 20);
 
     let report = recd.rec_json(&["play", "done", "--iceoryx2-prefix", &domain.prefix]);

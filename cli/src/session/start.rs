@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use recd_control::{Request, Response, StartRequest};
+use recd_control::{FinishMode, Request, Response, StartRequest};
 use recd_storage::IoMode;
 
 use crate::format;
@@ -94,6 +94,11 @@ pub struct StartArgs {
     /// Do not upload this session's files (`rec upload SESSION` queues them later).
     #[arg(long)]
     no_upload: bool,
+    /// What recd does to each file once closed, in the background at idle priority:
+    /// index (chunk and index it in place, so that Foxglove opens it), zstd or lz4
+    /// (compress too), none (leave it as recorded). Default: `[recording] finish`.
+    #[arg(long, value_name = "MODE", value_parser = parse_finish_mode)]
+    finish: Option<FinishMode>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -127,6 +132,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
             (_, true) => Some(false),
             _ => None,
         },
+        finish: args.finish,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -142,4 +148,9 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_finish_mode(text: &str) -> Result<FinishMode, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a finish mode: use index, zstd, lz4 or none"))
 }

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod finishing;
 mod paths;
 mod uploads;
 
@@ -135,6 +136,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("topics", "evicted", "INTEGER NOT NULL DEFAULT 0"),
     ("topics", "unknown_loss", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "markers", "INTEGER NOT NULL DEFAULT 0"),
+    ("files", "finish", "TEXT"),
 ];
 
 impl Catalog {
@@ -231,17 +233,21 @@ impl Catalog {
         )
     }
 
-    /// Records a file the session started writing (or updates what is known of it).
+    /// Records a file the session started writing (or updates what is known of it). A
+    /// file indexed in place already keeps what it holds now: a session's stop report,
+    /// written after, knows only what it recorded.
     pub fn upsert_file(&self, file: &File) -> Result<(), CatalogError> {
         self.connection.execute(
             "INSERT INTO files (path, session, bytes, messages, state) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5",
+             ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5
+             WHERE files.state != ?6",
             params![
                 self.data_dir.store(&file.path),
                 file.session,
                 file.bytes as i64,
                 file.messages as i64,
-                file.state.as_str()
+                file.state.as_str(),
+                FileState::Indexed.as_str()
             ],
         )?;
         Ok(())

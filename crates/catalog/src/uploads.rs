@@ -189,13 +189,14 @@ impl Catalog {
     }
 
     /// The file to upload next: one under way first (it resumes), then by priority and
-    /// age.
+    /// age; a file waiting to be finished in place waits for that first.
     pub fn next_upload(&self) -> Result<Option<QueuedUpload>, CatalogError> {
         let found = self
             .connection
             .query_row(
                 &format!(
                     "SELECT {COLUMNS} FROM uploads u WHERE u.state IN (?1, ?2)
+                     AND NOT EXISTS (SELECT 1 FROM files f WHERE f.path = u.path AND f.finish IS NOT NULL)
                      ORDER BY u.state = ?2 DESC, u.priority, u.queued_ns, u.rowid LIMIT 1"
                 ),
                 params![

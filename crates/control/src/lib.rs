@@ -28,5 +28,5 @@ pub use protocol::{
     StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, TriggerRequest,
     TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
-pub use state::{FileState, SessionState, UnknownState, UploadState};
+pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState};
 pub use upload::{UploadEntry, UploadRequest, UploadStatus, UploadsQueued, UPLOADED_LISTED};

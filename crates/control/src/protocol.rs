@@ -215,6 +215,9 @@ pub struct StartRequest {
     /// Upload the session's finished files (`Some(true)`: `rec start --upload`) or not
     /// (`--no-upload`); none follows recd's configuration (on when `[upload]` is set).
     pub upload: Option<bool>,
+    /// What recd does to the session's files once closed (`rec start --finish`); none
+    /// follows `[recording] finish`.
+    pub finish: Option<crate::FinishMode>,
 }
 
 /// recd's answer to one request.

@@ -25,6 +25,9 @@ pub enum FileState {
     Recording,
     /// Finalized with its summary.
     Complete,
+    /// Complete, then chunked and indexed in place in the background (`[recording]
+    /// finish`), so that every viewer opens it.
+    Indexed,
     /// Left open by a crash, or ended by a write error without its summary; `rec
     /// reindex` recovers what it holds.
     NeedsReindex,
@@ -90,10 +93,17 @@ impl SessionState {
 }
 
 impl FileState {
+    /// Whether the file was closed with its summary (and perhaps indexed since): one that
+    /// is uploaded, and that `rec info` reads from its summary.
+    pub const fn is_finished(self) -> bool {
+        matches!(self, Self::Complete | Self::Indexed)
+    }
+
     /// Every state, for parsing.
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 6] = [
         Self::Recording,
         Self::Complete,
+        Self::Indexed,
         Self::NeedsReindex,
         Self::Deleted,
         Self::Missing,
@@ -104,9 +114,43 @@ impl FileState {
         match self {
             Self::Recording => "recording",
             Self::Complete => "complete",
+            Self::Indexed => "indexed",
             Self::NeedsReindex => "needs-reindex",
             Self::Deleted => "deleted",
             Self::Missing => "missing",
+        }
+    }
+}
+
+/// What recd does to a session's files once they are closed (`[recording] finish`, `rec
+/// start --finish`): reindex them in place in the background, so that viewers which need
+/// an index (Foxglove) open them, or leave them as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FinishMode {
+    /// Leave files as recorded (unchunked; `rec reindex` indexes one by hand).
+    None,
+    /// Chunk and index, uncompressed: costs a read and a write of the file, no CPU.
+    #[default]
+    Index,
+    /// Chunk, index and compress with zstd (about a quarter of the size of camera
+    /// frames, at a core's worth of CPU per ~200 MB/s).
+    Zstd,
+    /// Chunk, index and compress with lz4 (larger than zstd, faster).
+    Lz4,
+}
+
+impl FinishMode {
+    /// Every mode, for parsing.
+    const ALL: [Self; 4] = [Self::None, Self::Index, Self::Zstd, Self::Lz4];
+
+    /// The mode's name in the configuration, on the wire and in the catalog.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Index => "index",
+            Self::Zstd => "zstd",
+            Self::Lz4 => "lz4",
         }
     }
 }
@@ -135,6 +179,7 @@ macro_rules! display_and_parse_by_name {
 display_and_parse_by_name!(SessionState);
 display_and_parse_by_name!(FileState);
 display_and_parse_by_name!(UploadState);
+display_and_parse_by_name!(FinishMode);
 
 #[cfg(test)]
 mod tests {
@@ -162,6 +207,7 @@ mod tests {
             &[
                 "recording",
                 "complete",
+                "indexed",
                 "needs-reindex",
                 "deleted",
                 "missing",
@@ -171,6 +217,7 @@ mod tests {
             &UploadState::ALL,
             &["queued", "uploading", "uploaded", "failed"],
         );
+        check(&FinishMode::ALL, &["none", "index", "zstd", "lz4"]);
         assert!("paused".parse::<SessionState>().is_err());
         assert_eq!(
             serde_json::from_str::<FileState>("\"needs-reindex\"").unwrap(),

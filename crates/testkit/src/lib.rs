@@ -15,6 +15,7 @@ mod hogs;
 mod load;
 mod mount;
 mod netns;
+mod node;
 mod phases;
 mod proxy;
 mod pty;
@@ -28,6 +29,7 @@ pub use hogs::{available_memory, Hogs};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
+pub use node::{read_with_mcap_core, McapCoreRead};
 pub use phases::Phases;
 pub use proxy::TcpProxy;
 
@@ -245,10 +247,17 @@ impl Recd {
     ) -> Self {
         let socket = root.join("recd.sock");
         let config = root.join("recd.toml");
+        // Files stay as recorded unless a test is about finishing them: tests of other
+        // features look at the files their sessions wrote.
+        let finish = if recording_config.contains("finish") {
+            ""
+        } else {
+            "finish = \"none\"\n"
+        };
         std::fs::write(
             &config,
             format!(
-                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n{extra_config}\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n{recording_config}\n",
+                "socket = {socket:?}\ndata_dir = {data:?}\nstate_dir = {state:?}\nstop_timeout = \"30s\"\n{extra_config}\n\n[recording]\niceoryx2_prefix = {prefix:?}\ndiscovery_interval = \"50ms\"\n{finish}{recording_config}\n",
                 data = root.join("data"),
                 state = root.join("state"),
                 prefix = domain.prefix,

@@ -184,9 +184,11 @@ impl Transfer<'_> {
     }
 
     /// The bytes to upload: the file itself, or with `after_reindex` its zstd-reindexed
-    /// copy (made once, kept next to it until uploaded).
+    /// copy (made once, kept next to it until uploaded) unless the file is indexed
+    /// already (finished in place, or by `rec reindex`).
     fn content(&self, job: &QueuedUpload) -> Result<PathBuf, Failure> {
-        if !self.settings.after_reindex {
+        let indexed = || recd_storage::summarize(&job.path).is_ok_and(|info| info.indexed);
+        if !self.settings.after_reindex || indexed() {
             return Ok(job.path.clone());
         }
         let staged = staged_copy(&job.path);

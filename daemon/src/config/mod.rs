@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytesize::ByteSize;
+use recd_control::FinishMode;
 use recd_engine::IoMode;
 use serde::{Deserialize, Serialize};
 
@@ -127,6 +128,14 @@ pub struct SessionDefaults {
     /// UDP receive buffer of the DDS sockets (capped by net.core.rmem_max).
     #[serde(with = "units::size")]
     pub dds_receive_buffer: ByteSize,
+    /// What recd does to each file once closed, in the background at idle CPU and I/O
+    /// priority: "index" chunks and indexes it in place, so that every viewer opens it
+    /// (Foxglove opens unindexed files only up to 1 GiB); "zstd" and "lz4" compress it
+    /// too; "none" leaves it as recorded. `rec start --finish` overrides it.
+    pub finish: FinishMode,
+    /// Finish files while sessions record too (pausing while one drops messages or its
+    /// writer falls behind); by default finishing waits until no session records.
+    pub finish_while_recording: bool,
 }
 
 impl Default for DaemonConfig {
@@ -173,6 +182,8 @@ impl Default for SessionDefaults {
             dds_message_dirs: dds.message_dirs,
             dds_reader_memory: ByteSize::b(dds.reader_memory),
             dds_receive_buffer: ByteSize::b(dds.receive_buffer_bytes as u64),
+            finish: FinishMode::Index,
+            finish_while_recording: false,
         }
     }
 }

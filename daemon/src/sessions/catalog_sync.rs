@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
-use recd_control::{FileState, SessionState, SessionStopped};
+use recd_control::{FileState, FinishMode, SessionState, SessionStopped};
 use recd_engine::{ClosedFile, FileObserver};
 use recd_storage::BagPart;
 
@@ -26,15 +26,18 @@ pub struct CatalogObserver {
     bag: Mutex<Vec<BagPart>>,
     /// Where its finished files are queued for upload, if they are.
     upload: Option<(Arc<Uploads>, SessionFiles)>,
+    /// What is done to its files once closed.
+    finish: FinishMode,
 }
 
 impl CatalogObserver {
-    /// Records the files of `session` in `catalog`, and queues each finished one for
-    /// `upload`.
+    /// Records the files of `session` in `catalog`, queues each finished one for
+    /// finishing with `finish` and for `upload`.
     pub fn new(
         catalog: Arc<Mutex<Catalog>>,
         session: SessionId,
         upload: Option<(Arc<Uploads>, SessionFiles)>,
+        finish: FinishMode,
     ) -> Self {
         Self {
             catalog,
@@ -42,6 +45,19 @@ impl CatalogObserver {
             started: Mutex::new(Vec::new()),
             bag: Mutex::new(Vec::new()),
             upload,
+            finish,
+        }
+    }
+
+    /// Puts a file closed with its summary on the finishing queue, before the uploader
+    /// can see it: it uploads the finished file.
+    fn queue_finish(&self, file: &ClosedFile) {
+        if !file.indexed || self.finish == FinishMode::None {
+            return;
+        }
+        let catalog = self.catalog.lock().expect("catalog lock");
+        if let Err(error) = catalog.set_finish(&file.path, Some(self.finish)) {
+            tracing::error!(file = %file.path.display(), "cannot queue the file for finishing: {error}");
         }
     }
 
@@ -102,6 +118,7 @@ impl FileObserver for CatalogObserver {
             messages: file.messages,
             state: file_state(file.indexed),
         });
+        self.queue_finish(file);
         self.renew_bag_metadata(&file.path);
         self.queue_upload(file);
     }

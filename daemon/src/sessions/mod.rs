@@ -14,14 +14,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use recd_catalog::{Catalog, File, SessionId};
+use recd_catalog::{Catalog, SessionId};
 use recd_control::{
-    ErrorKind, ErrorReply, FileState, ListedSession, SessionMarked, SessionPaused, SessionStarted,
+    ErrorKind, ErrorReply, ListedSession, SessionMarked, SessionPaused, SessionStarted,
     SessionState, SessionStatus, SessionStopped, StartRequest,
 };
 use recd_engine::{Recording, RecordingStatus, TopicFilter};
+use recd_upload::Pressure;
 
 use crate::config::DaemonConfig;
+use crate::finishing::{FinishGate, Finisher};
 use crate::uploads::{SessionFiles, Uploads};
 use crate::{names, retention};
 pub(crate) use catalog_sync::now_ns;
@@ -57,8 +59,8 @@ struct Running {
     spilled: u64,
 }
 
-/// How long the uploader keeps off the disk after a recording dropped a message.
-const UPLOAD_YIELD: Duration = Duration::from_secs(5);
+/// How long uploads and finishing keep off the disk after a recording dropped a message.
+const YIELD: Duration = Duration::from_secs(5);
 
 /// How long discovery has to find a session's first topic before the log warns that its
 /// selection matches nothing.
@@ -88,12 +90,26 @@ pub struct Sessions {
     kept_for_upload: Mutex<usize>,
     /// Triggers taken by id.
     triggers: triggering::TriggerLedger,
+    /// Raised while a session drops messages or its writer falls behind: uploads and
+    /// finishing keep off the disk meanwhile.
+    pressure: Arc<Pressure>,
+    /// When finishing files may run.
+    finish_gate: Arc<FinishGate>,
 }
 
 impl Sessions {
     /// Sessions recorded under `config`, with the catalog opened and the uploader, if
-    /// any.
-    pub fn new(config: DaemonConfig, catalog: Catalog, uploads: Option<Uploads>) -> Self {
+    /// any; `pressure` is raised while a recording needs the disk.
+    pub fn new(
+        config: DaemonConfig,
+        catalog: Catalog,
+        uploads: Option<Uploads>,
+        pressure: Arc<Pressure>,
+    ) -> Self {
+        let finish_gate = Arc::new(FinishGate::new(
+            config.recording.finish_while_recording,
+            pressure.clone(),
+        ));
         Self {
             config,
             catalog: Arc::new(Mutex::new(catalog)),
@@ -101,7 +117,18 @@ impl Sessions {
             uploads: uploads.map(Arc::new),
             kept_for_upload: Mutex::new(0),
             triggers: Default::default(),
+            pressure,
+            finish_gate,
         }
+    }
+
+    /// Starts finishing closed files in the background, on the sessions' catalog.
+    pub fn start_finishing(&self) -> Finisher {
+        Finisher::start(
+            self.catalog.clone(),
+            self.finish_gate.clone(),
+            self.config.min_free_space.as_u64(),
+        )
     }
 
     /// recd's configuration.
@@ -192,10 +219,19 @@ impl Sessions {
             };
             (uploads, files)
         });
-        let files = Arc::new(CatalogObserver::new(self.catalog.clone(), id, upload));
+        let finish = request.finish.unwrap_or(self.config.recording.finish);
+        let files = Arc::new(CatalogObserver::new(
+            self.catalog.clone(),
+            id,
+            upload,
+            finish,
+        ));
+        // Finishing keeps off the disk from the session's first file on.
+        self.finish_gate.set_recording(running.len() + 1);
         let recording = match Recording::start_observed(config, files.clone()) {
             Ok(recording) => recording,
             Err(start_error) => {
+                self.finish_gate.set_recording(running.len());
                 let reason = format!("cannot start session {name:?}: {start_error}");
                 let mut catalog = self.catalog();
                 for path in files.started() {
@@ -379,17 +415,12 @@ impl Sessions {
         listed(&catalog, session, &uploads).map_err(catalog_failure)
     }
 
-    /// Marks a catalog file that `rec reindex` rewrote as complete.
+    /// Marks a catalog file that `rec reindex` rewrote in place as indexed.
     pub fn mark_reindexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), ErrorReply> {
         let catalog = self.catalog();
-        let file = catalog_file(&catalog, path)?;
+        catalog_file(&catalog, path)?;
         catalog
-            .upsert_file(&File {
-                bytes,
-                messages,
-                state: FileState::Complete,
-                ..file
-            })
+            .mark_indexed(path, bytes, messages)
             .map_err(catalog_failure)?;
         if let Ok(fingerprint) = recd_catalog::Fingerprint::of(path) {
             catalog
@@ -423,11 +454,10 @@ impl Sessions {
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
             tell_changes(name, session, &status);
-            if let Some(uploads) = &self.uploads {
-                tell_uploads_of_pressure(name, session, &status, uploads);
-            }
+            tell_pressure(name, session, &status, &self.pressure);
             writing.extend(status.current_files);
         }
+        self.finish_gate.set_recording(running.len());
         self.apply_retention(&running, &writing);
         let now = Instant::now();
         let expired: Vec<String> = (running.iter())
@@ -519,14 +549,9 @@ impl Sessions {
     }
 }
 
-/// Tells the uploader to keep off the disk while a session drops messages or its writer
-/// falls behind (samples spilled out of shared memory).
-fn tell_uploads_of_pressure(
-    name: &str,
-    session: &mut Running,
-    status: &RecordingStatus,
-    uploads: &Uploads,
-) {
+/// Tells uploads and finishing to keep off the disk while a session drops messages or
+/// its writer falls behind (samples spilled out of shared memory).
+fn tell_pressure(name: &str, session: &mut Running, status: &RecordingStatus, pressure: &Pressure) {
     let dropped: u64 = (status.topics.iter())
         .map(|t| t.counts.dropped + t.counts.lost)
         .sum();
@@ -536,10 +561,10 @@ fn tell_uploads_of_pressure(
             "session {name} dropped {} messages in the last second",
             dropped - session.dropped
         );
-        uploads.pressure.raise(why, UPLOAD_YIELD);
+        pressure.raise(why, YIELD);
     } else if spilled > session.spilled {
         let why = format!("session {name}'s writer fell behind (samples spilled)");
-        uploads.pressure.raise(why, UPLOAD_YIELD);
+        pressure.raise(why, YIELD);
     }
     session.dropped = dropped;
     session.spilled = spilled;

@@ -2,7 +2,7 @@
 //! --status`, and what retention must respect.
 
 use recd_catalog::Catalog;
-use recd_control::{ErrorKind, ErrorReply, FileState, UploadRequest, UploadStatus, UploadsQueued};
+use recd_control::{ErrorKind, ErrorReply, UploadRequest, UploadStatus, UploadsQueued};
 
 use super::replies::{catalog_failure, catalog_file, error, unknown_session};
 use super::Sessions;
@@ -37,7 +37,7 @@ impl Sessions {
                     .into_iter()
                     .find(|s| s.id == file.session)
                     .ok_or_else(|| unknown_session(&path.display().to_string()))?;
-                if file.state != FileState::Complete {
+                if !file.state.is_finished() {
                     return Err(error(
                         ErrorKind::InvalidArgument,
                         format!(
@@ -66,7 +66,7 @@ impl Sessions {
             queued: Vec::new(),
             unchanged: Vec::new(),
         };
-        for file in files.iter().filter(|f| f.state == FileState::Complete) {
+        for file in files.iter().filter(|f| f.state.is_finished()) {
             let index = all.iter().position(|f| f.path == file.path).unwrap_or(0);
             let queued = uploads
                 .queue(&catalog, &session_files, &file.path, index, file.messages)

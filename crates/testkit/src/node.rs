@@ -1,0 +1,52 @@
+//! The TypeScript side of the interop tests: `@mcap/core`, the library Foxglove and
+//! Lichtblick open MCAP files with, as `scripts/test` installs it into `tests/node`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// What `@mcap/core` made of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McapCoreRead {
+    /// Messages its stream reader read, record by record.
+    pub stream_messages: u64,
+    /// A digest of those messages (topic, log time, payload) that ignores their order.
+    pub stream_digest: String,
+    /// Messages its indexed reader found through the summary; `None` when it refused
+    /// the file.
+    pub indexed_messages: Option<u64>,
+    /// The digest of those.
+    pub indexed_digest: Option<String>,
+}
+
+/// Reads `files` with `@mcap/core`'s stream and indexed readers (`tests/node/read_mcap.mjs`,
+/// CRCs checked); panics when node or the packages are missing.
+pub fn read_with_mcap_core(files: &[PathBuf]) -> Vec<McapCoreRead> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/node/read_mcap.mjs");
+    let output = Command::new("node")
+        .arg(&script)
+        .args(files)
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    assert!(
+        output.status.success(),
+        "read_mcap.mjs failed (scripts/test installs @mcap/core into tests/node): {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let read: Value = serde_json::from_slice(&output.stdout).expect("read_mcap.mjs prints JSON");
+    files
+        .iter()
+        .map(|file| {
+            let entry = &read[file.to_str().expect("a UTF-8 path")];
+            let stream = &entry["stream"];
+            let indexed = &entry["indexed"];
+            McapCoreRead {
+                stream_messages: stream["messages"].as_u64().expect("stream count"),
+                stream_digest: stream["digest"].as_str().expect("digest").to_string(),
+                indexed_messages: indexed["messages"].as_u64(),
+                indexed_digest: indexed["digest"].as_str().map(str::to_string),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,164 @@
+//! Finishing one file: reindex it beside itself, verify the copy, and put the copy in its
+//! place only if the catalog still has the file as it was (retention may have deleted
+//! it meanwhile; the catalog's lock makes the check and the swap one step).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use recd_catalog::{Catalog, File, Fingerprint};
+use recd_control::{FileState, FinishMode};
+use recd_storage::{Compression, ReindexError, ReindexOptions};
+
+/// How finishing a file ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Indexed in place: it holds `bytes` now.
+    Indexed { bytes: u64 },
+    /// The file changed under finishing (deleted, reindexed by hand): nothing was done.
+    Gone,
+    /// recd is stopping: the file is untouched and still waits.
+    Interrupted,
+    /// It cannot be finished (damage, a failed write): it stays as recorded.
+    Failed(String),
+}
+
+/// Where the finished copy of `path` is written before it replaces it; a dot file, so
+/// that neither a session nor `rec` takes it for a recording.
+pub fn staging_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |name| name.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.finishing"))
+}
+
+/// Removes what a finishing that recd did not end (killed, power cut) left beside `path`:
+/// the staged copy and the reindexer's temporary file.
+pub fn remove_leftovers(path: &Path) {
+    let staged = staging_path(path);
+    let (Some(dir), Some(staged_name)) = (path.parent(), staged.file_name()) else {
+        return;
+    };
+    let staged_name = staged_name.to_string_lossy().into_owned();
+    let temporary_prefix = format!(".{staged_name}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == staged_name || name.starts_with(&temporary_prefix) {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => {
+                    tracing::info!(file = %entry.path().display(), "removed what an interrupted finishing left")
+                }
+                Err(error) => {
+                    tracing::warn!(file = %entry.path().display(), "cannot remove what an interrupted finishing left: {error}")
+                }
+            }
+        }
+    }
+}
+
+/// Finishes `file` with `mode`; `progress` is called as reading goes on and may block
+/// (to pause), `stop` ends it early.
+pub fn finish(
+    catalog: &Arc<Mutex<Catalog>>,
+    file: &File,
+    mode: FinishMode,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &AtomicBool,
+) -> Outcome {
+    let staged = staging_path(&file.path);
+    let options = ReindexOptions {
+        compression: match mode {
+            FinishMode::Zstd => Compression::Zstd,
+            FinishMode::Lz4 => Compression::Lz4,
+            FinishMode::None | FinishMode::Index => Compression::None,
+        },
+        ..ReindexOptions::default()
+    };
+    let report = match recd_storage::reindex(&file.path, &staged, &options, progress, stop) {
+        Ok(report) => report,
+        Err(ReindexError::Interrupted { .. }) => return Outcome::Interrupted,
+        Err(ReindexError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Outcome::Gone
+        }
+        Err(error) => return Outcome::Failed(error.to_string()),
+    };
+    if let Err(why) = verify(&staged, &report, file.messages) {
+        let _ = std::fs::remove_file(&staged);
+        return Outcome::Failed(why);
+    }
+    swap_in(catalog, file, &staged, report.output_bytes, report.messages)
+}
+
+/// The staged copy holds every message of the original and reads back indexed.
+fn verify(
+    staged: &Path,
+    report: &recd_storage::ReindexReport,
+    recorded: u64,
+) -> Result<(), String> {
+    if !report.lost_nothing() {
+        return Err("the file is damaged; it stays as recorded (rec reindex says more)".into());
+    }
+    if report.messages != recorded {
+        return Err(format!(
+            "the indexed copy holds {} messages, the recording {recorded}",
+            report.messages
+        ));
+    }
+    let info = recd_storage::summarize(staged)
+        .map_err(|e| format!("the indexed copy does not read back: {e}"))?;
+    if !info.closed_cleanly || !info.indexed || info.message_count != recorded {
+        return Err(format!(
+            "the indexed copy reads back with {} messages, indexed: {}",
+            info.message_count, info.indexed
+        ));
+    }
+    Ok(())
+}
+
+/// Puts `staged` in the place of `file` if the catalog still has it complete.
+fn swap_in(
+    catalog: &Arc<Mutex<Catalog>>,
+    file: &File,
+    staged: &Path,
+    bytes: u64,
+    messages: u64,
+) -> Outcome {
+    let catalog = catalog.lock().expect("catalog lock");
+    let unchanged = matches!(catalog.file(&file.path), Ok(Some(now)) if now.state == FileState::Complete)
+        && file.path.exists();
+    if !unchanged {
+        let _ = std::fs::remove_file(staged);
+        return Outcome::Gone;
+    }
+    if let Err(error) = std::fs::rename(staged, &file.path) {
+        let _ = std::fs::remove_file(staged);
+        return Outcome::Failed(format!("cannot put the indexed copy in place: {error}"));
+    }
+    if let Some(dir) = file.path.parent() {
+        // The rename is durable before the catalog says indexed.
+        let _ = std::fs::File::open(dir).and_then(|dir| dir.sync_all());
+    }
+    // Requeued with its new content first: the uploader leaves the file alone until
+    // mark_indexed takes it off the finishing queue.
+    let recorded = Fingerprint::of(&file.path)
+        .map_err(|e| e.to_string())
+        .and_then(|fingerprint| {
+            catalog
+                .requeue_rewritten(&file.path, fingerprint)
+                .map_err(|e| e.to_string())
+        })
+        .and_then(|()| {
+            catalog
+                .mark_indexed(&file.path, bytes, messages)
+                .map_err(|e| e.to_string())
+        });
+    match recorded {
+        Ok(()) => Outcome::Indexed { bytes },
+        Err(error) => Outcome::Failed(format!(
+            "indexed in place, but the catalog could not record it: {error}"
+        )),
+    }
+}

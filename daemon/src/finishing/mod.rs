@@ -1,0 +1,200 @@
+//! Finishing files in the background (`[recording] finish`): each closed file of a session
+//! that asks for it is reindexed in place — chunked, indexed, compressed if asked — on
+//! one thread at idle CPU and I/O priority, one file at a time in the order they closed,
+//! and only while no recording needs the disk or the CPU ([`FinishGate`]).
+
+mod gate;
+mod job;
+mod priority;
+
+pub use gate::FinishGate;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use recd_catalog::{Catalog, File};
+use recd_control::FinishMode;
+
+use job::Outcome;
+
+/// How long finishing sleeps when there is nothing to do or it must wait.
+const IDLE: Duration = Duration::from_millis(250);
+/// How often a reindex under way asks the gate whether to pause.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// The thread that finishes files.
+pub struct Finisher {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Finisher {
+    /// Starts finishing the files `catalog` has waiting, as `gate` allows, keeping
+    /// `min_free_space` free beside the copy it writes.
+    pub fn start(catalog: Arc<Mutex<Catalog>>, gate: Arc<FinishGate>, min_free_space: u64) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("recd-finish".into())
+            .spawn(move || {
+                Finishing {
+                    catalog,
+                    gate,
+                    min_free_space,
+                    stop: flag,
+                    told_space: false,
+                }
+                .run()
+            });
+        let thread = match thread {
+            Ok(thread) => Some(thread),
+            Err(error) => {
+                tracing::error!("cannot start finishing files: {error}");
+                None
+            }
+        };
+        Self { stop, thread }
+    }
+
+    /// Stops finishing; a file under way is left as it was and is finished after the
+    /// next start.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct Finishing {
+    catalog: Arc<Mutex<Catalog>>,
+    gate: Arc<FinishGate>,
+    min_free_space: u64,
+    stop: Arc<AtomicBool>,
+    told_space: bool,
+}
+
+impl Finishing {
+    fn run(mut self) {
+        if let Err(refused) = priority::lower_to_idle() {
+            tracing::warn!("finishing runs at normal priority: the kernel refused {refused}");
+        }
+        for (file, _) in self.waiting() {
+            job::remove_leftovers(&file.path);
+        }
+        let mut told_hold = false;
+        while !self.stopping() {
+            if let Some(why) = self.gate.hold() {
+                if !told_hold && !self.waiting().is_empty() {
+                    tracing::info!("finishing files waits: {why}");
+                    told_hold = true;
+                }
+                std::thread::sleep(IDLE);
+                continue;
+            }
+            told_hold = false;
+            let Some((file, mode)) = self.waiting().into_iter().next() else {
+                std::thread::sleep(IDLE);
+                continue;
+            };
+            if !self.room_for(&file) {
+                std::thread::sleep(IDLE * 8);
+                continue;
+            }
+            if !self.finish(&file, mode) {
+                return;
+            }
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn waiting(&self) -> Vec<(File, FinishMode)> {
+        let waiting = self
+            .catalog
+            .lock()
+            .expect("catalog lock")
+            .waiting_to_finish();
+        waiting.unwrap_or_else(|error| {
+            tracing::error!("finishing cannot read the catalog: {error}");
+            Vec::new()
+        })
+    }
+
+    /// Whether the file system has room for the copy beside `min_free_space`.
+    fn room_for(&mut self, file: &File) -> bool {
+        let dir = file.path.parent().unwrap_or(&file.path);
+        let Ok(space) = recd_storage::space_of(dir) else {
+            return true;
+        };
+        let needed = self.min_free_space + file.bytes;
+        let room = space.available >= needed;
+        if !room && !self.told_space {
+            tracing::warn!(
+                file = %file.path.display(),
+                "finishing waits for space: {} free, {} needed (min_free_space plus the file)",
+                bytesize::ByteSize::b(space.available),
+                bytesize::ByteSize::b(needed)
+            );
+        }
+        self.told_space = !room;
+        room
+    }
+
+    /// Finishes `file`; false when recd is stopping.
+    fn finish(&self, file: &File, mode: FinishMode) -> bool {
+        tracing::info!(file = %file.path.display(), mode = %mode, "finishing the file");
+        let started = Instant::now();
+        let mut paused = Duration::ZERO;
+        let mut checked = Instant::now();
+        let mut progress = |_: u64, _: u64| {
+            if checked.elapsed() < CHECK_EVERY {
+                return;
+            }
+            checked = Instant::now();
+            let mut told = false;
+            while let Some(why) = self.gate.hold() {
+                if self.stopping() {
+                    return;
+                }
+                if !told {
+                    tracing::info!(file = %file.path.display(), "finishing paused: {why}");
+                    told = true;
+                }
+                std::thread::sleep(IDLE);
+                paused += IDLE;
+            }
+            if told {
+                tracing::info!(file = %file.path.display(), "finishing goes on");
+            }
+        };
+        let outcome = job::finish(&self.catalog, file, mode, &mut progress, &self.stop);
+        let catalog = self.catalog.lock().expect("catalog lock");
+        match outcome {
+            Outcome::Indexed { bytes } => {
+                let working = started.elapsed().saturating_sub(paused).as_secs_f64();
+                tracing::info!(
+                    file = %file.path.display(),
+                    mode = %mode,
+                    bytes,
+                    seconds = format!("{working:.1}"),
+                    mb_per_s = format!("{:.0}", file.bytes as f64 / working.max(1e-3) / 1e6),
+                    "finished: indexed in place"
+                );
+            }
+            Outcome::Gone => {
+                let _ = catalog.set_finish(&file.path, None);
+            }
+            Outcome::Interrupted => return false,
+            Outcome::Failed(why) => {
+                tracing::warn!(file = %file.path.display(), "cannot finish the file; it stays as recorded: {why}");
+                let _ = catalog.set_finish(&file.path, None);
+            }
+        }
+        true
+    }
+}
