@@ -54,6 +54,10 @@ pub struct ReindexArgs {
     /// Uncompressed size of a chunk, e.g. 4MiB.
     #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = format::parse_size)]
     chunk_size: u64,
+    /// Threads that compress chunks, each its own (0: one per core; 1: on the reading
+    /// thread). Chunks are written in order whatever the number.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: u32,
     /// Fill in ROS 2 message definitions the recording lacks (recorded where no `.msg`
     /// files were) from `.msg` files under DIR (`DIR/<pkg>/msg/<Type>.msg` or
     /// `DIR/share/<pkg>/msg/<Type>.msg`); repeatable, searched in order, then the prefixes
@@ -112,7 +116,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         },
         level: args.level,
         chunk_size: args.chunk_size,
-        threads: 0,
+        threads: args.threads,
         message_definitions: message_definitions(&args.msg_path),
     };
     let looks_like_file = args.file.exists()

@@ -14,6 +14,7 @@ use mcap::records::Record;
 
 use crate::chunked::{ChunkOptions, ChunkedWriter};
 use crate::definitions::DefinitionFill;
+use crate::durability::{Durability, WriteBack};
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 
 /// How chunks are compressed.
@@ -285,7 +286,40 @@ fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
     }
 }
 
-type FileWriter<'f> = ChunkedWriter<BufWriter<&'f mut File>>;
+type FileWriter<'f> = ChunkedWriter<BufWriter<PacedOutput<'f>>>;
+
+/// The output file, handed to the disk window by window as it grows (as recordings are,
+/// see [`crate::durability`]) rather than all at the final sync: the disk writes while the
+/// reindex reads and compresses, and the copy does not crowd the page cache.
+struct PacedOutput<'f> {
+    file: &'f mut File,
+    written: u64,
+    write_back: WriteBack,
+}
+
+impl<'f> PacedOutput<'f> {
+    fn new(file: &'f mut File) -> Self {
+        let write_back = WriteBack::for_file(Durability::default(), file);
+        Self {
+            file,
+            written: 0,
+            write_back,
+        }
+    }
+}
+
+impl io::Write for PacedOutput<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let written = self.file.write(bytes)?;
+        self.written += written as u64;
+        self.write_back.after_write(self.file, self.written)?;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
 
 fn finish_writer(writer: FileWriter<'_>) -> mcap::McapResult<()> {
     let (mut buffered, _) = writer.finish()?;
@@ -324,7 +358,7 @@ impl<'f> ChunkedSink<'_, 'f> {
                 library: reindexed_library(header.map_or("", |h| h.library.as_str())),
             };
             let writer = ChunkedWriter::new(
-                BufWriter::with_capacity(1 << 20, target),
+                BufWriter::with_capacity(1 << 20, PacedOutput::new(target)),
                 &header,
                 self.chunk_options(),
             )?;

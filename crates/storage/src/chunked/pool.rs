@@ -79,9 +79,9 @@ impl EncoderPool {
     }
 
     /// How many chunks may be in flight before the writer waits for the oldest: enough to
-    /// keep every thread busy while the reader fills the next.
+    /// keep every thread busy while the reader waits for the disk.
     pub fn capacity(&self) -> usize {
-        (self.workers.len() * 2).max(1)
+        (self.workers.len() * 4).max(1)
     }
 
     /// Starts encoding `chunk`.
