@@ -192,3 +192,97 @@ fn killing_recd_while_it_finishes_a_file_leaves_the_original_intact() {
         "{info:?}"
     );
 }
+
+/// Messages a stopped session dropped or lost, from its stop report.
+fn dropped(stopped: &Value) -> u64 {
+    (stopped[0]["topics"].as_array().unwrap().iter())
+        .map(|t| t["dropped"].as_u64().unwrap() + t["lost"].as_u64().unwrap())
+        .sum()
+}
+
+/// Records 2 FullHD cameras (iceoryx2's default queues) for 90 frames each into session
+/// `name`, its files left as recorded; returns what it dropped or lost, and the samples
+/// its writer was too late for (spilled).
+fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64) {
+    recd.rec_json(&[
+        "start", "--name", name, "--topic", "cam2/*", "--finish", "none",
+    ]);
+    let load = domain.load(
+        &RecdLoad::new("cam2/")
+            .cameras(2)
+            .fps(30)
+            .count(90)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    );
+    finish_load(load);
+    std::thread::sleep(Duration::from_millis(500));
+    let stopped = recd.rec_json(&["stop", name]);
+    let spilled = (stopped[0]["receive_threads"].as_array().unwrap().iter())
+        .map(|t| t["spilled"].as_u64().unwrap())
+        .sum();
+    (dropped(&stopped), spilled)
+}
+
+#[test]
+fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let recd = Recd::start_configured(
+        root.path(),
+        &domain,
+        "",
+        "finish = \"zstd\"\nfinish_while_recording = true",
+        &[],
+    );
+    let (alone, _) = cameras2(&recd, &domain, "alone");
+
+    // 620 MB in 4 files to compress, at idle priority, while the cameras record.
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "backlog",
+        "--topic",
+        "cam/*",
+        "--max-file-size",
+        "160MiB",
+    ]);
+    finish_load(cameras(&domain, "cam/", 1, 6_220_800, 100));
+    assert!(recd.wait_written("backlog", 100), "{}", recd.log());
+    recd.rec_json(&["stop", "backlog"]);
+    let started = wait_until(Duration::from_secs(30), || {
+        recd.log().contains("finishing the file")
+    });
+    assert!(started, "{}", recd.log());
+    let indexed = |recd: &Recd| {
+        (file_states(recd, "backlog").iter())
+            .filter(|(_, state)| state == "indexed")
+            .count()
+    };
+    let files = file_states(&recd, "backlog").len();
+    let before = indexed(&recd);
+    assert!(before < files, "the backlog is still being finished");
+    let (beside, spilled) = cameras2(&recd, &domain, "beside");
+    let after = indexed(&recd);
+    println!(
+        "2 FullHD cameras, 180 frames: {alone} dropped alone, {beside} beside finishing ({spilled} spilled; files indexed meanwhile: {})",
+        after - before
+    );
+    assert!(
+        beside <= alone + 2,
+        "finishing cost the recording {beside} frames (alone {alone})\n{}",
+        recd.log()
+    );
+    // While the writer was behind, finishing kept off the disk and the CPU.
+    if spilled > 0 {
+        let held = recd.log().lines().any(|line| {
+            line.contains("recd::finishing") && line.contains("session beside's writer fell behind")
+        });
+        assert!(held, "{}", recd.log());
+    }
+    let all = wait_until(Duration::from_secs(120), || indexed(&recd) == files);
+    assert!(all, "{:?}\n{}", file_states(&recd, "backlog"), recd.log());
+    for line in recd.log().lines().filter(|line| line.contains("finish")) {
+        println!("{line}");
+    }
+}
