@@ -278,7 +278,6 @@ fn lacks_definition(channel: &recd_storage::ChannelInfo) -> bool {
     ) && channel.schema_bytes == Some(0)
 }
 
-/// The text form of `rec info`.
 /// How large an unindexed file Foxglove and Lichtblick still open (they load it whole).
 const VIEWER_UNINDEXED_LIMIT: u64 = 1 << 30;
 
@@ -290,12 +289,13 @@ fn unindexed_note(info: &FileInfo) -> String {
         "Foxglove and Lichtblick open unindexed files only up to 1 GiB, loading them whole"
     };
     format!(
-        "note: {} is not indexed (recd streams files unindexed): tools that read it as a stream (rec play, mcap cat, Python mcap) see every message, but readers that seek by the index (@mcap/core's indexed reader) find none, and {foxglove}. `rec reindex {}` indexes it.",
+        "note: {} is not indexed (recd streams files unindexed): tools that read it as a stream (rec play, mcap cat, Python mcap) see every message, but readers that seek by the index (@mcap/core's indexed reader) find none, and {foxglove}. `rec reindex {}` indexes it (recd does so by itself once a file is closed, unless its [recording] finish is \"none\").",
         info.path.display(),
         info.path.display()
     )
 }
 
+/// The text form of `rec info`.
 pub fn render(info: &FileInfo) -> String {
     let mut out = String::new();
     let duration = info.duration_secs();
