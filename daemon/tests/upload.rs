@@ -35,24 +35,33 @@ struct Rig {
     root: tempfile::TempDir,
     domain: Domain,
     config: String,
+    /// Lines of the `[recording]` table.
+    recording: String,
     recd: Recd,
 }
 
 impl Rig {
     /// recd with `[upload]` to a new server (`extra` lines added) and right credentials.
     fn start(extra: &str) -> Self {
+        Self::start_recording(extra, "")
+    }
+
+    /// [`Rig::start`] with `recording` lines in the `[recording]` table.
+    fn start_recording(extra: &str, recording: &str) -> Self {
         let s3 = SeaweedFs::start("recordings");
         let endpoint = s3.endpoint.clone();
-        Self::start_with(s3, &endpoint, "", extra, true)
+        Self::start_with(s3, &endpoint, "", extra, recording, true)
     }
 
     /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), with
-    /// `top_level` configuration lines, its credentials file right or not.
+    /// `top_level` configuration lines and `recording` ones, its credentials file right
+    /// or not.
     fn start_with(
         s3: SeaweedFs,
         endpoint: &str,
         top_level: &str,
         extra: &str,
+        recording: &str,
         right_credentials: bool,
     ) -> Self {
         let root = tempfile::tempdir().unwrap();
@@ -64,12 +73,13 @@ impl Rig {
         }
         let domain = Domain::new();
         let config = upload_config(endpoint, &s3.bucket, root.path(), top_level, extra);
-        let recd = Recd::start_with(root.path(), &domain, &config, &[]);
+        let recd = Recd::start_configured(root.path(), &domain, &config, recording, &[]);
         Self {
             s3,
             root,
             domain,
             config,
+            recording: recording.to_string(),
             recd,
         }
     }
@@ -79,7 +89,13 @@ impl Rig {
     fn restart_recd(&mut self, signal: i32, meanwhile: impl FnOnce()) {
         self.recd.signal_and_wait(signal, Duration::from_secs(30));
         meanwhile();
-        self.recd = Recd::start_with(self.root.path(), &self.domain, &self.config, &[]);
+        self.recd = Recd::start_configured(
+            self.root.path(),
+            &self.domain,
+            &self.config,
+            &self.recording,
+            &[],
+        );
     }
 }
 
@@ -250,6 +266,7 @@ fn an_upload_resumes_after_the_server_and_then_recd_are_killed() {
         &proxy.endpoint(),
         "",
         "max_rate = \"40MiB\"\npart_size = \"16MiB\"",
+        "",
         true,
     );
     // 50 FullHD frames: one file of about 300 MB.
@@ -413,6 +430,7 @@ fn max_rate_paces_the_upload_and_wrong_credentials_wait_until_the_file_is_fixed(
         &endpoint,
         "",
         "max_rate = \"20MiB\"\npart_size = \"16MiB\"",
+        "",
         false,
     );
     let credentials = rig.root.path().join("credentials");
@@ -521,6 +539,29 @@ fn after_reindex_uploads_an_indexed_zstd_copy_and_marked_files_go_first() {
 }
 
 #[test]
+fn a_file_finished_in_place_is_uploaded_once_finished_and_as_it_is() {
+    let rig = Rig::start_recording("after_reindex = true", "finish = \"lz4\"");
+    let files = record(&rig.recd, &rig.domain, "finished", 1_000_000, 40, &[]);
+    let status = wait_settled(&rig.recd, &files, Duration::from_secs(60));
+    let downloads = tempfile::tempdir().unwrap();
+    rig.s3.download("fleet/car-7/finished/", downloads.path());
+    for file in &files {
+        assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+        let listed = &rig.recd.listed("finished")["files"][0];
+        assert_eq!(listed["state"], "indexed", "{listed}");
+        // The object is the file as finished (lz4), not a zstd copy made for upload.
+        let copy = downloads.path().join(file_name(file));
+        assert_eq!(sha256(&copy), sha256(file));
+        let uploaded = rig.recd.rec_json(&["info", copy.to_str().unwrap()]);
+        assert_eq!(
+            uploaded["compression"][0]["compression"], "lz4",
+            "{uploaded:#}"
+        );
+        assert_eq!(uploaded["message_count"], 40);
+    }
+}
+
+#[test]
 fn keep_until_uploaded_holds_files_back_from_retention_until_they_are_uploaded() {
     let s3 = SeaweedFs::start("recordings");
     let endpoint = s3.endpoint.clone();
@@ -529,6 +570,7 @@ fn keep_until_uploaded_holds_files_back_from_retention_until_they_are_uploaded()
         &endpoint,
         "max_total_size = \"30MiB\"\nmin_free_space = \"0\"",
         "keep_until_uploaded = true",
+        "",
         false,
     );
     let files = record(
