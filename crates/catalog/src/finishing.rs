@@ -59,3 +59,83 @@ impl Catalog {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::{Fingerprint, NewUpload};
+
+    fn complete(session: i64, path: &str) -> File {
+        File {
+            session,
+            path: PathBuf::from(path),
+            bytes: 100,
+            messages: 5,
+            state: FileState::Complete,
+        }
+    }
+
+    #[test]
+    fn waiting_files_keep_their_mode_hold_back_their_upload_and_stay_indexed_once_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = Path::new("/data");
+        let (a, b) = (
+            Path::new("/data/drive/a.mcap"),
+            Path::new("/data/drive/b.mcap"),
+        );
+        {
+            let catalog = Catalog::open(dir.path(), data).unwrap();
+            let session = catalog
+                .begin_session("drive", Path::new("/data/drive"), "{}", 1)
+                .unwrap();
+            for path in [a, b] {
+                catalog
+                    .upsert_file(&complete(session, path.to_str().unwrap()))
+                    .unwrap();
+            }
+            catalog.set_finish(a, Some(FinishMode::Zstd)).unwrap();
+            catalog.set_finish(b, Some(FinishMode::Index)).unwrap();
+            let upload = NewUpload {
+                path: a.to_path_buf(),
+                key: "car/a.mcap".into(),
+                priority: true,
+                fingerprint: Fingerprint {
+                    bytes: 100,
+                    changed_ns: 1,
+                },
+                metadata: BTreeMap::new(),
+            };
+            assert!(catalog.queue_upload(&upload, 10).unwrap());
+        }
+        // Across a restart: both wait, in the order they closed, with their modes.
+        let catalog = Catalog::open(dir.path(), data).unwrap();
+        let waiting = catalog.waiting_to_finish().unwrap();
+        let listed: Vec<_> = waiting
+            .iter()
+            .map(|(f, m)| (f.path.as_path(), *m))
+            .collect();
+        assert_eq!(listed, [(a, FinishMode::Zstd), (b, FinishMode::Index)]);
+        assert!(
+            catalog.next_upload().unwrap().is_none(),
+            "a waits to be finished"
+        );
+
+        catalog.mark_indexed(a, 60, 5).unwrap();
+        let done = catalog.file(a).unwrap().unwrap();
+        assert_eq!((done.state, done.bytes), (FileState::Indexed, 60));
+        assert_eq!(catalog.next_upload().unwrap().unwrap().path, a);
+        // A stop report written after the file was finished leaves it indexed.
+        let session = done.session;
+        catalog
+            .upsert_file(&complete(session, "/data/drive/a.mcap"))
+            .unwrap();
+        let after = catalog.file(a).unwrap().unwrap();
+        assert_eq!((after.state, after.bytes), (FileState::Indexed, 60));
+
+        catalog.set_finish(b, None).unwrap();
+        assert!(catalog.waiting_to_finish().unwrap().is_empty());
+    }
+}

@@ -134,7 +134,8 @@ pub struct SessionDefaults {
     /// too; "none" leaves it as recorded. `rec start --finish` overrides it.
     pub finish: FinishMode,
     /// Finish files while sessions record too (pausing while one drops messages or its
-    /// writer falls behind); by default finishing waits until no session records.
+    /// writer falls behind); by default finishing waits until no session writes (a
+    /// paused session, or a pre-trigger one between windows, does not count).
     pub finish_while_recording: bool,
 }
 

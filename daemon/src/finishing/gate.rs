@@ -7,7 +7,8 @@ use recd_upload::Pressure;
 
 /// What the sessions' sampling tells finishing about the recordings.
 pub struct FinishGate {
-    /// Sessions recording now.
+    /// Sessions writing to disk now (not paused, nor a pre-trigger session between
+    /// windows).
     recording: AtomicUsize,
     /// `[recording] finish_while_recording`.
     while_recording: bool,
@@ -26,7 +27,7 @@ impl FinishGate {
         }
     }
 
-    /// The sessions recording now.
+    /// The sessions writing to disk now.
     pub fn set_recording(&self, sessions: usize) {
         self.recording.store(sessions, Ordering::Relaxed);
     }

@@ -440,6 +440,7 @@ impl Sessions {
             ..Load::default()
         };
         let mut writing = HashSet::new();
+        let mut writing_sessions = 0;
         for (name, session) in running.iter_mut() {
             if !session.recording.threads_alive() {
                 tracing::error!(session = %name, "a recording thread ended unexpectedly");
@@ -455,9 +456,14 @@ impl Sessions {
                 .sum::<u64>();
             tell_changes(name, session, &status);
             tell_pressure(name, session, &status, &self.pressure);
+            // A paused session, or a pre-trigger one between windows, writes nothing.
+            let buffering = status.buffer.is_some() && status.current_files.is_empty();
+            if !status.paused && !buffering {
+                writing_sessions += 1;
+            }
             writing.extend(status.current_files);
         }
-        self.finish_gate.set_recording(running.len());
+        self.finish_gate.set_recording(writing_sessions);
         self.apply_retention(&running, &writing);
         let now = Instant::now();
         let expired: Vec<String> = (running.iter())
