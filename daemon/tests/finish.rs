@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use recd_testkit::{
-    finish_load, read_with_mcap_core, stopped_files, wait_until, Domain, Recd, RecdLoad,
+    finish_load, read_with_mcap_core, stopped_dropped, stopped_files, wait_until, Domain, Recd,
+    RecdLoad,
 };
 use serde_json::Value;
 
@@ -188,13 +189,6 @@ fn killing_recd_while_it_finishes_a_file_leaves_the_original_intact() {
     );
 }
 
-/// Messages a stopped session dropped or lost, from its stop report.
-fn dropped(stopped: &Value) -> u64 {
-    (stopped[0]["topics"].as_array().unwrap().iter())
-        .map(|t| t["dropped"].as_u64().unwrap() + t["lost"].as_u64().unwrap())
-        .sum()
-}
-
 /// Records 2 FullHD cameras (iceoryx2's default queues) for 90 frames each into session
 /// `name`, its files left as recorded; returns what it dropped or lost, and the samples
 /// its writer was too late for (spilled).
@@ -216,7 +210,7 @@ fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64) {
     let spilled = (stopped[0]["receive_threads"].as_array().unwrap().iter())
         .map(|t| t["spilled"].as_u64().unwrap())
         .sum();
-    (dropped(&stopped), spilled)
+    (stopped_dropped(&stopped), spilled)
 }
 
 #[test]

@@ -10,7 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    finish_load, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs, TcpProxy,
+    finish_load, stopped_dropped, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs,
+    TcpProxy,
 };
 use serde_json::Value;
 
@@ -666,13 +667,6 @@ fn upload_requests_name_what_is_wrong() {
     assert_eq!(rig.s3.objects("fleet/car-7/later/").len(), files.len());
 }
 
-/// Messages a stopped session dropped or lost, from its stop report.
-fn dropped(stopped: &Value) -> u64 {
-    (stopped[0]["topics"].as_array().unwrap().iter())
-        .map(|t| t["dropped"].as_u64().unwrap() + t["lost"].as_u64().unwrap())
-        .sum()
-}
-
 /// Records 2 FullHD cameras for 90 frames each into session `name`, not uploaded;
 /// returns what it dropped or lost.
 fn cameras2(rig: &Rig, name: &str) -> u64 {
@@ -688,7 +682,7 @@ fn cameras2(rig: &Rig, name: &str) -> u64 {
     );
     finish_load(load);
     std::thread::sleep(Duration::from_millis(500));
-    dropped(&rig.recd.rec_json(&["stop", name]))
+    stopped_dropped(&rig.recd.rec_json(&["stop", name]))
 }
 
 #[test]

@@ -383,6 +383,16 @@ impl Drop for Recd {
     }
 }
 
+/// Messages the first stopped session in `rec stop --json` dropped or lost.
+pub fn stopped_dropped(stopped: &serde_json::Value) -> u64 {
+    (stopped[0]["topics"]
+        .as_array()
+        .expect("a stop report lists topics")
+        .iter())
+    .map(|t| t["dropped"].as_u64().unwrap_or(0) + t["lost"].as_u64().unwrap_or(0))
+    .sum()
+}
+
 /// The files of one stopped session in `rec stop --json` (the session itself, or the
 /// array of sessions with it first).
 pub fn stopped_files(stopped: &serde_json::Value) -> Vec<PathBuf> {
