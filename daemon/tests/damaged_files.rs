@@ -199,7 +199,7 @@ fn recd_adopts_damaged_files_at_start_up_reindexes_what_it_can_and_records_on() 
     }
     let recd = Recd::start_with(root.path(), &domain, "reindex_after_crash = true", &[]);
 
-    // Every adopted file is dealt with by the background reindex: recovered (complete)
+    // Every adopted file is dealt with by the background reindex: recovered (indexed)
     // or, where nothing could be, left needing reindex with an ERROR naming it.
     let handled = |log: &str| {
         log.matches("reindexed after a crash").count()
@@ -216,7 +216,7 @@ fn recd_adopts_damaged_files_at_start_up_reindexes_what_it_can_and_records_on() 
     assert_eq!(files.len(), fixtures.len(), "{session}");
     for file in files {
         let state = file["state"].as_str().unwrap();
-        assert!(state == "complete" || state == "needs-reindex", "{file}");
+        assert!(state == "indexed" || state == "needs-reindex", "{file}");
         if state == "needs-reindex" {
             let name = file["path"].as_str().unwrap();
             assert!(recd.log().contains(name), "the log names {name}");
