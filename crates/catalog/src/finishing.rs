@@ -44,8 +44,26 @@ impl Catalog {
             .collect()
     }
 
-    /// The file at `path` was rewritten chunked and indexed (by finishing or by `rec
-    /// reindex`): it holds `bytes` and `messages` now, and no longer waits.
+    /// The file at `path` was rewritten in place, chunked and indexed (by finishing or by
+    /// `rec reindex`): unless uploaded already, its upload starts over with the new
+    /// content, then it is [marked indexed](Self::mark_indexed). In that order, because
+    /// the uploader leaves a file waiting to be finished alone: it never takes the new
+    /// file with the old fingerprint. A file that cannot be read for its fingerprint is
+    /// marked all the same.
+    pub fn record_indexed_in_place(
+        &self,
+        path: &Path,
+        bytes: u64,
+        messages: u64,
+    ) -> Result<(), CatalogError> {
+        if let Ok(fingerprint) = crate::Fingerprint::of(path) {
+            self.requeue_rewritten(path, fingerprint)?;
+        }
+        self.mark_indexed(path, bytes, messages)
+    }
+
+    /// The file at `path` was rewritten chunked and indexed: it holds `bytes` and
+    /// `messages` now, and no longer waits to be finished.
     pub fn mark_indexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), CatalogError> {
         self.connection.execute(
             "UPDATE files SET state = ?2, bytes = ?3, messages = ?4, finish = NULL WHERE path = ?1",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use recd_catalog::{Catalog, File, Fingerprint};
+use recd_catalog::{Catalog, File};
 use recd_control::{FileState, FinishMode};
 use recd_storage::{Compression, ReindexError, ReindexOptions};
 
@@ -141,21 +141,7 @@ fn swap_in(
         // The rename is durable before the catalog says indexed.
         let _ = std::fs::File::open(dir).and_then(|dir| dir.sync_all());
     }
-    // Requeued with its new content first: the uploader leaves the file alone until
-    // mark_indexed takes it off the finishing queue.
-    let recorded = Fingerprint::of(&file.path)
-        .map_err(|e| e.to_string())
-        .and_then(|fingerprint| {
-            catalog
-                .requeue_rewritten(&file.path, fingerprint)
-                .map_err(|e| e.to_string())
-        })
-        .and_then(|()| {
-            catalog
-                .mark_indexed(&file.path, bytes, messages)
-                .map_err(|e| e.to_string())
-        });
-    match recorded {
+    match catalog.record_indexed_in_place(&file.path, bytes, messages) {
         Ok(()) => Outcome::Indexed { bytes },
         Err(error) => Outcome::Failed(format!(
             "indexed in place, but the catalog could not record it: {error}"

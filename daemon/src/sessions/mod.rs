@@ -420,14 +420,8 @@ impl Sessions {
         let catalog = self.catalog();
         catalog_file(&catalog, path)?;
         catalog
-            .mark_indexed(path, bytes, messages)
-            .map_err(catalog_failure)?;
-        if let Ok(fingerprint) = recd_catalog::Fingerprint::of(path) {
-            catalog
-                .requeue_rewritten(path, fingerprint)
-                .map_err(catalog_failure)?;
-        }
-        Ok(())
+            .record_indexed_in_place(path, bytes, messages)
+            .map_err(catalog_failure)
     }
 
     /// Updates rates, tells the log of pauses and write errors, applies retention;
