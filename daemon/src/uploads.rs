@@ -103,7 +103,7 @@ impl Uploads {
                 fingerprint,
                 metadata,
             },
-            crate::sessions::now_ns(),
+            crate::clock::now_ns(),
         )?;
         if queued {
             self.handle.wake();

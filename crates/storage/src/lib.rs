@@ -24,6 +24,7 @@
 mod bag;
 mod chunk;
 mod chunked;
+mod compression;
 pub mod dds;
 mod definitions;
 pub mod direct;
@@ -55,7 +56,8 @@ pub use messages::{
     RecordedMessage,
 };
 pub use recover::Damage;
-pub use reindex::{reindex, Compression, ReindexError, ReindexOptions, ReindexReport};
+pub use compression::Compression;
+pub use reindex::{reindex, ReindexError, ReindexOptions, ReindexReport};
 pub use space::{space_of, Space};
 pub use trigger::Trigger;
 pub use writer::{

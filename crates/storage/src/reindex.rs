@@ -13,22 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mcap::records::Record;
 
 use crate::chunked::{ChunkOptions, ChunkedWriter};
+use crate::compression::Compression;
 use crate::definitions::DefinitionFill;
 use crate::durability::{Durability, WriteBack};
 use crate::recover::{self, Damage, RecordSink, RecoverError};
-
-/// How chunks are compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Compression {
-    /// Chunks stored as they are.
-    #[default]
-    None,
-    /// Chunks compressed with zstd.
-    Zstd,
-    /// Chunks compressed with lz4 (faster, larger than zstd).
-    Lz4,
-}
 
 /// Settings of [`reindex`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -133,7 +133,7 @@ fn take(
             let ahead = name == RemoteCommand::Event
                 && args
                     .trigger_ns
-                    .is_some_and(|at| at > crate::sessions::now_ns().max(0) as u64);
+                    .is_some_and(|at| at > crate::clock::now_ns().max(0) as u64);
             let work = move || {
                 let outcome = carry_out(&context.sessions, &context.suspended, name, &args);
                 if let Some(error) = &outcome.reply.error {

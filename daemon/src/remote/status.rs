@@ -90,7 +90,7 @@ pub fn info(
         recorder: identity.recorder.clone(),
         host: identity.host.clone(),
         participant: identity.participant.clone(),
-        time_ns: crate::sessions::now_ns().max(0) as u64,
+        time_ns: crate::clock::now_ns().max(0) as u64,
         control: identity.control,
         reply: None,
         sessions: statuses

@@ -5,13 +5,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
 use recd_control::{FileState, FinishMode, SessionState, SessionStopped};
 use recd_engine::{ClosedFile, FileObserver};
 use recd_storage::BagPart;
 
+use crate::clock::now_ns;
 use crate::uploads::{SessionFiles, Uploads};
 
 /// Writes a session's files into the catalog: each one as recording before its first
@@ -192,11 +192,4 @@ pub fn mark_gone(catalog: &Catalog, stopped: &mut SessionStopped) {
             FileState::Missing
         };
     }
-}
-
-/// Now, in ns since the Unix epoch, as the catalog keeps times.
-pub fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
 }

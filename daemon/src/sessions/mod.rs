@@ -24,9 +24,9 @@ use recd_upload::Pressure;
 
 use crate::config::DaemonConfig;
 use crate::finishing::{FinishGate, Finisher};
+use crate::clock::now_ns;
 use crate::uploads::{SessionFiles, Uploads};
 use crate::{names, retention};
-pub(crate) use catalog_sync::now_ns;
 use catalog_sync::{mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, catalog_file, error, listed, unknown_session};

@@ -9,7 +9,8 @@ use recd_control::{ErrorKind, ErrorReply, SessionTriggered, TriggerRequest, Trig
 use recd_engine::{TriggerError, TriggerWindow};
 
 use super::replies::error;
-use super::{now_ns, resolve, Sessions};
+use super::{resolve, Sessions};
+use crate::clock::now_ns;
 
 fn epoch_ns() -> u64 {
     now_ns().max(0) as u64

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use mcap::records::{op, ChunkHeader, MessageIndex};
 
 use super::builder::RawChunk;
-use crate::reindex::Compression;
+use crate::compression::Compression;
 use crate::wire;
 
 /// A chunk ready to be written: its record in two parts (so that uncompressed records are

@@ -23,7 +23,7 @@ use mcap::{McapError, McapResult};
 
 use self::builder::ChunkBuilder;
 use self::pool::{EncoderPool, Encoding};
-use crate::reindex::Compression;
+use crate::compression::Compression;
 use crate::wire;
 
 /// How [`ChunkedWriter`] cuts and compresses chunks.

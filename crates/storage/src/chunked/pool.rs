@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 
 use super::builder::RawChunk;
 use super::encode::{ChunkEncoder, EncodedChunk};
-use crate::reindex::Compression;
+use crate::compression::Compression;
 
 type Reply = io::Result<EncodedChunk>;
 

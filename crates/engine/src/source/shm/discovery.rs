@@ -119,6 +119,7 @@ impl ShmSource {
                     channel: service_types.channel(name),
                     latched: service_types.history_size > 0,
                     counters: TopicCounters::default(),
+                    health: Default::default(),
                 });
                 self.known
                     .insert(name.to_string(), (topic.clone(), service_types));

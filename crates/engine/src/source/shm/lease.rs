@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::receive::RawSample;
+use super::raw::{split_sample, RawSample};
 use crate::handoff::LoanedBytes;
 use crate::source::spill::{SpillPool, Spilled};
 
@@ -186,21 +186,6 @@ impl Drop for LeasedSample {
         self.lease
             .state
             .store(tag(self.generation, next), Ordering::Release);
-    }
-}
-
-/// The user header and payload bytes of a sample whose user header is `header_len` long.
-pub(super) fn split_sample(sample: &RawSample, header_len: usize) -> (&[u8], &[u8]) {
-    let header = sample.user_header() as *const _ as *const u8;
-    let payload = sample.payload();
-    // SAFETY: the user header occupies `header_len` bytes (its size in the service's
-    // static config) and the payload is sized in bytes (CustomPayloadMarker is one byte);
-    // both live as long as the sample.
-    unsafe {
-        (
-            std::slice::from_raw_parts(header, header_len),
-            std::slice::from_raw_parts(payload.as_ptr().cast::<u8>(), payload.len()),
-        )
     }
 }
 

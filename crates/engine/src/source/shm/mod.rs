@@ -11,6 +11,7 @@ mod discovery;
 mod events;
 mod lease;
 pub(crate) mod poll;
+mod raw;
 mod receive;
 mod service_dir;
 pub(crate) mod service_types;

@@ -5,25 +5,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use iceoryx2::identifiers::UniquePublisherId;
-use iceoryx2::port::subscriber::Subscriber;
-use iceoryx2::sample::Sample;
-use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
-use iceoryx2::service::port_factory::publish_subscribe;
 
-use super::lease::{split_sample, Borrows, CopyBudget, Issued, LeasedSample, Leases, TakenBack};
+use super::lease::{Borrows, CopyBudget, Issued, LeasedSample, Leases, TakenBack};
 use super::poll::PollSchedule;
+use super::raw::{split_sample, RawSample, RawService, RawSubscriber};
 use super::service_types::read_rmw_header;
-use super::Flavor;
 use crate::handoff::{now_ns, LoanedBytes, Sender, Stamps};
 use crate::source::spill::SpillPool;
 use crate::source::stats::ReceiveStats;
 use crate::source::{hand_over, Held, SequenceGaps};
 use crate::topic::Topic;
 
-pub(super) type RawSample = Sample<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
-pub(super) type RawSubscriber = Subscriber<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
-pub(super) type RawService =
-    publish_subscribe::PortFactory<Flavor, [CustomPayloadMarker], CustomHeaderMarker>;
 
 /// A sample on its way to the file.
 pub(crate) enum ShmSample {
