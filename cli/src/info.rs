@@ -46,7 +46,7 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
     }
     let mut files = Vec::new();
     for path in &args.paths {
-        files.extend(files_of(socket, path)?);
+        files.extend(crate::files::files_of(socket, path)?);
     }
     let infos = files
         .iter()
@@ -63,45 +63,6 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
 
 fn summarize(file: &Path) -> Result<FileInfo, String> {
     recd_storage::summarize(file).map_err(|e| e.to_string())
-}
-
-/// The MCAP files `path` stands for: a file itself, a directory's `.mcap` files in name
-/// order (recd's split order), or the catalog's files of a session of that name.
-pub fn files_of(socket: &Path, path: &Path) -> Result<Vec<PathBuf>, String> {
-    if path.is_file() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    if path.is_dir() {
-        let files =
-            mcap_files_in(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if files.is_empty() {
-            return Err(format!("{} holds no .mcap files", path.display()));
-        }
-        return Ok(files);
-    }
-    let name = path.to_string_lossy();
-    if path.components().count() != 1 || path.extension().is_some_and(|e| e == "mcap") {
-        return Err(format!("{name}: No such file or directory"));
-    }
-    let files: Vec<PathBuf> = crate::request::session_files(socket, &name)
-        .map_err(|e| format!("{name} is neither a file nor a directory, and as a session: {e}"))?
-        .into_iter()
-        .filter(|f| f.is_file())
-        .collect();
-    if files.is_empty() {
-        return Err(format!("session {name} has no files left on disk"));
-    }
-    Ok(files)
-}
-
-/// The `.mcap` files directly in `dir`, in name order (recd's split order).
-pub fn mcap_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
-        .collect();
-    files.sort();
-    Ok(files)
 }
 
 /// A summary over several files.

@@ -7,6 +7,7 @@ mod attach;
 mod complete;
 mod demo;
 mod fleet;
+mod files;
 mod format;
 mod help;
 mod info;

@@ -119,9 +119,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         threads: args.threads,
         message_definitions: message_definitions(&args.msg_path),
     };
-    let looks_like_file = args.file.exists()
-        || args.file.components().count() != 1
-        || args.file.extension().is_some_and(|e| e == "mcap");
+    let looks_like_file = args.file.exists() || crate::files::names_a_path(&args.file);
     if looks_like_file {
         let output = output_path(&args.file, args.output.as_deref());
         let (code, report) = reindex_file(&args.file, &output, &options, &cancel)?;
@@ -142,7 +140,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
         return Err("-o cannot be used with a session; its files are reindexed in place".into());
     }
     let name = args.file.to_string_lossy();
-    let files = crate::request::session_files(socket, &name)?;
+    let files = crate::files::session_files(socket, &name)?;
     if files.is_empty() {
         return Err(format!("session {name} has no files"));
     }
@@ -198,7 +196,7 @@ fn renew_bag_of(file: &Path) {
     if !dir.join(recd_ros2::bag::METADATA_FILE).exists() {
         return;
     }
-    if let Ok(files) = crate::info::mcap_files_in(dir) {
+    if let Ok(files) = crate::files::mcap_files_in(dir) {
         renew_bag_metadata(dir, &files);
     }
 }

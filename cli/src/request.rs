@@ -1,6 +1,6 @@
 //! Requests to recd over its control socket, shared by the commands that talk to it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use recd_control::{Client, Request, Response};
@@ -27,16 +27,3 @@ pub fn unexpected(response: &Response) -> String {
     format!("recd answered with an unexpected {response:?}")
 }
 
-/// The catalog's files of a session, for the commands that take a SESSION (`rec reindex`,
-/// `rec info`, `rec play`).
-pub fn session_files(socket: &Path, name: &str) -> Result<Vec<PathBuf>, String> {
-    match ask(
-        socket,
-        &Request::Files {
-            name: name.to_string(),
-        },
-    )? {
-        Response::Files { session } => Ok(session.files.into_iter().map(|f| f.path).collect()),
-        other => Err(unexpected(&other)),
-    }
-}

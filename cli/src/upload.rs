@@ -47,7 +47,7 @@ pub fn run(socket: &Path, args: &UploadArgs) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let request = if target.contains('/') || target.ends_with(".mcap") {
+    let request = if crate::files::names_a_path(Path::new(target)) {
         let path = std::path::absolute(target).unwrap_or_else(|_| PathBuf::from(target));
         UploadRequest {
             session: None,

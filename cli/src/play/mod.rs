@@ -160,7 +160,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
     let mut files = Vec::new();
     for path in &args.paths {
-        files.extend(crate::info::files_of(socket, path)?);
+        files.extend(crate::files::files_of(socket, path)?);
     }
     if args.until.is_some_and(|until| until <= args.start) {
         return Err("--until must be later than --start".into());
