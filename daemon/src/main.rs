@@ -48,10 +48,17 @@ struct Cli {
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
+    /// Print this manual page, recd(8), as roff and exit (e.g. `recd --man-page >
+    /// /usr/local/share/man/man8/recd.8`).
+    #[arg(long)]
+    man_page: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.man_page {
+        return print_man_page();
+    }
     let (path, explicit) = match &cli.config {
         Some(path) => (path.clone(), true),
         None => (PathBuf::from(DEFAULT_CONFIG), false),
@@ -83,6 +90,41 @@ fn main() -> ExitCode {
         Err(message) => {
             tracing::error!("{message}");
             eprintln!("recd: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes recd(8) to standard output.
+fn print_man_page() -> ExitCode {
+    use clap::CommandFactory;
+    use clap_mangen::roff::{bold, roman, Roff};
+    use std::io::Write;
+
+    let command = Cli::command();
+    // NAME gets one short line; DESCRIPTION the whole of `recd --help`'s.
+    let description = command.get_about().cloned().unwrap_or_default();
+    let command = command
+        .about("the recording daemon: iceoryx2 and DDS / ROS 2 topics into MCAP")
+        .long_about(description);
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command)
+        .section("8")
+        // Quoted, as roff drops an empty argument and would take the source for the date.
+        .date("\"\"")
+        .render(&mut page)
+        .expect("writing to memory cannot fail");
+    let mut see_also = Roff::new();
+    see_also
+        .control("SH", ["SEE ALSO"])
+        .text([bold("rec"), roman("(1)")]);
+    page.extend_from_slice(see_also.to_roff().as_bytes());
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&page).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("recd: cannot write the manual page: {error}");
             ExitCode::FAILURE
         }
     }

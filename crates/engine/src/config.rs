@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use recd_health::Expectation;
 use recd_storage::IoMode;
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +95,10 @@ pub struct RecordingConfig {
     /// ([`crate::Recording::trigger`]); `None` writes everything.
     #[serde(default)]
     pub pre_trigger: Option<PreTrigger>,
+    /// What is expected of the topics, first matching rule first; topics no rule matches
+    /// get an expectation learnt from their own first samples.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
     /// Files put at the start of every file as MCAP Attachments (`rec start --attach`).
     /// Not serialized: the files hold them, the configuration in their `recorder`
     /// metadata need not.
@@ -154,6 +159,7 @@ impl Default for RecordingConfig {
             pre_trigger: None,
             attachments: Vec::new(),
             test_hooks: TestHooks::default(),
+            expect: Vec::new(),
         }
     }
 }

@@ -40,6 +40,7 @@
 
 mod config;
 mod handoff;
+mod health;
 mod lateness;
 mod recording;
 mod registry;
@@ -55,6 +56,7 @@ pub use config::{
     DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY, MIN_BUFFER_BYTES,
 };
 pub use lateness::LatenessHistogram;
+pub use recd_health;
 pub use recd_storage::IoMode;
 pub use recording::{
     BufferStatus, Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
@@ -68,4 +70,4 @@ pub use source::stats::ReceiveThreadStatus;
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use topic::{ChannelSpec, TopicCounts};
 pub use trigger::{TriggerError, TriggerWindow, Triggered, TriggeredFile};
-pub use writer::{ClosedFile, DiskFull, FileObserver, RECEIVE_THREAD};
+pub use writer::{ClosedFile, DiskFull, RecordingObserver, RECEIVE_THREAD};

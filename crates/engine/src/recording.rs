@@ -8,10 +8,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use recd_health::{ExpectError, Expectations};
 use recd_storage::{IoMode, Marker, WriteError};
 
 use crate::config::{PreTrigger, RecordingConfig};
 use crate::handoff::{handoff, now_ns, Receiver};
+use crate::health::HealthMonitor;
 use crate::registry::TopicRegistry;
 use crate::select::{PatternError, TopicFilter};
 use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
@@ -21,8 +23,8 @@ use crate::source::stats::ReceiveStats;
 use crate::source::{Held, SourceLink, SourceSettings};
 use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
 use crate::writer::{
-    FileObserver, FilePlan, PreTriggerState, SourceFamily, SpaceGuard, Unobserved, Writer,
-    WriterProgress, WriterReport, WriterRequests,
+    FilePlan, PreTriggerState, RecordingObserver, SourceFamily, SpaceGuard, Unobserved, Writer,
+    WriterProgress, WriterReport, WriterRequests, WriterSetup,
 };
 
 mod status;
@@ -77,6 +79,9 @@ pub enum StartError {
     /// The shared-memory source could not start.
     #[error(transparent)]
     Shm(#[from] ShmError),
+    /// An expectation cannot be used.
+    #[error(transparent)]
+    Expectation(#[from] ExpectError),
     /// Neither source is enabled.
     #[error("nothing to record: iceoryx2 is switched off and no DDS domain is given")]
     NoSource,
@@ -153,7 +158,7 @@ impl Recording {
     /// once it is finished.
     pub fn start_observed(
         config: RecordingConfig,
-        observer: Arc<dyn FileObserver>,
+        observer: Arc<dyn RecordingObserver>,
     ) -> Result<Self, StartError> {
         // The sources join their domains before anything is created on disk, so that a
         // domain one cannot join leaves nothing behind.
@@ -181,6 +186,12 @@ impl Recording {
         let metadata = recorder_metadata(&config, started_ns);
         let paused = Arc::new(AtomicBool::new(config.start_paused));
         let both_families = shm_receivers.is_some() && dds_receivers.is_some();
+        let first_family = if shm_receivers.is_some() {
+            SourceFamily::Iceoryx2
+        } else {
+            SourceFamily::Dds
+        };
+        let expectations = Arc::new(Expectations::new(&config.expect)?);
         let create_writer = |family, receivers, receive: Option<Arc<ReceiveStats>>| {
             let pre_trigger = config.pre_trigger.as_ref().map(|pre_trigger| {
                 let share = if both_families { 2 } else { 1 };
@@ -188,6 +199,14 @@ impl Recording {
             });
             let requests = Arc::new(WriterRequests::new(paused.clone()));
             let progress = Arc::new(WriterProgress::default());
+            // One writer (the first) keeps the required rules, over every topic.
+            let keeps_required = family == first_family;
+            let health = HealthMonitor::new(
+                expectations.clone(),
+                registry.clone(),
+                started_ns,
+                keeps_required,
+            );
             let plan = FilePlan::new(
                 &config,
                 family,
@@ -197,15 +216,15 @@ impl Recording {
                 receive,
             );
             let delay = config.test_hooks.writer_delay;
-            let writer = Writer::create(
-                receivers,
-                plan,
-                progress.clone(),
-                guard.clone(),
+            let setup = WriterSetup {
+                guard: guard.clone(),
                 delay,
-                requests.clone(),
+                requests: requests.clone(),
                 pre_trigger,
-            )?;
+                health,
+                health_channel: family == SourceFamily::Iceoryx2,
+            };
+            let writer = Writer::create(receivers, plan, progress.clone(), setup)?;
             Ok::<_, StartError>((writer, progress, requests))
         };
         let shm_writer = match shm_receivers {
@@ -423,6 +442,12 @@ impl Recording {
             duration: self.started.elapsed(),
             write_error,
             receive_threads: receive_thread_statuses(&self.receive_stats),
+            required: self
+                .registry
+                .required
+                .lock()
+                .expect("required lock")
+                .clone(),
         })
     }
 }

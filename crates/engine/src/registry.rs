@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use recd_health::Requirement;
+
 use crate::topic::Topic;
 
 /// The topics of every source and what could not be recorded.
@@ -13,6 +15,8 @@ pub(crate) struct TopicRegistry {
     pub topics: Mutex<Vec<Arc<Topic>>>,
     /// Topics that match the selection but could not be recorded, with the reason.
     pub problems: Mutex<BTreeMap<String, String>>,
+    /// The required rules and whether a topic each names has come, as last checked.
+    pub required: Mutex<Vec<Requirement>>,
 }
 
 impl TopicRegistry {

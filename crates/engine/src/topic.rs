@@ -2,6 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use recd_health::TopicHealth;
 
 /// How a topic is described in the file: its schema and channel records. Each source
 /// fills it in its own encoding (see [`recd_storage::iceoryx2`] for shared memory).
@@ -36,6 +39,8 @@ pub struct Topic {
     pub latched: bool,
     /// Live counts.
     pub counters: TopicCounters,
+    /// Its health as the writer last checked it (renewed on changes only).
+    pub health: Mutex<TopicHealth>,
 }
 
 /// Per-topic counts, updated without locks while recording.
@@ -147,6 +152,11 @@ impl TopicCounters {
 
     pub(crate) fn set_publishers(&self, publishers: usize) {
         self.publishers.store(publishers as u64, Ordering::Relaxed);
+    }
+
+    /// Samples taken from the source so far.
+    pub fn received(&self) -> u64 {
+        self.receive.received.load(Ordering::Relaxed)
     }
 
     /// The publishers (iceoryx2) or writers (DDS) of the topic as its source last saw

@@ -77,6 +77,17 @@ pub fn recorder_metadata_name(file_name: &str) -> String {
     per_file_name(RECORDER_METADATA, file_name)
 }
 
+/// What names the Metadata record of a file's health: each topic's expectation, rate,
+/// gaps and gap map, and the required topics missing; `health/<file name>`
+/// ([`per_file_name`]).
+pub const HEALTH_METADATA: &str = "health";
+
+/// Name of the Metadata record of `file_name` that holds its health: `health/<file
+/// name>`.
+pub fn health_metadata_name(file_name: &str) -> String {
+    per_file_name(HEALTH_METADATA, file_name)
+}
+
 /// Whether a Metadata record of this name holds the recorder's per-topic counts.
 pub fn is_recorder_metadata(name: &str) -> bool {
     name == RECORDER_METADATA

@@ -15,6 +15,7 @@ use std::time::Duration;
 use bytesize::ByteSize;
 use recd_control::FinishMode;
 use recd_engine::IoMode;
+use recd_health::Expectation;
 use serde::{Deserialize, Serialize};
 
 /// Where the configuration file is looked for when `--config` is not given.
@@ -54,6 +55,11 @@ pub struct DaemonConfig {
     pub upload: Option<UploadConfig>,
     /// Commands and status over DDS; off by default.
     pub remote_control: RemoteControlConfig,
+    /// What is expected of the topics (`[[expect]]`, matched in order by topic glob, after
+    /// a session's own `rec start --expect` rules); topics no rule matches learn their
+    /// expectation from their own first samples.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
 }
 
 /// Recording settings every session starts from.
@@ -153,6 +159,7 @@ impl Default for DaemonConfig {
             recording: SessionDefaults::default(),
             upload: None,
             remote_control: RemoteControlConfig::default(),
+            expect: Vec::new(),
         }
     }
 }
@@ -246,6 +253,7 @@ impl DaemonConfig {
             upload.validate()?;
         }
         config.remote_control.validate()?;
+        recd_health::Expectations::new(&config.expect).map_err(|e| format!("[[expect]]: {e}"))?;
         Ok(config)
     }
 
@@ -265,6 +273,26 @@ mod tests {
         assert_eq!(config, DaemonConfig::default());
         let printed = config.to_toml();
         assert_eq!(DaemonConfig::parse(&printed).unwrap(), config);
+    }
+
+    #[test]
+    fn expectations_are_read_in_order_and_a_bad_one_is_named() {
+        let config = DaemonConfig::parse(
+            "[[expect]]\ntopic = \"camera/*\"\nmin_rate = 25\nmax_gap = \"200ms\"\nrequired = true\n\n[[expect]]\ntopic = \"debug/*\"\nexpect = false\n",
+        )
+        .unwrap();
+        assert_eq!(config.expect.len(), 2);
+        assert_eq!(config.expect[0].max_gap, Some(Duration::from_millis(200)));
+        assert!(config.expect[0].required && !config.expect[1].expect);
+        assert_eq!(DaemonConfig::parse(&config.to_toml()).unwrap(), config);
+        let error = DaemonConfig::parse("[[expect]]\ntopic = \"a\"\nmin_rate = -1\n").unwrap_err();
+        assert!(
+            error.contains("min_rate must be a number of Hz above 0"),
+            "{error}"
+        );
+        let error =
+            DaemonConfig::parse("[[expect]]\ntopic = \"a\"\nmax_gapp = \"1s\"\n").unwrap_err();
+        assert!(error.contains("max_gapp"), "{error}");
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
 use recd_control::{FileState, FinishMode, SessionState, SessionStopped};
-use recd_engine::{ClosedFile, FileObserver};
+use recd_engine::{ClosedFile, RecordingObserver};
+use recd_health::HealthEvent;
 use recd_storage::BagPart;
 
 use crate::clock::now_ns;
@@ -28,6 +29,8 @@ pub struct CatalogObserver {
     upload: Option<(Arc<Uploads>, SessionFiles)>,
     /// What is done to its files once closed.
     finish: FinishMode,
+    /// The session's name, for the log.
+    name: String,
 }
 
 impl CatalogObserver {
@@ -35,11 +38,12 @@ impl CatalogObserver {
     /// finishing with `finish` and for `upload`.
     pub fn new(
         catalog: Arc<Mutex<Catalog>>,
-        session: SessionId,
+        (session, name): (SessionId, &str),
         upload: Option<(Arc<Uploads>, SessionFiles)>,
         finish: FinishMode,
     ) -> Self {
         Self {
+            name: name.to_string(),
             catalog,
             session,
             started: Mutex::new(Vec::new()),
@@ -95,7 +99,7 @@ impl CatalogObserver {
     }
 }
 
-impl FileObserver for CatalogObserver {
+impl RecordingObserver for CatalogObserver {
     fn creating(&self, path: &Path) {
         self.started
             .lock()
@@ -121,6 +125,10 @@ impl FileObserver for CatalogObserver {
         self.queue_finish(file);
         self.renew_bag_metadata(&file.path);
         self.queue_upload(file);
+    }
+
+    fn health_changed(&self, event: &HealthEvent) {
+        super::health_log::log_change(&self.name, event);
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod answer;
 mod catalog_sync;
+mod health_log;
 mod rates;
 mod replies;
 mod topics;
@@ -22,9 +23,9 @@ use recd_control::{
 use recd_engine::{Recording, RecordingStatus, TopicFilter};
 use recd_upload::Pressure;
 
+use crate::clock::now_ns;
 use crate::config::DaemonConfig;
 use crate::finishing::{FinishGate, Finisher};
-use crate::clock::now_ns;
 use crate::uploads::{SessionFiles, Uploads};
 use crate::{names, retention};
 use catalog_sync::{mark_gone, record_stop, CatalogObserver};
@@ -222,7 +223,7 @@ impl Sessions {
         let finish = request.finish.unwrap_or(self.config.recording.finish);
         let files = Arc::new(CatalogObserver::new(
             self.catalog.clone(),
-            id,
+            (id, &name),
             upload,
             finish,
         ));

@@ -85,12 +85,14 @@ mod tests {
                     bytes_written: written * 100,
                     ..TopicCounts::default()
                 },
+                health: Default::default(),
             }],
             problems: BTreeMap::new(),
             write_error: None,
             disk_full: None,
             io_mode: recd_engine::IoMode::Buffered,
             receive_threads: Vec::new(),
+            required: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use recd_health::{Requirement, TopicHealth};
 use recd_storage::{FileSummary, IoMode, WriteError};
 
 use super::Recording;
@@ -16,7 +17,7 @@ use crate::topic::TopicCounts;
 use crate::writer::{ClosedFile, DiskFull, WriterProgress};
 
 /// One topic in a status or summary.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TopicStatus {
     /// Channel name in the file.
     pub name: String,
@@ -28,6 +29,9 @@ pub struct TopicStatus {
     /// `subscriber_max_buffer_size`).
     #[serde(default)]
     pub queue_depth: Option<u64>,
+    /// Its health: state, since when, and what is expected of it.
+    #[serde(default)]
+    pub health: TopicHealth,
 }
 
 /// A live view of a recording.
@@ -65,6 +69,9 @@ pub struct RecordingStatus {
     /// Each source's receive thread: its scheduling and how late its passes came.
     #[serde(default)]
     pub receive_threads: Vec<ReceiveThreadStatus>,
+    /// The required rules, and whether a topic each names has come.
+    #[serde(default)]
+    pub required: Vec<Requirement>,
 }
 
 /// What a pre-trigger session's buffer holds (its let-go messages are each topic's
@@ -96,6 +103,8 @@ pub struct RecordingSummary {
     pub write_error: Option<WriteError>,
     /// Each source's receive thread: its scheduling and how late its passes came.
     pub receive_threads: Vec<ReceiveThreadStatus>,
+    /// The required rules, and whether a topic each names came.
+    pub required: Vec<Requirement>,
 }
 
 impl Recording {
@@ -149,6 +158,12 @@ impl Recording {
                 .find_map(|p| *p.disk_full.lock().expect("progress lock")),
             io_mode: self.io_mode,
             receive_threads: self.receive_threads(),
+            required: self
+                .registry
+                .required
+                .lock()
+                .expect("required lock")
+                .clone(),
         }
     }
 
@@ -193,6 +208,7 @@ pub(super) fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {
             queue_depth: (topic.channel.metadata)
                 .get(recd_storage::iceoryx2::SUBSCRIBER_MAX_BUFFER_SIZE)
                 .and_then(|depth| depth.parse().ok()),
+            health: topic.health.lock().expect("health lock").clone(),
         })
         .collect()
 }

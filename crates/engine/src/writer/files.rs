@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use recd_health::{FileHealthSummary, HealthEvent, Verdict};
 use recd_storage::iceoryx2 as keys;
 use recd_storage::{
     Attachment, Durability, FileSummary, IoMode, StreamWriter, WriteError, WriterOptions,
@@ -31,25 +32,30 @@ pub struct ClosedFile {
     /// it).
     #[serde(default = "indexed_by_default")]
     pub indexed: bool,
+    /// The verdict of its health record (`None`: a file written before recd kept one).
+    #[serde(default)]
+    pub health: Option<Verdict>,
 }
 
 fn indexed_by_default() -> bool {
     true
 }
 
-/// Hears of a recording's files as they come and go, on the writer's threads: the daemon
-/// keeps its catalog with it.
-pub trait FileObserver: Send + Sync {
+/// Hears of a recording's files as they come and go, and of its topics' health as it
+/// changes, on the writer's threads: the daemon keeps its catalog and its log with it.
+pub trait RecordingObserver: Send + Sync {
     /// `path` is about to be created: nothing of it is on disk yet.
     fn creating(&self, path: &Path);
     /// A file was finished (split, paused, failed or stopped).
     fn ended(&self, file: &ClosedFile);
+    /// A topic's health changed (it stalled, became slow, went missing, or came back).
+    fn health_changed(&self, _event: &HealthEvent) {}
 }
 
 /// An observer that does nothing.
 pub(crate) struct Unobserved;
 
-impl FileObserver for Unobserved {
+impl RecordingObserver for Unobserved {
     fn creating(&self, _: &Path) {}
     fn ended(&self, _: &ClosedFile) {}
 }
@@ -63,6 +69,8 @@ pub const RECEIVE_THREAD: &str = "receive_thread";
 pub(crate) struct Ending<'a> {
     pub counts: BTreeMap<&'a str, TopicCounts>,
     pub topics: Vec<Arc<Topic>>,
+    /// The file's health record.
+    pub health: FileHealthSummary,
 }
 
 /// The sources whose topics share files. A session recording both writes a file of each
@@ -98,7 +106,7 @@ pub(crate) struct FilePlan {
     attachments: Vec<Attachment>,
     /// The log time of the attachments: the recording's start.
     started_ns: u64,
-    observer: Arc<dyn FileObserver>,
+    observer: Arc<dyn RecordingObserver>,
     /// The receive thread of the family's source, whose report goes into each file's
     /// `recorder` record at its end.
     receive: Option<Arc<ReceiveStats>>,
@@ -113,7 +121,7 @@ impl FilePlan {
         family: SourceFamily,
         started_ns: u64,
         metadata: BTreeMap<String, String>,
-        observer: Arc<dyn FileObserver>,
+        observer: Arc<dyn RecordingObserver>,
         receive: Option<Arc<ReceiveStats>>,
     ) -> Self {
         let both_families = config.iceoryx2 && config.dds.is_some();
@@ -234,7 +242,18 @@ impl Files {
         self.io_mode() == IoMode::Direct
     }
 
-    /// Bytes written to every file so far.
+    /// The number of the current file (or of the next, with none open): changes with
+    /// every file opened.
+    pub fn file_number(&self) -> u32 {
+        self.next_index
+    }
+
+    /// Who hears of the files and the topics' health.
+    pub fn observer(&self) -> &Arc<dyn RecordingObserver> {
+        &self.plan.observer
+    }
+
+    /// Bytes written to all files so far.
     pub fn bytes_written(&self) -> u64 {
         self.bytes_before + self.current.as_ref().map_or(0, StreamWriter::bytes_written)
     }
@@ -278,9 +297,16 @@ impl Files {
         let metadata = self.recorder_metadata(ending.counts);
         let progress = self.progress.clone();
         let observer = self.plan.observer.clone();
-        let topics = ending.topics;
+        let (topics, health) = (ending.topics, ending.health);
         self.closing.push(std::thread::spawn(move || {
-            end_file(old, &metadata, &topics, &progress, observer.as_ref())
+            end_file(
+                old,
+                &metadata,
+                &health,
+                &topics,
+                &progress,
+                observer.as_ref(),
+            )
         }));
         *self.progress.current_file.lock().expect("progress lock") = None;
     }
@@ -336,7 +362,14 @@ impl Files {
         let metadata = self.recorder_metadata(ending.counts);
         let ended = self.current.take().map(|file| {
             let observer = self.plan.observer.as_ref();
-            end_file(file, &metadata, &ending.topics, &self.progress, observer)
+            end_file(
+                file,
+                &metadata,
+                &ending.health,
+                &ending.topics,
+                &self.progress,
+                observer,
+            )
         });
         let closed = self
             .closing
@@ -377,9 +410,10 @@ impl Files {
 fn end_file(
     mut file: StreamWriter,
     metadata: &BTreeMap<String, String>,
+    health: &FileHealthSummary,
     topics: &[Arc<Topic>],
     progress: &WriterProgress,
-    observer: &dyn FileObserver,
+    observer: &dyn RecordingObserver,
 ) -> (FileSummary, Option<WriteError>) {
     let name = file
         .path()
@@ -387,6 +421,7 @@ fn end_file(
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     // Refused only after a write error, when the file ends without it anyway.
     let _ = file.add_metadata(&keys::recorder_metadata_name(&name), metadata);
+    let _ = file.add_metadata(&keys::health_metadata_name(&name), &health.to_metadata());
     let ended = file.end();
     for (name, (messages, bytes)) in &ended.unwritten {
         if let Some(topic) = topics.iter().find(|t| &t.name == name) {
@@ -399,6 +434,7 @@ fn end_file(
         bytes: summary.bytes,
         messages: summary.message_count,
         indexed: summary.indexed,
+        health: Some(health.verdict),
     };
     progress
         .closed_files

@@ -2,10 +2,11 @@
 //! MCAP files ([`files`] names, splits and finishes them; [`space_guard`] pauses them
 //! while the disk is nearly full; [`requests`] carries the session's pause, markers and
 //! triggers; a pre-trigger session keeps its messages in a [`buffer`] and writes the
-//! [`window`] around each trigger).
+//! [`window`] around each trigger; [`health`] keeps each topic's health and writes it).
 
 mod buffer;
 mod files;
+mod health;
 mod requests;
 mod space_guard;
 mod window;
@@ -18,9 +19,12 @@ use std::time::Duration;
 
 use recd_storage::{ChannelId, FileSummary, MessageHeader, StreamWriter, WriteError};
 
+use recd_health::FileHealth;
+
 use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
+use crate::health::HealthMonitor;
 use crate::topic::Topic;
-pub use files::{ClosedFile, FileObserver, RECEIVE_THREAD};
+pub use files::{ClosedFile, RecordingObserver, RECEIVE_THREAD};
 use files::{Ending, Files};
 pub(crate) use files::{FilePlan, SourceFamily, Unobserved};
 pub(crate) use requests::WriterRequests;
@@ -63,6 +67,27 @@ struct TopicSlot {
     channel: Option<ChannelId>,
     sequence: u32,
     latched: Option<LatchedMessage>,
+    /// Its samples in the current file, for the file's health record.
+    file_health: FileHealth,
+    /// The longest silence expected of it now: a longer one in a file is a gap.
+    max_gap_ns: Option<u64>,
+}
+
+/// What a writer is given besides its handoffs, its files and its progress.
+pub(crate) struct WriterSetup {
+    /// Pauses writing while the file system is nearly full.
+    pub guard: Option<SpaceGuard>,
+    /// Testing aid: a sleep before each message (see `TestHooks::writer_delay`).
+    pub delay: Option<Duration>,
+    /// The session's pause, markers and triggers.
+    pub requests: Arc<WriterRequests>,
+    /// A pre-trigger session's buffer; `None` writes everything.
+    pub pre_trigger: Option<PreTriggerState>,
+    /// The watch over its topics' health.
+    pub health: HealthMonitor,
+    /// Whether the files get a `recd/health` channel (DDS files hold ROS 2 channels only,
+    /// as ROS 2 readers require; their health is in the health record alone).
+    pub health_channel: bool,
 }
 
 /// The writer thread's state.
@@ -81,6 +106,12 @@ pub(crate) struct Writer<S> {
     requests: Arc<WriterRequests>,
     /// A pre-trigger session's buffer and its open window; `None` writes everything.
     pre_trigger: Option<PreTriggerState>,
+    health: HealthMonitor,
+    /// The `recd/health` channel: `None` when the files get none, else its id in the
+    /// file of that number, once the file has it.
+    health_channel: Option<Option<(u32, ChannelId)>>,
+    /// Whether the session was paused at the last look (a pause is no gap).
+    was_paused: bool,
 }
 
 /// Items taken from one handoff before looking at the next.
@@ -99,11 +130,17 @@ impl<S: LoanedBytes> Writer<S> {
         rxs: Vec<Receiver<S>>,
         plan: FilePlan,
         progress: Arc<WriterProgress>,
-        guard: Option<SpaceGuard>,
-        delay: Option<Duration>,
-        requests: Arc<WriterRequests>,
-        pre_trigger: Option<PreTriggerState>,
+        setup: WriterSetup,
     ) -> Result<Self, WriteError> {
+        let WriterSetup {
+            guard,
+            delay,
+            requests,
+            pre_trigger,
+            health,
+            health_channel,
+        } = setup;
+        let was_paused = requests.paused();
         let files = match pre_trigger {
             Some(_) => Files::deferred(plan, progress.clone())?,
             None => Files::create(plan, progress.clone())?,
@@ -118,6 +155,9 @@ impl<S: LoanedBytes> Writer<S> {
             delay,
             requests,
             pre_trigger,
+            health,
+            health_channel: health_channel.then_some(None),
+            was_paused,
         })
     }
 
@@ -145,6 +185,10 @@ impl<S: LoanedBytes> Writer<S> {
                 }
             }
             worked |= self.write_window();
+            self.watch_pause();
+            if self.health.due() {
+                self.check_health(!worked);
+            }
             if !worked {
                 if let Err(error) = self.files.flush() {
                     self.fail(error);
@@ -157,6 +201,7 @@ impl<S: LoanedBytes> Writer<S> {
         }
         self.write_markers();
         self.take_triggers();
+        self.check_health(true);
         self.finish()
     }
 
@@ -209,11 +254,14 @@ impl<S: LoanedBytes> Writer<S> {
         if self.topics.len() <= index {
             self.topics.resize_with(index + 1, || None);
         }
+        self.health.announce(&topic);
         self.topics[index] = Some(TopicSlot {
+            max_gap_ns: self.health.max_gap_ns(topic.index),
             topic,
             channel: None,
             sequence: 0,
             latched: None,
+            file_health: FileHealth::default(),
         });
     }
 
@@ -224,6 +272,7 @@ impl<S: LoanedBytes> Writer<S> {
     }
 
     fn write_copied(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize) {
+        self.health.saw(topic, stamps.log_time);
         self.delay();
         let paused = self.requests.paused();
         let Self {
@@ -249,7 +298,7 @@ impl<S: LoanedBytes> Writer<S> {
             if paused {
                 return Ok(());
             }
-            write_to(&mut files.current, slot, stamps, parts)
+            write_counted(&mut files.current, slot, stamps, parts)
         });
         if paused {
             slot.topic.counters.add_paused();
@@ -261,6 +310,7 @@ impl<S: LoanedBytes> Writer<S> {
     }
 
     fn write_loaned(&mut self, ring: usize, topic: u32, stamps: Stamps, len: usize, mut sample: S) {
+        self.health.saw(topic, stamps.log_time);
         let settled = sample.settle();
         self.delay();
         if !settled {
@@ -295,7 +345,7 @@ impl<S: LoanedBytes> Writer<S> {
             slot.topic.counters.add_paused();
             return;
         }
-        let result = write_to(&mut self.files.current, slot, stamps, &parts);
+        let result = write_counted(&mut self.files.current, slot, stamps, &parts);
         // The bytes reached the kernel (or the write failed): the source gets its memory
         // back now.
         drop(sample);
@@ -332,7 +382,8 @@ impl<S: LoanedBytes> Writer<S> {
         self.fail(error);
         if file_failed {
             self.end_window();
-            self.files.end_current(ending_of(&self.topics));
+            self.files
+                .end_current(ending_of(&self.topics, &self.health));
         }
     }
 
@@ -357,7 +408,8 @@ impl<S: LoanedBytes> Writer<S> {
         match change {
             SpaceChange::Low(full) | SpaceChange::StillLow(full) => {
                 self.end_window();
-                self.files.end_current(ending_of(&self.topics));
+                self.files
+                    .end_current(ending_of(&self.topics, &self.health));
                 *self.progress.disk_full.lock().expect("progress lock") = Some(full);
             }
             SpaceChange::Back => {
@@ -405,7 +457,7 @@ impl<S: LoanedBytes> Writer<S> {
         if self.pre_trigger.is_some() {
             return;
         }
-        match self.files.start_next(ending_of(&self.topics)) {
+        match self.files.start_next(ending_of(&self.topics, &self.health)) {
             Ok(()) => self.repeat_latched(),
             Err(error) => self.fail(error),
         }
@@ -439,7 +491,7 @@ impl<S: LoanedBytes> Writer<S> {
 
     fn finish(mut self) -> WriterReport {
         self.finish_buffer();
-        let (files, errors) = self.files.finish(ending_of(&self.topics));
+        let (files, errors) = self.files.finish(ending_of(&self.topics, &self.health));
         WriterReport {
             files,
             error: self.error.or_else(|| errors.into_iter().next()),
@@ -448,9 +500,10 @@ impl<S: LoanedBytes> Writer<S> {
 }
 
 /// What ending a file needs: every announced topic's counts as of now, by channel name,
-/// and the topics.
-fn ending_of(topics: &[Option<TopicSlot>]) -> Ending<'_> {
+/// the topics, and the file's health.
+fn ending_of<'a>(topics: &'a [Option<TopicSlot>], health: &HealthMonitor) -> Ending<'a> {
     Ending {
+        health: health::file_health(topics, health),
         counts: topics
             .iter()
             .flatten()
@@ -480,6 +533,20 @@ fn keep_latched(slot: &mut TopicSlot, stamps: Stamps, parts: &[&[u8]]) {
 /// an earlier error (already recorded).
 type NotWritten = Option<WriteError>;
 
+/// [`write_to`], counting the message in the topic's health in the file.
+fn write_counted(
+    file: &mut Option<StreamWriter>,
+    slot: &mut TopicSlot,
+    stamps: Stamps,
+    parts: &[&[u8]],
+) -> Result<(), NotWritten> {
+    write_to(file, slot, stamps, parts)?;
+    slot.file_health.add(stamps.log_time, slot.max_gap_ns);
+    Ok(())
+}
+
+/// Writes one message of `slot`'s topic (its channel first, in a new file); not counted
+/// in the file's health (latched repeats are not).
 fn write_to(
     file: &mut Option<StreamWriter>,
     slot: &mut TopicSlot,
@@ -494,6 +561,7 @@ fn write_to(
         None => {
             let channel = add_channel(file, &slot.topic)?;
             slot.channel = Some(channel);
+            slot.file_health = FileHealth::default();
             channel
         }
     };

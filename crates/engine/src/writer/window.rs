@@ -14,7 +14,7 @@ use std::time::Duration;
 use recd_storage::Trigger;
 
 use super::buffer::{Buffered, MessageBuffer};
-use super::{ending_of, keep_latched, write_to, LoanedBytes, TopicSlot, Writer};
+use super::{ending_of, keep_latched, write_counted, write_to, LoanedBytes, TopicSlot, Writer};
 use crate::config::PreTrigger;
 use crate::handoff::{now_ns, Stamps};
 use crate::trigger::{TriggerWindow, TriggeredFile};
@@ -168,7 +168,8 @@ impl<S: LoanedBytes> Writer<S> {
             slot.channel = None;
         }
         if let Err(message) = self.write_trigger_record(&trigger) {
-            self.files.end_current(ending_of(&self.topics));
+            self.files
+                .end_current(ending_of(&self.topics, &self.health));
             return Err(message);
         }
         let pre = self.pre_trigger.as_ref().expect("a pre-trigger writer");
@@ -295,7 +296,7 @@ impl<S: LoanedBytes> Writer<S> {
         };
         let slot = slot(topics, message.topic);
         let (first_time, len) = (!message.written, message.bytes.len() as u64);
-        let result = write_to(&mut files.current, slot, message.stamps, &[message.bytes]);
+        let result = write_counted(&mut files.current, slot, message.stamps, &[message.bytes]);
         let counters = &slot.topic.counters;
         match result {
             Ok(()) if first_time => {
@@ -337,7 +338,8 @@ impl<S: LoanedBytes> Writer<S> {
             return;
         };
         if pre.window.take().is_some() {
-            self.files.end_current(ending_of(&self.topics));
+            self.files
+                .end_current(ending_of(&self.topics, &self.health));
         }
     }
 
@@ -374,7 +376,7 @@ impl<S: LoanedBytes> Writer<S> {
         let wait = self.files.idle_wait();
         match &self.pre_trigger {
             Some(pre) if pre.window.is_some() => wait.min(Duration::from_millis(10)),
-            _ => wait,
+            _ => wait.min(super::health::IDLE_WAIT),
         }
     }
 }

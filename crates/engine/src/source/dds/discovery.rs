@@ -222,6 +222,7 @@ impl DdsSource {
             channel,
             latched: choice.transient_local,
             counters: TopicCounters::default(),
+            health: Default::default(),
         });
         topic.counters.set_publishers(1);
         let announced = announce(&mut self.link.tx, &topic);

@@ -16,7 +16,6 @@ use crate::source::stats::ReceiveStats;
 use crate::source::{hand_over, Held, SequenceGaps};
 use crate::topic::Topic;
 
-
 /// A sample on its way to the file.
 pub(crate) enum ShmSample {
     /// A small sample, copied by the hand-over and released at once.
