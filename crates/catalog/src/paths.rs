@@ -115,3 +115,94 @@ fn old_root(directory: &Path, data_dir: &Path) -> Option<PathBuf> {
             .then(|| names[..split].iter().collect())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use recd_control::FileState;
+
+    use super::*;
+    use crate::files::tests::file;
+    use crate::schema::SCHEMA;
+    use crate::{Catalog, DATABASE_FILE};
+
+    /// Writes a catalog as recd wrote it before paths were relative (absolute paths,
+    /// `user_version` 0) with one session recorded into `old_data/drive`.
+    fn write_absolute_catalog(state: &Path, old_data: &Path) {
+        let old = Connection::open(state.join(DATABASE_FILE)).unwrap();
+        old.execute_batch(SCHEMA).unwrap();
+        old.execute(
+            "INSERT INTO sessions (name, directory, config, started_ns, state) VALUES ('drive', ?1, '{}', 1, 'stopped')",
+            params![old_data.join("drive").to_string_lossy()],
+        )
+        .unwrap();
+        old.execute(
+            "INSERT INTO files (path, session, state) VALUES (?1, 1, 'complete')",
+            params![old_data.join("drive/a.mcap").to_string_lossy()],
+        )
+        .unwrap();
+        old.execute(
+            "INSERT INTO files (path, session, state) VALUES ('/elsewhere/b.mcap', 1, 'complete')",
+            [],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn paths_follow_a_data_directory_that_moved() {
+        let state = tempfile::tempdir().unwrap();
+        {
+            let catalog = Catalog::open(state.path(), Path::new("/mnt/ssd/recordings")).unwrap();
+            let id = catalog
+                .begin_session("drive", Path::new("/mnt/ssd/recordings/drive"), "{}", 1)
+                .unwrap();
+            catalog
+                .upsert_file(&file(
+                    id,
+                    "/mnt/ssd/recordings/drive/a.mcap",
+                    FileState::Complete,
+                ))
+                .unwrap();
+        }
+        let catalog = Catalog::open(state.path(), Path::new("/media/usb/recordings")).unwrap();
+        let session = catalog.session_by_name("drive").unwrap().unwrap();
+        assert_eq!(session.directory, Path::new("/media/usb/recordings/drive"));
+        let moved = Path::new("/media/usb/recordings/drive/a.mcap");
+        assert_eq!(catalog.files(session.id).unwrap()[0].path, moved);
+        assert_eq!(
+            catalog.file(moved).unwrap().unwrap().state,
+            FileState::Complete
+        );
+        catalog.set_file_state(moved, FileState::Deleted).unwrap();
+        assert_eq!(catalog.files_on_disk().unwrap(), vec![]);
+    }
+
+    #[test]
+    fn an_older_catalogs_absolute_paths_become_relative_to_the_data_directory() {
+        let state = tempfile::tempdir().unwrap();
+        let data = Path::new("/var/lib/recd/recordings");
+        write_absolute_catalog(state.path(), data);
+        drop(Catalog::open(state.path(), data).unwrap());
+        let catalog = Catalog::open(state.path(), Path::new("/mnt/elsewhere")).unwrap();
+        let files = catalog.files(1).unwrap();
+        assert_eq!(files[0].path, Path::new("/mnt/elsewhere/drive/a.mcap"));
+        assert_eq!(
+            files[1].path,
+            Path::new("/elsewhere/b.mcap"),
+            "a path outside the data directory stays as it was"
+        );
+    }
+
+    #[test]
+    fn an_older_catalog_opened_after_its_data_directory_moved_finds_its_sessions_there() {
+        let state = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir(data.path().join("drive")).unwrap();
+        write_absolute_catalog(state.path(), Path::new("/media/old-mount/recordings"));
+        let catalog = Catalog::open(state.path(), data.path()).unwrap();
+        let session = catalog.session_by_name("drive").unwrap().unwrap();
+        assert_eq!(session.directory, data.path().join("drive"));
+        let files = catalog.files(session.id).unwrap();
+        assert_eq!(files[0].path, data.path().join("drive/a.mcap"));
+        assert_eq!(files[1].path, Path::new("/elsewhere/b.mcap"));
+    }
+}
