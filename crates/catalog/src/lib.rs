@@ -15,6 +15,7 @@
 mod error;
 mod files;
 mod finishing;
+mod health;
 mod paths;
 mod recovery;
 mod schema;

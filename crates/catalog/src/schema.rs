@@ -52,6 +52,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("topics", "unknown_loss", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "markers", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "finish", "TEXT"),
+    ("files", "health", "TEXT"),
+    ("sessions", "health", "TEXT"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added

@@ -65,6 +65,17 @@ impl CatalogObserver {
         }
     }
 
+    /// Keeps the verdict of the file's health record.
+    fn record_health(&self, file: &ClosedFile) {
+        let Some(verdict) = file.health else {
+            return;
+        };
+        let catalog = self.catalog.lock().expect("catalog lock");
+        if let Err(error) = catalog.set_file_health(&file.path, verdict.name()) {
+            tracing::error!(file = %file.path.display(), "cannot record the file's health: {error}");
+        }
+    }
+
     /// Queues a finished file for upload, when the session uploads.
     fn queue_upload(&self, file: &ClosedFile) {
         let Some((uploads, session)) = &self.upload else {
@@ -122,6 +133,7 @@ impl RecordingObserver for CatalogObserver {
             messages: file.messages,
             state: file_state(file.indexed),
         });
+        self.record_health(file);
         self.queue_finish(file);
         self.renew_bag_metadata(&file.path);
         self.queue_upload(file);
