@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use mcap::records::{op, Record};
 use mcap::sans_io::summary_reader::{SummaryReadEvent, SummaryReader, SummaryReaderOptions};
+use recd_health::FileHealthSummary;
 
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 use crate::{Marker, Trigger};
@@ -55,6 +56,10 @@ pub struct FileInfo {
     pub markers: Vec<Marker>,
     /// Triggers (`rec trigger`) whose window the file holds, in file order.
     pub triggers: Vec<Trigger>,
+    /// Its health record (`health/<file>`): each topic's expectation, rate and gaps, and
+    /// the required topics missing; `None` for a file without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<FileHealthSummary>,
     /// For a file that had to be scanned: where the scan ended.
     pub scan: Option<ScanOutcome>,
 }
@@ -192,6 +197,7 @@ pub fn summarize_from<R: Read + Seek>(
         attachment_count: 0,
         markers: Vec::new(),
         triggers: Vec::new(),
+        health: None,
         scan: None,
     };
     // A missing or unreadable footer/summary means the file was not closed: scan it.
@@ -200,6 +206,7 @@ pub fn summarize_from<R: Read + Seek>(
             fill_from_summary(&mut info, &summary, stats);
             let notes = read_notes(input, size, &summary).map_err(read_error)?;
             (info.markers, info.triggers) = (notes.markers, notes.triggers);
+            info.health = notes.health;
             return Ok(info);
         }
     }
@@ -225,18 +232,28 @@ pub fn summarize_from<R: Read + Seek>(
     Ok(info)
 }
 
-/// The markers and triggers of a file.
+/// The markers, triggers and health record of a file.
 #[derive(Default)]
 struct Notes {
     markers: Vec<Marker>,
     triggers: Vec<Trigger>,
+    health: Option<FileHealthSummary>,
 }
 
 impl Notes {
     fn add(&mut self, name: &str, entries: &BTreeMap<String, String>) {
         self.markers.extend(Marker::from_record(name, entries));
         self.triggers.extend(Trigger::from_record(name, entries));
+        if is_health_record(name) {
+            self.health = FileHealthSummary::from_metadata(entries).ok();
+        }
     }
+}
+
+/// Whether a Metadata record of this name holds a file's health.
+fn is_health_record(name: &str) -> bool {
+    name.strip_prefix(crate::iceoryx2::HEALTH_METADATA)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The markers and triggers a summarized file holds: each Metadata record the summary
@@ -248,7 +265,10 @@ fn read_notes<R: Read + Seek>(
 ) -> io::Result<Notes> {
     let mut notes = Notes::default();
     for index in &summary.metadata_indexes {
-        if index.name != crate::iceoryx2::MARKER && index.name != crate::iceoryx2::TRIGGER {
+        if index.name != crate::iceoryx2::MARKER
+            && index.name != crate::iceoryx2::TRIGGER
+            && !is_health_record(&index.name)
+        {
             continue;
         }
         // The index's claims must fit in the file before anything is allocated for them.
@@ -513,6 +533,7 @@ impl Tally {
         info.metadata_count = self.metadata;
         info.markers = self.notes.markers;
         info.triggers = self.notes.triggers;
+        info.health = self.notes.health;
         info.attachment_count = self.attachments;
         info.chunk_count = self.chunks;
         info.compression = self.compression.into_infos();

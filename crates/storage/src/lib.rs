@@ -44,6 +44,7 @@ mod wire;
 mod writer;
 
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
+pub use compression::Compression;
 pub use durability::Durability;
 pub use info::{
     summarize, summarize_from, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome,
@@ -56,7 +57,6 @@ pub use messages::{
     RecordedMessage,
 };
 pub use recover::Damage;
-pub use compression::Compression;
 pub use reindex::{reindex, ReindexError, ReindexOptions, ReindexReport};
 pub use space::{space_of, Space};
 pub use trigger::Trigger;
