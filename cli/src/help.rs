@@ -15,7 +15,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Fleet", &["fleet"]),
     ("Look", &["list", "topics", "info"]),
     ("Files", &["reindex", "play", "upload"]),
-    ("Other", &["demo", "completions", "help"]),
+    ("Other", &["demo", "completions", "man", "help"]),
 ];
 
 /// `rec`'s command with its help listing the commands by [`GROUPS`].

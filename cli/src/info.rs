@@ -28,6 +28,10 @@ pub struct InfoArgs {
     /// totals with every file's summary under `files`.
     #[arg(long)]
     json: bool,
+    /// Also list each topic's gaps (silences longer than its max_gap) from the files'
+    /// health records.
+    #[arg(long)]
+    gaps: bool,
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
 }
@@ -40,6 +44,7 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
                 crate::output::print_json(&info)?;
             } else {
                 out!("{}", render(&info));
+                print_gaps(&info, args.gaps);
             }
             return Ok(ExitCode::SUCCESS);
         }
@@ -57,8 +62,19 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
         crate::output::print_json(&totals)?;
     } else {
         out!("{}", render_totals(&totals));
+        totals
+            .files
+            .iter()
+            .for_each(|file| print_gaps(file, args.gaps));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// With `--gaps`, the gaps of `info`'s health record.
+fn print_gaps(info: &FileInfo, gaps: bool) {
+    if let (true, Some(health)) = (gaps, &info.health) {
+        out!("{}", crate::health::gap_lines(health));
+    }
 }
 
 fn summarize(file: &Path) -> Result<FileInfo, String> {
@@ -175,14 +191,24 @@ fn render_totals(totals: &Totals) -> String {
         } else {
             ""
         };
+        let health = file
+            .health
+            .as_ref()
+            .map_or(String::new(), |h| format!("  health {}", h.verdict));
         let _ = writeln!(
             out,
-            "  {}  {}  {} msgs  {:.3} s{state}",
+            "  {}  {}  {} msgs  {:.3} s{health}{state}",
             file.path.display(),
             format::bytes(file.size),
             file.message_count,
             file.duration_secs()
         );
+    }
+    for file in &totals.files {
+        if let Some(health) = &file.health {
+            let _ = writeln!(out, "{}:", file.path.display());
+            out += &crate::health::file_health(health);
+        }
     }
     out
 }
@@ -351,6 +377,9 @@ pub fn render(info: &FileInfo) -> String {
                 let _ = writeln!(out, "    clock sync: {}", trigger.clock_sync);
             }
         }
+    }
+    if let Some(health) = &info.health {
+        out += &crate::health::file_health(health);
     }
     if info.scan.is_none() && !info.indexed {
         let _ = writeln!(out, "\n{}", unindexed_note(info));

@@ -6,11 +6,13 @@
 mod attach;
 mod complete;
 mod demo;
-mod fleet;
 mod files;
+mod fleet;
 mod format;
+mod health;
 mod help;
 mod info;
+mod man;
 mod output;
 mod play;
 mod reindex;
@@ -70,6 +72,14 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Write the manual pages: rec(1) and one per command.
+    ///
+    /// Into DIR as rec.1, rec-start.1, ..., rec-fleet-status.1 (e.g. `rec man
+    /// /usr/local/share/man/man1`); without DIR, print rec.1 (`rec man | man -l -`).
+    Man {
+        /// The directory for the pages (created when missing).
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -102,6 +112,13 @@ fn main() -> ExitCode {
             output::write_bytes(&script);
             ExitCode::SUCCESS
         }),
+        Command::Man { dir: Some(dir) } => {
+            man::write_pages(Cli::command(), &dir).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Man { dir: None } => {
+            output::write_bytes(&man::main_page(Cli::command()));
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match outcome {
         Ok(code) => code,

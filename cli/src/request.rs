@@ -26,4 +26,3 @@ pub fn ask_within(socket: &Path, request: &Request, timeout: Duration) -> Result
 pub fn unexpected(response: &Response) -> String {
     format!("recd answered with an unexpected {response:?}")
 }
-

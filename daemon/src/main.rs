@@ -48,7 +48,7 @@ struct Cli {
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
-    /// Print this manual page, recd(8), as roff and exit (e.g. `recd --man-page >
+    /// Print the manual page recd(8) as roff and exit (e.g. `recd --man-page >
     /// /usr/local/share/man/man8/recd.8`).
     #[arg(long)]
     man_page: bool,
