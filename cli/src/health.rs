@@ -164,7 +164,7 @@ mod tests {
         assert!(text.contains("720 ms"), "{text}");
         let gaps = gap_lines(&health);
         assert!(
-            gaps.contains("gaps of h/b:") && gaps.contains("700 ms"),
+            gaps.contains("gaps of h/b:") && gaps.contains("720 ms"),
             "{gaps}"
         );
     }
