@@ -569,3 +569,45 @@ fn an_event_service_wakes_the_receive_thread_long_before_the_next_poll() {
         );
     }
 }
+
+#[test]
+fn a_split_leaves_no_empty_last_file_behind() {
+    let domain = Domain::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = domain.config(dir.path(), &["t/*"]);
+    // Four 300 kB frames pass 1 MB: eight frames split twice, the second time after the
+    // last frame.
+    config.split.max_bytes = Some(1_000_000);
+    let recording = Recording::start(config).unwrap();
+    let cameras = domain.load(
+        &RecdLoad::new("t/")
+            .cameras(1)
+            .frame_size(300_000)
+            .fps(100)
+            .count(8)
+            .wait_subscribers(1),
+    );
+    finish_load(cameras);
+    assert!(wait_until(Duration::from_secs(5), || {
+        recording
+            .status()
+            .topics
+            .iter()
+            .any(|t| t.counts.written == 8)
+    }));
+    assert_eq!(recording.status().closed_files.len(), 2, "split twice");
+    let summary = recording.stop().unwrap();
+    let counts: Vec<u64> = summary.files.iter().map(|f| f.message_count).collect();
+    assert_eq!(counts, [4, 4]);
+    let on_disk = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "mcap")
+        })
+        .count();
+    assert_eq!(on_disk, 2, "the empty third file is gone");
+}

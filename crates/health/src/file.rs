@@ -230,6 +230,12 @@ impl FileHealthSummary {
         }
     }
 
+    /// Whether no topic has a sample in the file (latched repeats and health messages are
+    /// no samples).
+    pub fn holds_nothing(&self) -> bool {
+        self.topics.values().all(|t| t.samples == 0)
+    }
+
     /// The metadata record's entries: `verdict`, `missing` (JSON list) and `topics` (JSON
     /// object by channel name).
     pub fn to_metadata(&self) -> BTreeMap<String, String> {

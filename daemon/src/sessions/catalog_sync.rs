@@ -139,6 +139,17 @@ impl RecordingObserver for CatalogObserver {
         self.queue_upload(file);
     }
 
+    fn removed(&self, path: &Path) {
+        self.started
+            .lock()
+            .expect("files lock")
+            .retain(|p| p != path);
+        let catalog = self.catalog.lock().expect("catalog lock");
+        if let Err(error) = catalog.forget_file(path) {
+            tracing::error!(file = %path.display(), "cannot forget the removed file: {error}");
+        }
+    }
+
     fn health_changed(&self, event: &HealthEvent) {
         super::health_log::log_change(&self.name, event);
     }

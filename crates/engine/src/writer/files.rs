@@ -50,6 +50,9 @@ pub trait RecordingObserver: Send + Sync {
     fn ended(&self, file: &ClosedFile);
     /// A topic's health changed (it stalled, became slow, went missing, or came back).
     fn health_changed(&self, _event: &HealthEvent) {}
+    /// A file told of by [`Self::creating`] was removed: the recording stopped before
+    /// any message reached it (the file after a split).
+    fn removed(&self, _path: &Path) {}
 }
 
 /// An observer that does nothing.
@@ -360,7 +363,17 @@ impl Files {
         let mut files = Vec::new();
         let mut errors = Vec::new();
         let metadata = self.recorder_metadata(ending.counts);
-        let ended = self.current.take().map(|file| {
+        let mut current = self.current.take();
+        if current.is_some() && self.next_index > 1 && ending.health.holds_nothing() {
+            // A split's last file that no message reached before the stop: not kept.
+            let file = current.take().expect("a current file");
+            let path = file.path().to_path_buf();
+            drop(file);
+            if std::fs::remove_file(&path).is_ok() {
+                self.plan.observer.removed(&path);
+            }
+        }
+        let ended = current.map(|file| {
             let observer = self.plan.observer.as_ref();
             end_file(
                 file,
