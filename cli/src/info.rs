@@ -19,6 +19,9 @@ use crate::output::out;
 /// then a line per file. A cleanly closed file is summarized from its footer and summary
 /// alone, however large it is. A file without a summary (a crash left it open) is
 /// scanned; `rec reindex` fixes it.
+///
+/// Exit status: 0, or 3 when a file is damaged (a crash cut it inside a record; `rec
+/// reindex` recovers what is readable), as `rec reindex` exits.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// MCAP files, session directories or names of recd's sessions.
@@ -46,7 +49,7 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
                 out!("{}", render(&info));
                 print_gaps(&info, args.gaps);
             }
-            return Ok(ExitCode::SUCCESS);
+            return Ok(exit_code(std::slice::from_ref(&info)));
         }
     }
     let mut files = Vec::new();
@@ -67,7 +70,22 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
             .iter()
             .for_each(|file| print_gaps(file, args.gaps));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&totals.files))
+}
+
+/// Exit status when a file is damaged (a crash cut it inside a record): as `rec reindex`.
+const EXIT_DAMAGED: u8 = 3;
+
+/// 3 when a file is damaged, so that scripts can tell; else 0.
+fn exit_code(files: &[FileInfo]) -> ExitCode {
+    if files
+        .iter()
+        .any(|f| f.scan.as_ref().is_some_and(|s| s.damage.is_some()))
+    {
+        ExitCode::from(EXIT_DAMAGED)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// With `--gaps`, the gaps of `info`'s health record.

@@ -149,7 +149,7 @@ fn reindex_into_a_directory_writes_a_file_of_the_same_name_there() {
 }
 
 #[test]
-fn info_on_a_crashed_file_says_so_and_points_to_reindex() {
+fn info_on_a_crashed_file_says_so_points_to_reindex_and_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rec.mcap");
     write_recording(&path, 10, 1000);
@@ -157,9 +157,16 @@ fn info_on_a_crashed_file_says_so_and_points_to_reindex() {
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
 
     let (code, stdout, _) = outcome(&run(&["info", path.to_str().unwrap()]));
-    assert_eq!(code, 0);
+    // Cut inside a record: damaged, exit 3 as rec reindex exits, so that scripts can tell.
+    assert_eq!(code, 3, "{stdout}");
     assert!(stdout.contains("was not closed cleanly"), "{stdout}");
+    assert!(
+        stdout.contains("readable records end at offset"),
+        "{stdout}"
+    );
     assert!(stdout.contains("rec reindex"), "{stdout}");
+    let (code, _, _) = outcome(&run(&["info", "--json", path.to_str().unwrap()]));
+    assert_eq!(code, 3);
 }
 
 #[test]
