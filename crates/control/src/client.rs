@@ -5,8 +5,9 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::protocol::{encode, Request, RequestEnvelope, Response, MAX_MESSAGE_BYTES};
-use crate::PROTOCOL_VERSION;
+use crate::protocol::{
+    encode, Request, RequestEnvelope, Response, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+};
 
 /// A connection to recd.
 pub struct Client {

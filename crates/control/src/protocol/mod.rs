@@ -1,0 +1,19 @@
+//! Requests, responses and their framing; this module only gathers its parts, one per concern.
+
+mod catalog;
+mod framing;
+mod request;
+mod response;
+mod sessions;
+mod status;
+mod topics;
+mod triggers;
+
+pub use catalog::{FileEntry, ListedSession};
+pub use framing::{decode_request, encode, RequestEnvelope, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+pub use request::Request;
+pub use response::{ErrorKind, ErrorReply, Response};
+pub use sessions::{SessionPaused, SessionStarted, SessionStopped, StartRequest};
+pub use status::{BufferStatus, DiskFull, ReceiveThreadReport, SessionStatus};
+pub use topics::{RatedTopic, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest};
+pub use triggers::{SessionMarked, SessionTriggered, TriggerRequest, TriggeredFile};

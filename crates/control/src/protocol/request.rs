@@ -1,0 +1,84 @@
+//! [`Request`]: what a client can ask recd to do, one variant per request kind.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::sessions::StartRequest;
+use super::topics::TopicsRequest;
+use super::triggers::TriggerRequest;
+use crate::upload::UploadRequest;
+
+/// What a client asks recd to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    /// Is recd there, and which version?
+    Ping,
+    /// Start a recording session.
+    Start(StartRequest),
+    /// Stop the named session, the only one running (no name), or all.
+    Stop {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+        /// Stop every running session.
+        #[serde(default)]
+        all: bool,
+    },
+    /// Live status of one running session or of all.
+    Status {
+        /// The session; `None` means all running ones.
+        name: Option<String>,
+    },
+    /// Sessions and files from the catalog.
+    List,
+    /// The files of a session from the catalog, for `rec reindex SESSION`.
+    Files {
+        /// The session.
+        name: String,
+    },
+    /// What could be recorded now: topics found by receiving for a while, as a session
+    /// would (`rec topics`); nothing is written.
+    Topics(TopicsRequest),
+    /// Stop writing a running session (the only one when no name) until resumed;
+    /// messages are still taken from the publishers and counted as paused.
+    Pause {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+    },
+    /// Write again after a pause.
+    Resume {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+    },
+    /// End the files a running session is writing and continue in new ones (rosbag2's
+    /// `split_bagfile`).
+    Split {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+    },
+    /// Write a marker (a Metadata record `marker` with its time and text) into the files
+    /// a running session is writing.
+    Mark {
+        /// The session; `None` means the only one running.
+        name: Option<String>,
+        /// The marker's text.
+        text: String,
+    },
+    /// Write the window around now from a pre-trigger session's buffer into a new file
+    /// (or extend the window being written, when they overlap).
+    Trigger(TriggerRequest),
+    /// A catalog file was reindexed in place: it is complete now.
+    Reindexed {
+        /// The file.
+        path: PathBuf,
+        /// Its new size.
+        bytes: u64,
+        /// Messages in it.
+        messages: u64,
+    },
+    /// Queue a session's files, or one file, for upload (`rec upload`).
+    Upload(UploadRequest),
+    /// The upload queue and the uploader's state (`rec upload --status`).
+    UploadStatus,
+}

@@ -1,0 +1,68 @@
+//! Triggers and markers: a pre-trigger window written to a file, a marker into the files.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A trigger of a pre-trigger session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TriggerRequest {
+    /// The session; `None` means the only one running.
+    pub name: Option<String>,
+    /// Milliseconds before now to keep; `None` keeps the whole buffer.
+    pub before_ms: Option<u64>,
+    /// Milliseconds after now that still go to the file.
+    pub after_ms: u64,
+    /// Why; it goes into the file's `trigger` Metadata record.
+    pub note: String,
+    /// The trigger's moment, ns since the Unix epoch; `None` is when recd gets it. A
+    /// moment ahead is waited for; one older than the buffer reaches is refused.
+    pub at_ns: Option<u64>,
+    /// The asker's id: a trigger repeated with the same id writes nothing new and gets
+    /// the first one's answer.
+    pub id: Option<String>,
+}
+
+/// The files a trigger writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionTriggered {
+    /// The session.
+    pub name: String,
+    /// The trigger's moment, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// One file per source family of the session.
+    pub files: Vec<TriggeredFile>,
+    /// The asker's id, if it gave one.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A trigger with this id was taken before: this is its answer, nothing new written.
+    #[serde(default)]
+    pub repeated: bool,
+}
+
+/// A file a trigger writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriggeredFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The first log time it holds, ns since the Unix epoch (latched samples aside).
+    pub start_ns: u64,
+    /// The last log time it holds, ns since the Unix epoch; it is complete once this has
+    /// passed and it left the session's `current_files`.
+    pub end_ns: u64,
+    /// The trigger fell inside the window of a file being written, whose end it moved
+    /// rather than start another.
+    pub extended: bool,
+}
+
+/// A marker written into a session's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMarked {
+    /// The session.
+    pub name: String,
+    /// The marker's time, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// The files it goes into (those being written).
+    pub files: Vec<PathBuf>,
+}

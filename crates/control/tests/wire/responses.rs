@@ -1,0 +1,232 @@
+//! The responses the fixtures pin: every kind, every error kind, with options both present
+//! and absent.
+
+use std::collections::BTreeMap;
+
+use recd_control::{
+    ErrorReply, Response, SessionMarked, SessionPaused, SessionStarted, SessionState,
+    SessionStopped, SessionTriggered, TopicOnOffer, TopicsFound, TriggeredFile, UploadState,
+    UploadStatus, UploadsQueued, PROTOCOL_VERSION,
+};
+
+use crate::values::{
+    every_file_state, listed_session, rated_topic, receive_thread_full, receive_thread_quiet,
+    status_full, status_plain, upload_entry,
+};
+use crate::{error_kind, Message, ERROR_KINDS};
+
+/// The named responses, in a fixed order.
+pub fn cases() -> Vec<(String, Message)> {
+    use Message::Response as R;
+    let cases = [
+        (
+            "response-pong",
+            R(Response::Pong {
+                version: PROTOCOL_VERSION,
+                daemon: "0.1.0-test".into(),
+            }),
+        ),
+        (
+            "response-started",
+            R(Response::Started(SessionStarted {
+                name: "drive_2".into(),
+                id: 9_007_199_254_740_993,
+                directory: "/data/drive_2".into(),
+                io_mode: "buffered".into(),
+            })),
+        ),
+        (
+            "response-stopped",
+            R(Response::Stopped {
+                sessions: vec![
+                    SessionStopped {
+                        name: "drive".into(),
+                        files: every_file_state(),
+                        duration_s: 3_725.125,
+                        topics: vec![rated_topic("/imu", true), rated_topic("/gps", false)],
+                        write_error: Some("disk full".into()),
+                        receive_threads: vec![receive_thread_full(), receive_thread_quiet()],
+                    },
+                    SessionStopped {
+                        name: "bench".into(),
+                        files: Vec::new(),
+                        duration_s: 0.0,
+                        topics: Vec::new(),
+                        write_error: None,
+                        receive_threads: Vec::new(),
+                    },
+                ],
+            }),
+        ),
+        (
+            "response-stopped-none",
+            R(Response::Stopped {
+                sessions: Vec::new(),
+            }),
+        ),
+        (
+            "response-status",
+            R(Response::Status {
+                sessions: vec![status_full(), status_plain()],
+            }),
+        ),
+        (
+            "response-status-none",
+            R(Response::Status {
+                sessions: Vec::new(),
+            }),
+        ),
+        (
+            "response-list",
+            R(Response::List {
+                sessions: vec![
+                    listed_session("live", 4, SessionState::Recording),
+                    listed_session("drive", 3, SessionState::Stopped),
+                    listed_session("broken", 2, SessionState::Failed),
+                    listed_session("crashed", 1, SessionState::Interrupted),
+                ],
+            }),
+        ),
+        (
+            "response-files",
+            R(Response::Files {
+                session: listed_session("drive", 3, SessionState::Stopped),
+            }),
+        ),
+        (
+            "response-topics",
+            R(Response::Topics(TopicsFound {
+                topics: vec![
+                    TopicOnOffer {
+                        name: "/chatter".into(),
+                        service: "dds:rt/chatter".into(),
+                        type_name: "std_msgs/msg/String".into(),
+                        publishers: 2,
+                        messages_per_s: 10.5,
+                        bytes_per_s: 336.0,
+                    },
+                    TopicOnOffer {
+                        name: "camera/front".into(),
+                        service: "camera/front".into(),
+                        type_name: "sensor_msgs/msg/Image".into(),
+                        publishers: 1,
+                        messages_per_s: 29.97,
+                        bytes_per_s: 186_624_000.0,
+                    },
+                ],
+                problems: BTreeMap::from([
+                    ("camera/rear".to_string(), "no type information".to_string()),
+                    ("dds:rt/odom".to_string(), "type mismatch".to_string()),
+                ]),
+            })),
+        ),
+        (
+            "response-topics-none",
+            R(Response::Topics(TopicsFound::default())),
+        ),
+        (
+            "response-paused",
+            R(Response::Paused(SessionPaused {
+                name: "drive".into(),
+                paused: true,
+                changed: false,
+            })),
+        ),
+        (
+            "response-resumed",
+            R(Response::Paused(SessionPaused {
+                name: "drive".into(),
+                paused: false,
+                changed: true,
+            })),
+        ),
+        (
+            "response-marked",
+            R(Response::Marked(SessionMarked {
+                name: "drive".into(),
+                time_ns: 1_700_000_111_222_333_444,
+                files: vec![
+                    "/data/drive/a_3.mcap".into(),
+                    "/data/drive/dds_3.mcap".into(),
+                ],
+            })),
+        ),
+        (
+            "response-triggered",
+            R(Response::Triggered(SessionTriggered {
+                name: "drive".into(),
+                time_ns: 1_700_000_000_000_000_000,
+                files: vec![
+                    TriggeredFile {
+                        path: "/data/drive/trigger_1.mcap".into(),
+                        start_ns: 1_699_999_970_000_000_000,
+                        end_ns: 1_700_000_010_000_000_000,
+                        extended: false,
+                    },
+                    TriggeredFile {
+                        path: "/data/drive/dds_trigger_1.mcap".into(),
+                        start_ns: 1_699_999_980_000_000_000,
+                        end_ns: 1_700_000_020_000_000_000,
+                        extended: true,
+                    },
+                ],
+                id: Some("brake-17".into()),
+                repeated: true,
+            })),
+        ),
+        (
+            "response-triggered-plain",
+            R(Response::Triggered(SessionTriggered {
+                name: "drive".into(),
+                time_ns: 5,
+                files: Vec::new(),
+                id: None,
+                repeated: false,
+            })),
+        ),
+        (
+            "response-uploads-queued",
+            R(Response::UploadsQueued(UploadsQueued {
+                queued: vec!["/data/drive/a_1.mcap".into(), "/data/drive/a_2.mcap".into()],
+                unchanged: vec!["/data/drive/a_0.mcap".into()],
+            })),
+        ),
+        (
+            "response-uploads",
+            R(Response::Uploads(UploadStatus {
+                enabled: true,
+                destination: Some("s3://fleet/car-7 at https://s3.example.com".into()),
+                error: Some("403 Forbidden: check the credentials".into()),
+                yielding: Some("session drive is falling behind".into()),
+                bytes_per_s: 12_500_000.5,
+                uploaded_files: 31,
+                uploaded_bytes: 123_456_789_012,
+                files: vec![
+                    upload_entry("/data/drive/a_1.mcap", UploadState::Queued, false),
+                    upload_entry("/data/drive/a_2.mcap", UploadState::Uploading, false),
+                    upload_entry("/data/drive/a_3.mcap", UploadState::Failed, false),
+                    upload_entry("/data/drive/a_0.mcap", UploadState::Uploaded, true),
+                ],
+            })),
+        ),
+        (
+            "response-uploads-disabled",
+            R(Response::Uploads(UploadStatus::default())),
+        ),
+        ("response-done", R(Response::Done)),
+    ];
+    let mut cases: Vec<(String, Message)> = cases
+        .into_iter()
+        .map(|(name, message)| (name.to_string(), message))
+        .collect();
+    for kind in ERROR_KINDS {
+        cases.push((
+            format!("response-error-{}", error_kind(kind).replace('_', "-")),
+            Message::Response(Response::Error(ErrorReply {
+                kind,
+                message: format!("{} — it says why, with \"quotes\"", error_kind(kind)),
+            })),
+        ));
+    }
+    cases
+}
