@@ -1,7 +1,10 @@
 //! How `rec info` and `rec status` show whether a recording is usable: a file's health
 //! record as a table per topic (and its gaps), a topic's live state as one cell.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+use recd_control::SessionStatus;
 
 use recd_health::{
     worst_state, Expected, ExpectedFrom, FileHealthSummary, HealthState, TopicFileHealth,
@@ -114,7 +117,6 @@ pub fn expectation(expected: &Expected) -> String {
 }
 
 /// A topic's live state as a status cell: `ok`, `slow`, `stalled 1.2 s`, `-` unchecked.
-#[allow(dead_code)] // used by rec status once the protocol carries health
 pub fn state_cell(health: &TopicHealth, now_ns: u64) -> String {
     match (health.state, health.since_ns) {
         (HealthState::Unchecked, _) => "-".into(),
@@ -123,6 +125,47 @@ pub fn state_cell(health: &TopicHealth, now_ns: u64) -> String {
         }
         (state, _) => state.to_string(),
     }
+}
+
+/// Now, in ns since the epoch (the status's times are recd's wall clock, on this host).
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// A session's health in one line: how many topics stand where, the ones in trouble by
+/// name, and the required topics missing; empty while nothing is checked.
+pub fn summary_line(session: &SessionStatus) -> String {
+    let mut by_state: BTreeMap<HealthState, Vec<&str>> = BTreeMap::new();
+    for topic in &session.topics {
+        if let Some(health) = &topic.health {
+            by_state
+                .entry(health.state)
+                .or_default()
+                .push(&topic.report.name);
+        }
+    }
+    let missing: Vec<&str> = (session.required.iter())
+        .filter(|r| r.state == HealthState::Missing)
+        .map(|r| r.pattern.as_str())
+        .collect();
+    if by_state.keys().all(|s| *s == HealthState::Unchecked) && missing.is_empty() {
+        return String::new();
+    }
+    let mut parts = Vec::new();
+    for (state, names) in &by_state {
+        match state {
+            HealthState::Ok => parts.push(format!("{} ok", names.len())),
+            HealthState::Unchecked => parts.push(format!("{} learning or unchecked", names.len())),
+            _ => parts.push(format!("{} {state} ({})", names.len(), names.join(", "))),
+        }
+    }
+    let mut line = format!("  health: {}", parts.join(", "));
+    if !missing.is_empty() {
+        line += &format!("; missing: {} (required)", missing.join(", "));
+    }
+    line + "\n"
 }
 
 fn millis(ns: u64) -> String {

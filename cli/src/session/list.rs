@@ -43,7 +43,9 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
     }
     let rows: Vec<Vec<String>> = sessions.iter().map(session_row).collect();
     let text = table(
-        &["session", "state", "started", "files", "size", "messages"],
+        &[
+            "session", "state", "started", "files", "size", "messages", "health",
+        ],
         &rows,
     );
     let mut lines = text.lines();
@@ -62,8 +64,11 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
                 .upload
                 .map(|state| format!("  upload: {state}"))
                 .unwrap_or_default();
+            let health = (file.health.as_ref())
+                .map(|verdict| format!("  health: {verdict}"))
+                .unwrap_or_default();
             outln!(
-                "    {}  {}  {}  {}{upload}",
+                "    {}  {}  {}  {}{health}{upload}",
                 file.path.display(),
                 format::bytes(file.bytes),
                 messages,
@@ -86,6 +91,7 @@ fn session_row(session: &ListedSession) -> Vec<String> {
         kept.len().to_string(),
         format::bytes(kept.iter().map(|f| f.bytes).sum()),
         kept.iter().map(|f| f.messages).sum::<u64>().to_string(),
+        session.health.clone().unwrap_or_else(|| "-".into()),
     ]
 }
 

@@ -99,6 +99,15 @@ pub struct StartArgs {
     /// (compress too), none (leave it as recorded). Default: `[recording] finish`.
     #[arg(long, value_name = "MODE", value_parser = parse_finish_mode)]
     finish: Option<FinishMode>,
+    /// What a topic must keep, checked live and written into each file's health record:
+    /// PATTERN[:ITEM,...] with items 25hz (min_rate over 1 s windows), max_gap=200ms (a
+    /// longer silence is a stall), required (`rec stop` exits 5 without it), off (no
+    /// checks). Repeatable; the first matching rule wins, before recd.toml's
+    /// [[expect]]. Topics no rule matches learn their rate from their first samples
+    /// (stall: silent over max(10 periods, 500 ms)). E.g. --expect 'camera/*:25hz'
+    /// --expect '/imu:max_gap=20ms,required'.
+    #[arg(long = "expect", value_name = "RULE", value_parser = parse_expectation)]
+    expect: Vec<String>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -133,6 +142,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
             _ => None,
         },
         finish: args.finish,
+        expect: args.expect.clone(),
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -153,4 +163,11 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
 fn parse_finish_mode(text: &str) -> Result<FinishMode, String> {
     text.parse()
         .map_err(|_| format!("{text:?} is not a finish mode: use index, zstd, lz4 or none"))
+}
+
+/// Checks a --expect rule here, so that a typo is told before recd is asked.
+fn parse_expectation(text: &str) -> Result<String, String> {
+    recd_health::Expectation::parse(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
 }

@@ -183,6 +183,7 @@ fn status_lines_besides_topics(session: &SessionStatus) -> usize {
             .lines()
             .count()
         + usize::from(unknown_loss_line(&reports).is_some())
+        + usize::from(!crate::health::summary_line(session).is_empty())
         + session.problems.len()
         + usize::from(session.disk_full.is_some())
         + usize::from(session.paused)
@@ -217,11 +218,16 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
             session.io_mode,
             current_files(&session.current_files)
         );
+        let now = crate::health::now_ns();
+        text += &crate::health::summary_line(session);
         let rows = rows_by_topic(
             &session.topics,
             |t| &t.report,
             |t| {
                 vec![
+                    t.health
+                        .as_ref()
+                        .map_or("-".into(), |h| crate::health::state_cell(h, now)),
                     t.report.written.to_string(),
                     format!("{:.1}", t.messages_per_s),
                     format::bytes(t.report.bytes_written),
@@ -233,6 +239,7 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
         text += &table(
             &[
                 "topic",
+                "health",
                 "messages",
                 "msg/s",
                 "bytes",
@@ -323,6 +330,7 @@ mod tests {
                     },
                     messages_per_s: 0.0,
                     bytes_per_s: 0.0,
+                    health: None,
                 })
                 .collect(),
             write_error: None,
@@ -332,6 +340,7 @@ mod tests {
             paused: false,
             buffer: None,
             receive_threads: Vec::new(),
+            required: Vec::new(),
         }
     }
 

@@ -17,9 +17,11 @@ use crate::table::table;
 /// Stop a session and finalize its files.
 ///
 /// Exit status: 0 when every message is in the files or in the counts; 1 when a write
-/// error ended the recording (or rec failed); 4 when a topic shows `unknown loss`: its
-/// publisher's queue was found full and its samples carry no sequence numbers, so samples
-/// may have been overwritten before recd could take them, uncounted.
+/// error ended the recording (or rec failed); 5 when a required topic (--expect
+/// ...,required or [[expect]] required = true) was missing or stalled in the session; 4
+/// when a topic shows `unknown loss`: its publisher's queue was found full and its samples
+/// carry no sequence numbers, so samples may have been overwritten before recd could take
+/// them, uncounted. When several hold, the first in this order: 1, 5, 4.
 #[derive(Debug, Args)]
 pub struct StopArgs {
     /// The session; may be left out when only one is recording.
@@ -57,8 +59,15 @@ pub fn stop(socket: &Path, args: &StopArgs) -> Result<ExitCode, String> {
     let unknown_loss = sessions
         .iter()
         .any(|s| s.topics.iter().any(|t| t.report.unknown_loss));
+    let required_failed = sessions.iter().any(|s| {
+        s.health
+            .as_ref()
+            .is_some_and(|h| !h.failed_required.is_empty())
+    });
     Ok(if failed {
         ExitCode::FAILURE
+    } else if required_failed {
+        ExitCode::from(EXIT_REQUIRED_FAILED)
     } else if unknown_loss {
         ExitCode::from(EXIT_UNKNOWN_LOSS)
     } else {
@@ -68,6 +77,9 @@ pub fn stop(socket: &Path, args: &StopArgs) -> Result<ExitCode, String> {
 
 /// `rec stop`'s exit status when a topic may have lost samples nobody could count.
 const EXIT_UNKNOWN_LOSS: u8 = 4;
+
+/// `rec stop`'s exit status when a required topic was missing or stalled.
+const EXIT_REQUIRED_FAILED: u8 = 5;
 
 fn print_stopped(session: &SessionStopped) {
     let messages: u64 = session.topics.iter().map(|t| t.report.written).sum();
@@ -113,6 +125,16 @@ fn print_stopped(session: &SessionStopped) {
             file.path.display(),
             format::bytes(file.bytes)
         );
+    }
+    if let Some(health) = &session.health {
+        outln!("health: {}", health.verdict);
+        for failed in &health.failed_required {
+            let why = match failed.state {
+                recd_health::HealthState::Missing => "never came (or came late)",
+                _ => "stalled",
+            };
+            outln!("required topic {}: {} {why}", failed.topic, failed.state);
+        }
     }
     if let Some(error) = &session.write_error {
         outln!("write error: {error}");

@@ -22,11 +22,12 @@ mod upload;
 pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
 pub use client::{Client, ClientError};
 pub use protocol::{
-    decode_request, encode, BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry,
-    ListedSession, RatedTopic, ReceiveThreadReport, Request, RequestEnvelope, Response,
-    SessionMarked, SessionPaused, SessionStarted, SessionStatus, SessionStopped, SessionTriggered,
-    StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, TriggerRequest,
-    TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    decode_request, encode, BufferStatus, DiskFull, ErrorKind, ErrorReply, FailedRequirement,
+    FileEntry, ListedSession, RatedTopic, ReceiveThreadReport, Request, RequestEnvelope, Response,
+    SessionHealth, SessionMarked, SessionPaused, SessionStarted, SessionStatus, SessionStopped,
+    SessionTriggered, StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest,
+    TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
+pub use recd_health;
 pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState};
 pub use upload::{UploadEntry, UploadRequest, UploadStatus, UploadsQueued, UPLOADED_LISTED};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use recd_health::{ExpectError, Expectations};
+use recd_health::{ExpectError, Expectations, HealthTally};
 use recd_storage::{IoMode, Marker, WriteError};
 
 use crate::config::{PreTrigger, RecordingConfig};
@@ -427,6 +427,7 @@ impl Recording {
         }
         let mut files = Vec::new();
         let mut write_error = None;
+        let mut health = HealthTally::default();
         for thread in self.writers {
             let report = thread
                 .writer
@@ -434,6 +435,7 @@ impl Recording {
                 .map_err(|_| StopError::Panicked("writer"))?;
             files.extend(report.files);
             write_error = write_error.or(report.error);
+            health.merge(&thread.progress.health.lock().expect("progress lock"));
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(RecordingSummary {
@@ -448,6 +450,7 @@ impl Recording {
                 .lock()
                 .expect("required lock")
                 .clone(),
+            health,
         })
     }
 }

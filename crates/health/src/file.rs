@@ -269,6 +269,34 @@ impl FileHealthSummary {
     }
 }
 
+/// The health of several files together: the worst verdict, and each topic's gaps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HealthTally {
+    /// The worst verdict of a file so far; `None` before the first.
+    pub worst: Option<Verdict>,
+    /// Gaps per topic over the files (silences shared by every topic at a file's end are
+    /// none).
+    pub gaps: BTreeMap<String, u32>,
+}
+
+impl HealthTally {
+    /// Adds a file's summary.
+    pub fn add(&mut self, file: &FileHealthSummary) {
+        self.worst = self.worst.max(Some(file.verdict));
+        for (name, topic) in &file.topics {
+            *self.gaps.entry(name.clone()).or_default() += topic.gaps;
+        }
+    }
+
+    /// Adds another tally (of another writer's files).
+    pub fn merge(&mut self, other: &HealthTally) {
+        self.worst = self.worst.max(other.worst);
+        for (name, gaps) in &other.gaps {
+            *self.gaps.entry(name.clone()).or_default() += gaps;
+        }
+    }
+}
+
 /// The state a topic's file summary shows at worst, for one-word displays.
 pub fn worst_state(topic: &TopicFileHealth) -> HealthState {
     if topic.gaps > 0 {

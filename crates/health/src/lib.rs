@@ -25,7 +25,8 @@ mod watch;
 pub use event::{HealthEvent, HEALTH_CHANNEL, HEALTH_SCHEMA, HEALTH_SCHEMA_NAME};
 pub use expect::{ExpectError, Expectation, Expectations, Rule};
 pub use file::{
-    worst_state, FileHealth, FileHealthSummary, RateStats, TopicFileHealth, Verdict, GAP_MAP_LEN,
+    worst_state, FileHealth, FileHealthSummary, HealthTally, RateStats, TopicFileHealth, Verdict,
+    GAP_MAP_LEN,
 };
 pub use required::{RequiredWatch, STARTUP_GRACE};
 pub use state::{Expected, ExpectedFrom, HealthState, Requirement, TopicHealth};

@@ -47,8 +47,12 @@ pub struct TopicWatch {
     learns_rate: bool,
     learns_gap: bool,
     learnt: bool,
+    /// The first sample since the watch began, or since learning began again.
     first_ns: Option<u64>,
     last_ns: Option<u64>,
+    /// Where a rate window may start: after the first sample, and after the last stall
+    /// (a window holding a stall would call the topic slow for the stall itself).
+    rate_from_ns: u64,
     samples: u64,
     window: RateWindow,
     /// A change noticed by [`Self::saw`], handed out by the next [`Self::check`].
@@ -99,6 +103,7 @@ impl TopicWatch {
             learnt: false,
             first_ns: None,
             last_ns: None,
+            rate_from_ns: 0,
             samples: 0,
             window: RateWindow::default(),
             noticed: None,
@@ -126,7 +131,10 @@ impl TopicWatch {
     pub fn saw(&mut self, t_ns: u64) {
         self.samples += 1;
         self.window.add(t_ns);
-        let first = *self.first_ns.get_or_insert(t_ns);
+        if self.first_ns.is_none() {
+            self.first_ns = Some(t_ns);
+            self.rate_from_ns = t_ns;
+        }
         if let Some(last) = self.last_ns {
             let gap = t_ns.saturating_sub(last);
             if gap > self.health.longest_gap_ns {
@@ -134,8 +142,15 @@ impl TopicWatch {
             }
             if self.health.state == HealthState::Stalled {
                 self.noticed = Some(self.enter(HealthState::Ok, t_ns, Some(gap)));
+                self.rate_from_ns = t_ns;
+                if !self.learnt {
+                    // A rate learnt across a stall would be too low: learn it anew.
+                    self.first_ns = Some(t_ns);
+                    self.samples = 1;
+                }
             }
         }
+        let first = self.first_ns.unwrap_or(t_ns);
         self.last_ns = Some(self.last_ns.map_or(t_ns, |last| last.max(t_ns)));
         if !self.learnt && (self.learns_rate || self.learns_gap) {
             self.learn(first, t_ns);
@@ -185,11 +200,12 @@ impl TopicWatch {
     /// rate is not checked or the topic has not been watched for a whole window yet.
     fn rate_short(&mut self, now_ns: u64) -> Option<bool> {
         let min_rate = self.health.expected.min_rate?;
-        let first = self.first_ns?;
-        // The window must lie after the first sample's slot, which is only partly counted.
+        self.first_ns?;
+        // The window must lie after the slot of its first sample (only partly counted),
+        // and after the last stall.
         let window_start =
             (now_ns / SLOT_NS).checked_sub(RATE_WINDOW.as_nanos() as u64 / SLOT_NS)?;
-        if window_start <= first / SLOT_NS {
+        if window_start <= self.rate_from_ns / SLOT_NS {
             return None;
         }
         Some(f64::from(self.window.last_second(now_ns)) < min_rate * RATE_WINDOW.as_secs_f64())

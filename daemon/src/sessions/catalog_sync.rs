@@ -206,7 +206,11 @@ pub fn record_stop(
     }
     let topics: Vec<_> = stopped.topics.iter().map(|t| t.report.clone()).collect();
     let reason = stopped.write_error.as_deref();
-    catalog.finish_session(session, state, reason, now_ns(), &topics)
+    catalog.finish_session(session, state, reason, now_ns(), &topics)?;
+    if let Some(health) = &stopped.health {
+        catalog.set_session_health(session, health.verdict.name())?;
+    }
+    Ok(())
 }
 
 /// Files of a stop report that are gone by now: deleted by retention (as the catalog

@@ -6,9 +6,11 @@ mod catalog_sync;
 mod health_log;
 mod rates;
 mod replies;
+mod telling;
 mod topics;
 mod triggering;
 mod uploading;
+mod verdict;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use recd_control::{
     ErrorKind, ErrorReply, ListedSession, SessionMarked, SessionPaused, SessionStarted,
     SessionState, SessionStatus, SessionStopped, StartRequest,
 };
-use recd_engine::{Recording, RecordingStatus, TopicFilter};
+use recd_engine::{Recording, TopicFilter};
 use recd_upload::Pressure;
 
 use crate::clock::now_ns;
@@ -31,6 +33,7 @@ use crate::{names, retention};
 use catalog_sync::{mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, catalog_file, error, listed, unknown_session};
+use telling::{tell_changes, tell_pressure};
 use uploading::upload_guard;
 
 /// One running session.
@@ -191,6 +194,8 @@ impl Sessions {
             .recording_config(request, file_prefix, directory.clone())
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         TopicFilter::new(&config.topics)
+            .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
+        config.expect = expectations(&request.expect, &self.config.expect)
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         let upload = match (request.upload, &self.uploads) {
             (Some(true), None) => {
@@ -552,78 +557,17 @@ impl Sessions {
 
 /// Tells uploads and finishing to keep off the disk while a session drops messages or
 /// its writer falls behind (samples spilled out of shared memory).
-fn tell_pressure(name: &str, session: &mut Running, status: &RecordingStatus, pressure: &Pressure) {
-    let dropped: u64 = (status.topics.iter())
-        .map(|t| t.counts.dropped + t.counts.lost)
-        .sum();
-    let spilled: u64 = status.receive_threads.iter().map(|t| t.spilled).sum();
-    if dropped > session.dropped {
-        let why = format!(
-            "session {name} dropped {} messages in the last second",
-            dropped - session.dropped
-        );
-        pressure.raise(why, YIELD);
-    } else if spilled > session.spilled {
-        let why = format!("session {name}'s writer fell behind (samples spilled)");
-        pressure.raise(why, YIELD);
-    }
-    session.dropped = dropped;
-    session.spilled = spilled;
-}
-
-/// Logs what changed since the last sample: writing paused for disk space or resumed, a
-/// write error (naming the file).
-fn tell_changes(name: &str, session: &mut Running, status: &RecordingStatus) {
-    match (&status.disk_full, session.told_disk_full) {
-        (Some(full), false) => tracing::warn!(
-            session = %name,
-            free = full.free,
-            minimum = full.minimum,
-            "paused: disk full (free {}, min_free_space {}); messages are dropped and counted until there is room",
-            bytesize::ByteSize::b(full.free),
-            bytesize::ByteSize::b(full.minimum)
-        ),
-        (None, true) => {
-            tracing::info!(session = %name, "disk space is back: recording continues in a new file")
-        }
-        _ => {}
-    }
-    session.told_disk_full = status.disk_full.is_some();
-    if let (Some(write_error), false) = (&status.write_error, session.told_write_error) {
-        tracing::error!(session = %name, "writing failed, the session records nothing more until stopped: {write_error}");
-        session.told_write_error = true;
-    }
-    for topic in &status.topics {
-        if topic.counts.unknown_loss && session.told_unknown_loss.insert(topic.service.clone()) {
-            let depth = topic.queue_depth.map_or("?".into(), |d| d.to_string());
-            tracing::warn!(
-                session = %name,
-                topic = %topic.name,
-                service = %topic.service,
-                queue_depth = %depth,
-                "unknown loss: the publisher's queue ({depth} samples) was found full and its samples carry no sequence numbers, so samples may have been overwritten uncounted"
-            );
-        }
-    }
-    if status.topics.is_empty()
-        && !session.told_no_topic
-        && session.started.elapsed() >= FIRST_TOPIC_GRACE
-    {
-        let selection = if session.selection.is_empty() {
-            "no topic exists to record".to_string()
-        } else {
-            format!(
-                "no topic matches --topic {}",
-                session.selection.join(", --topic ")
-            )
-        };
-        tracing::warn!(
-            session = %name,
-            "{selection} after {} s of discovery; recording starts when one appears (rec status shows what is recorded)",
-            FIRST_TOPIC_GRACE.as_secs()
-        );
-        session.told_no_topic = true;
-    }
+/// A session's expectations: its own `rec start --expect` rules, then recd's `[[expect]]`.
+fn expectations(
+    session: &[String],
+    configured: &[recd_health::Expectation],
+) -> Result<Vec<recd_health::Expectation>, recd_health::ExpectError> {
+    let mut rules = session
+        .iter()
+        .map(|text| recd_health::Expectation::parse(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.extend_from_slice(configured);
+    Ok(rules)
 }
 
 /// The running session a request names, or the only one running when it names none.

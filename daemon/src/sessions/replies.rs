@@ -73,6 +73,7 @@ pub fn session_status(
             evicted: status.topics.iter().map(|t| t.counts.evicted).sum(),
         }),
         receive_threads: receive_threads(&status.receive_threads),
+        required: status.required,
     }
 }
 
@@ -114,6 +115,7 @@ pub fn stop_report(
                     messages: f.message_count,
                     state: file_state(f.indexed),
                     upload: None,
+                    health: None,
                 })
                 .collect();
             let write_error = summary.write_error.as_ref().map(|e| e.to_string());
@@ -133,6 +135,7 @@ pub fn stop_report(
                     .collect(),
                 write_error,
                 receive_threads: receive_threads(&summary.receive_threads),
+                health: Some(super::verdict::session_health(&summary)),
             };
             (state, stopped)
         }
@@ -147,12 +150,14 @@ pub fn stop_report(
                         messages: 0,
                         state: FileState::NeedsReindex,
                         upload: None,
+                        health: None,
                     })
                     .collect(),
                 duration_s: 0.0,
                 topics: Vec::new(),
                 write_error: Some(error.to_string()),
                 receive_threads: Vec::new(),
+                health: None,
             };
             (SessionState::Failed, stopped)
         }
@@ -190,6 +195,7 @@ pub fn listed(
             .into_iter()
             .map(|f| FileEntry {
                 upload: uploads.get(&f.path).copied(),
+                health: catalog.file_health(&f.path).ok().flatten(),
                 path: f.path,
                 bytes: f.bytes,
                 messages: f.messages,
@@ -197,6 +203,7 @@ pub fn listed(
             })
             .collect(),
         topics,
+        health: catalog.session_health(session.id)?,
         reason: session.reason,
     })
 }
@@ -219,5 +226,6 @@ fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -
         },
         messages_per_s,
         bytes_per_s,
+        health: Some(topic.health.clone()),
     }
 }

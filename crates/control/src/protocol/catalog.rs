@@ -29,6 +29,9 @@ pub struct ListedSession {
     /// Why it failed, when it did.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Its health verdict: `ok`, `degraded` or `missing`; none before recd kept one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
 }
 
 /// One file of a session.
@@ -45,4 +48,7 @@ pub struct FileEntry {
     /// Where it is on its way to object storage; none when it is not queued.
     #[serde(default)]
     pub upload: Option<UploadState>,
+    /// Its health verdict (from its health record); none before recd kept one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
 }

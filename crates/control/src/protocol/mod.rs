@@ -13,7 +13,9 @@ pub use catalog::{FileEntry, ListedSession};
 pub use framing::{decode_request, encode, RequestEnvelope, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
 pub use request::Request;
 pub use response::{ErrorKind, ErrorReply, Response};
-pub use sessions::{SessionPaused, SessionStarted, SessionStopped, StartRequest};
+pub use sessions::{
+    FailedRequirement, SessionHealth, SessionPaused, SessionStarted, SessionStopped, StartRequest,
+};
 pub use status::{BufferStatus, DiskFull, ReceiveThreadReport, SessionStatus};
 pub use topics::{RatedTopic, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest};
 pub use triggers::{SessionMarked, SessionTriggered, TriggerRequest, TriggeredFile};

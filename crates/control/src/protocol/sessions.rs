@@ -9,6 +9,7 @@ use super::status::ReceiveThreadReport;
 use super::topics::RatedTopic;
 use crate::attachment::AttachedFile;
 use crate::state::FinishMode;
+use recd_health::{HealthState, Verdict};
 
 /// How to record a new session; what is left out comes from recd's configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -57,6 +58,10 @@ pub struct StartRequest {
     /// What recd does to the session's files once closed (`rec start --finish`); none
     /// follows `[recording] finish`.
     pub finish: Option<FinishMode>,
+    /// What is expected of the topics, in `rec start --expect`'s compact form
+    /// (`camera/*:25hz`, `/imu:max_gap=20ms,required`), before recd's `[[expect]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<String>,
 }
 
 /// A session that started.
@@ -100,6 +105,29 @@ pub struct SessionStopped {
     /// Its receive threads: scheduling, lateness, loans taken back.
     #[serde(default)]
     pub receive_threads: Vec<ReceiveThreadReport>,
+    /// Whether the recording is usable: its verdict and the required topics that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<SessionHealth>,
+}
+
+/// A session's health at its end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHealth {
+    /// `ok`, `degraded` (a topic stalled or was slow) or `missing` (a required topic
+    /// never came).
+    pub verdict: Verdict,
+    /// Required topics (or patterns) that were missing or stalled in the session, with
+    /// the worst state each reached: these make `rec stop` exit 5.
+    pub failed_required: Vec<FailedRequirement>,
+}
+
+/// A required topic that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedRequirement {
+    /// The topic, or the required pattern that matched no topic.
+    pub topic: String,
+    /// `missing` or `stalled`.
+    pub state: HealthState,
 }
 
 #[cfg(test)]
@@ -118,6 +146,7 @@ mod tests {
                 messages: 2,
                 state: FileState::NeedsReindex,
                 upload: Some(crate::UploadState::Uploading),
+                health: None,
             }],
             duration_s: 1.5,
             topics: vec![RatedTopic {
@@ -136,6 +165,7 @@ mod tests {
                 },
                 messages_per_s: 0.0,
                 bytes_per_s: 0.0,
+                health: None,
             }],
             write_error: None,
             receive_threads: vec![ReceiveThreadReport {
@@ -149,6 +179,7 @@ mod tests {
                 spilled: 1,
                 reclaimed: 2,
             }],
+            health: None,
         };
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use recd_health::Requirement;
 use serde::{Deserialize, Serialize};
 
 use super::topics::RatedTopic;
@@ -45,6 +46,9 @@ pub struct SessionStatus {
     /// Its receive threads: scheduling, lateness, loans taken back.
     #[serde(default)]
     pub receive_threads: Vec<ReceiveThreadReport>,
+    /// The required rules, and whether a topic each names has come.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required: Vec<Requirement>,
 }
 
 /// A receive thread of a session: how it is scheduled and how late its passes came.

@@ -1,5 +1,6 @@
 //! Topics: what `rec topics` finds on offer, and each recorded topic's counts and rates.
 
+use recd_health::TopicHealth;
 use serde::{Deserialize, Serialize};
 
 /// Which sources `rec topics` looks at, and for how long.
@@ -87,4 +88,7 @@ pub struct RatedTopic {
     pub messages_per_s: f64,
     /// Payload bytes per second lately (status only; 0 in a stop report).
     pub bytes_per_s: f64,
+    /// Its health: state, since when, what is expected of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<TopicHealth>,
 }

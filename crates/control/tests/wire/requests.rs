@@ -40,6 +40,7 @@ fn start_full() -> StartRequest {
         buffer_size: Some(512 << 20),
         upload: Some(false),
         finish: Some(FinishMode::Zstd),
+        expect: Vec::new(),
     }
 }
 

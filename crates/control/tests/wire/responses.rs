@@ -46,6 +46,7 @@ pub fn cases() -> Vec<(String, Message)> {
                         topics: vec![rated_topic("/imu", true), rated_topic("/gps", false)],
                         write_error: Some("disk full".into()),
                         receive_threads: vec![receive_thread_full(), receive_thread_quiet()],
+                        health: None,
                     },
                     SessionStopped {
                         name: "bench".into(),
@@ -54,6 +55,7 @@ pub fn cases() -> Vec<(String, Message)> {
                         topics: Vec::new(),
                         write_error: None,
                         receive_threads: Vec::new(),
+                        health: None,
                     },
                 ],
             }),

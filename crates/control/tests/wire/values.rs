@@ -29,6 +29,7 @@ pub fn rated_topic(name: &str, unknown_loss: bool) -> RatedTopic {
         report: topic_report(name, unknown_loss),
         messages_per_s: 99.75,
         bytes_per_s: 1_234_567.125,
+        health: None,
     }
 }
 
@@ -67,6 +68,7 @@ pub fn file_entry(path: &str, state: FileState, upload: Option<UploadState>) -> 
         messages: 77_777,
         state,
         upload,
+        health: None,
     }
 }
 
@@ -117,6 +119,7 @@ pub fn listed_session(name: &str, id: i64, state: SessionState) -> ListedSession
             Vec::new()
         },
         reason: (state == SessionState::Failed).then(|| "No space left on device".into()),
+        health: None,
     }
 }
 
@@ -156,6 +159,7 @@ pub fn status_full() -> SessionStatus {
             evicted: 1_234,
         }),
         receive_threads: vec![receive_thread_quiet(), receive_thread_full()],
+        required: Vec::new(),
     }
 }
 
@@ -176,6 +180,7 @@ pub fn status_plain() -> SessionStatus {
         paused: false,
         buffer: None,
         receive_threads: Vec::new(),
+        required: Vec::new(),
     }
 }
 

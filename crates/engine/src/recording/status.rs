@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use recd_health::{Requirement, TopicHealth};
+use recd_health::{HealthTally, Requirement, TopicHealth};
 use recd_storage::{FileSummary, IoMode, WriteError};
 
 use super::Recording;
@@ -105,6 +105,8 @@ pub struct RecordingSummary {
     pub receive_threads: Vec<ReceiveThreadStatus>,
     /// The required rules, and whether a topic each names came.
     pub required: Vec<Requirement>,
+    /// The health of its files together: the worst verdict, each topic's gaps.
+    pub health: HealthTally,
 }
 
 impl Recording {

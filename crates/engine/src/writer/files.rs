@@ -435,6 +435,7 @@ fn end_file(
     // Refused only after a write error, when the file ends without it anyway.
     let _ = file.add_metadata(&keys::recorder_metadata_name(&name), metadata);
     let _ = file.add_metadata(&keys::health_metadata_name(&name), &health.to_metadata());
+    progress.health.lock().expect("progress lock").add(health);
     let ended = file.end();
     for (name, (messages, bytes)) in &ended.unwritten {
         if let Some(topic) = topics.iter().find(|t| &t.name == name) {

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use recd_storage::{ChannelId, FileSummary, MessageHeader, StreamWriter, WriteError};
 
-use recd_health::FileHealth;
+use recd_health::{FileHealth, HealthTally};
 
 use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
 use crate::health::HealthMonitor;
@@ -48,6 +48,8 @@ pub(crate) struct WriterProgress {
     pub buffered_messages: AtomicU64,
     pub buffered_bytes: AtomicU64,
     pub buffered_span_ns: AtomicU64,
+    /// The health of the files ended so far.
+    pub health: Mutex<HealthTally>,
 }
 
 /// What the writer thread leaves behind.

@@ -64,6 +64,26 @@ fn a_silence_longer_than_max_gap_is_a_stall_from_the_last_sample_and_ends_with_t
 }
 
 #[test]
+fn the_seconds_after_a_stall_are_not_slow_for_the_stall_and_learning_skips_it() {
+    // max_gap given, the rate learnt: a stall during learning must not lower it.
+    let mut watch = TopicWatch::new(Some(&rule("t:max_gap=200ms")));
+    let mut changes = run(&mut watch, 0, 1500, Some(20));
+    changes.extend(run(&mut watch, 1500, 2200, None));
+    changes.extend(run(&mut watch, 2200, 6000, Some(20)));
+    let states: Vec<_> = changes.iter().map(|(_, c)| c.to).collect();
+    assert_eq!(
+        states,
+        [HealthState::Stalled, HealthState::Ok],
+        "{changes:?}"
+    );
+    let rate = watch.health().expected.learnt_rate.unwrap();
+    assert!(
+        (45.0..55.0).contains(&rate),
+        "learnt from 50 Hz, not across the stall: {rate}"
+    );
+}
+
+#[test]
 fn a_rate_below_min_rate_for_a_whole_second_is_slow_and_comes_back() {
     let mut watch = TopicWatch::new(Some(&rule("t:40hz,max_gap=500ms")));
     assert!(

@@ -1,0 +1,89 @@
+//! What a running session tells as its sampled status changes: pressure on the
+//! background work when it drops messages or its writer falls behind, and log lines for a
+//! full disk, a write error, unknown loss and a selection that matches no topic.
+
+use recd_engine::RecordingStatus;
+use recd_upload::Pressure;
+
+use super::{Running, FIRST_TOPIC_GRACE, YIELD};
+
+/// Raises `pressure` when the session dropped messages or its writer spilled since the
+/// last sample.
+pub(super) fn tell_pressure(
+    name: &str,
+    session: &mut Running,
+    status: &RecordingStatus,
+    pressure: &Pressure,
+) {
+    let dropped: u64 = (status.topics.iter())
+        .map(|t| t.counts.dropped + t.counts.lost)
+        .sum();
+    let spilled: u64 = status.receive_threads.iter().map(|t| t.spilled).sum();
+    if dropped > session.dropped {
+        let why = format!(
+            "session {name} dropped {} messages in the last second",
+            dropped - session.dropped
+        );
+        pressure.raise(why, YIELD);
+    } else if spilled > session.spilled {
+        let why = format!("session {name}'s writer fell behind (samples spilled)");
+        pressure.raise(why, YIELD);
+    }
+    session.dropped = dropped;
+    session.spilled = spilled;
+}
+
+/// Logs what changed since the last sample: writing paused for disk space or resumed, a
+/// write error (naming the file).
+pub(super) fn tell_changes(name: &str, session: &mut Running, status: &RecordingStatus) {
+    match (&status.disk_full, session.told_disk_full) {
+        (Some(full), false) => tracing::warn!(
+            session = %name,
+            free = full.free,
+            minimum = full.minimum,
+            "paused: disk full (free {}, min_free_space {}); messages are dropped and counted until there is room",
+            bytesize::ByteSize::b(full.free),
+            bytesize::ByteSize::b(full.minimum)
+        ),
+        (None, true) => {
+            tracing::info!(session = %name, "disk space is back: recording continues in a new file")
+        }
+        _ => {}
+    }
+    session.told_disk_full = status.disk_full.is_some();
+    if let (Some(write_error), false) = (&status.write_error, session.told_write_error) {
+        tracing::error!(session = %name, "writing failed, the session records nothing more until stopped: {write_error}");
+        session.told_write_error = true;
+    }
+    for topic in &status.topics {
+        if topic.counts.unknown_loss && session.told_unknown_loss.insert(topic.service.clone()) {
+            let depth = topic.queue_depth.map_or("?".into(), |d| d.to_string());
+            tracing::warn!(
+                session = %name,
+                topic = %topic.name,
+                service = %topic.service,
+                queue_depth = %depth,
+                "unknown loss: the publisher's queue ({depth} samples) was found full and its samples carry no sequence numbers, so samples may have been overwritten uncounted"
+            );
+        }
+    }
+    if status.topics.is_empty()
+        && !session.told_no_topic
+        && session.started.elapsed() >= FIRST_TOPIC_GRACE
+    {
+        let selection = if session.selection.is_empty() {
+            "no topic exists to record".to_string()
+        } else {
+            format!(
+                "no topic matches --topic {}",
+                session.selection.join(", --topic ")
+            )
+        };
+        tracing::warn!(
+            session = %name,
+            "{selection} after {} s of discovery; recording starts when one appears (rec status shows what is recorded)",
+            FIRST_TOPIC_GRACE.as_secs()
+        );
+        session.told_no_topic = true;
+    }
+}
