@@ -125,6 +125,9 @@ struct RecorderOptions {
     /// engine's default, 1 GiB, when left out).
     #[arg(long, value_parser = parse_size, requires = "pre_trigger")]
     buffer_size: Option<u64>,
+    /// Keep no topic health watch: the reference for what it costs.
+    #[arg(long)]
+    no_health: bool,
 }
 
 /// Parses `--buffer-size`: bytes, or a whole number of `MiB` or `GiB`.
@@ -166,6 +169,9 @@ impl RecorderOptions {
         if let Some(duration) = self.pre_trigger {
             args.push(format!("--pre-trigger={}ms", duration.as_millis()));
         }
+        if self.no_health {
+            args.push("--no-health".into());
+        }
         if let Some(bytes) = self.buffer_size {
             args.push(format!("--buffer-size={bytes}"));
         }
@@ -188,6 +194,7 @@ impl RecorderOptions {
         if let Some(priority) = self.receive_priority {
             config.receive_priority = priority;
         }
+        config.test_hooks.no_health = self.no_health;
         config.pre_trigger = self.pre_trigger.map(|duration| PreTrigger {
             duration,
             buffer_bytes: self.buffer_size.unwrap_or(DEFAULT_BUFFER_BYTES),

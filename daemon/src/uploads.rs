@@ -76,7 +76,7 @@ impl Uploads {
             &session.session,
             session.started_ns,
         );
-        let metadata = BTreeMap::from([
+        let mut metadata = BTreeMap::from([
             ("vehicle".to_string(), self.settings.vehicle_id.clone()),
             ("session".to_string(), session.session.clone()),
             ("file_index".to_string(), index.to_string()),
@@ -95,6 +95,11 @@ impl Uploads {
                 self.settings.vehicle_name.clone(),
             ),
         ]);
+        // Its health verdict (ok, degraded, missing), so that a fleet finds the drives
+        // that are no use in the bucket.
+        if let Some(verdict) = catalog.file_health(path)? {
+            metadata.insert("health".to_string(), verdict);
+        }
         let queued = catalog.queue_upload(
             &NewUpload {
                 path: path.to_path_buf(),

@@ -69,12 +69,14 @@ pub fn run(domain: &Domain, listen: Duration, args: &StatusArgs) -> Result<ExitC
                         .map_or("?".into(), crate::format::bytes),
                     if info.control { "on" } else { "status only" }.into(),
                     info.upload.clone().unwrap_or_else(|| "off".into()),
+                    fleet_health(info),
                 ]
             }
             None => vec![
                 "(not recd)".into(),
                 "?".into(),
                 one.status.current.clone(),
+                "?".into(),
                 "?".into(),
                 "?".into(),
                 "?".into(),
@@ -92,7 +94,37 @@ pub fn run(domain: &Domain, listen: Duration, args: &StatusArgs) -> Result<ExitC
         "DISK FREE",
         "CONTROL",
         "UPLOAD",
+        "HEALTH",
     ];
     crate::output::write(format_args!("{}", crate::table::table(&header, &rows)));
     Ok(ExitCode::SUCCESS)
+}
+
+/// A recorder's topics in one cell: `ok`, or the topics in trouble and the required ones
+/// missing (`stalled: lidar; missing: /imu`); `-` with nothing checked.
+fn fleet_health(info: &recd_remote::StatusInfo) -> String {
+    let mut bad: Vec<String> = Vec::new();
+    let mut checked = false;
+    for session in &info.sessions {
+        for (name, topic) in &session.topics {
+            match topic.health.as_deref() {
+                Some("ok") => checked = true,
+                Some(state @ ("slow" | "stalled")) => bad.push(format!("{state}: {name}")),
+                _ => {}
+            }
+        }
+        bad.extend(
+            session
+                .missing
+                .iter()
+                .map(|name| format!("missing: {name}")),
+        );
+    }
+    if !bad.is_empty() {
+        bad.join("; ")
+    } else if checked {
+        "ok".into()
+    } else {
+        "-".into()
+    }
 }

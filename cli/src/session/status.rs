@@ -18,10 +18,12 @@ use crate::output::{out, outln};
 use crate::request::{ask, unexpected};
 use crate::table::table;
 
-/// Show running sessions: per-topic rates, drops, file.
+/// Show running sessions: per-topic health, rates, drops, file.
 ///
-/// Per topic: messages, msg/s, bytes, rate, dropped, lost and overflows; per session the
-/// file being written and any warning. A session that no longer records shows its summary
+/// Per topic: health (ok, slow, stalled for how long, `-` while its rate is learnt or its
+/// checks are off), messages, msg/s, bytes, rate, dropped, lost and overflows; per session
+/// a one-line health summary (required topics missing named), the file being written and
+/// any warning. A session that no longer records shows its summary
 /// from the catalog.
 #[derive(Debug, Args)]
 pub struct StatusArgs {

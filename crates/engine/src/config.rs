@@ -120,6 +120,9 @@ pub struct TestHooks {
     /// thread would: the shared-memory publishers' queues overflow, the DDS readers'
     /// histories fill.
     pub receive_delay: Option<Duration>,
+    /// The writer keeps no health watch: the reference the benchmark of its cost
+    /// (`recd-e2e run --no-health`) measures against.
+    pub no_health: bool,
 }
 
 impl RecordingConfig {

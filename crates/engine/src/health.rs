@@ -39,6 +39,8 @@ pub(crate) struct HealthMonitor {
     next_check: Instant,
     /// A change is waiting to be handed out.
     noticed: bool,
+    /// False for the benchmark's reference run: nothing is watched.
+    enabled: bool,
     events: Vec<HealthEvent>,
 }
 
@@ -50,6 +52,7 @@ impl HealthMonitor {
         registry: Arc<TopicRegistry>,
         started_ns: u64,
         keeps_required: bool,
+        enabled: bool,
     ) -> Self {
         let required: Vec<RequiredWatch> = if keeps_required {
             expectations
@@ -71,6 +74,7 @@ impl HealthMonitor {
             newest_ns: 0,
             next_check: Instant::now(),
             noticed: false,
+            enabled,
             events: Vec::with_capacity(64),
         }
     }
@@ -94,6 +98,9 @@ impl HealthMonitor {
     /// A sample of `topic` received at `t_ns`.
     #[inline]
     pub fn saw(&mut self, topic: u32, t_ns: u64) {
+        if !self.enabled {
+            return;
+        }
         if let Some(Some(watched)) = self.watched.get_mut(topic as usize) {
             let before = watched.watch.health().state;
             watched.watch.saw(t_ns);
@@ -121,7 +128,7 @@ impl HealthMonitor {
 
     /// Whether a check is due: a change was noticed, or [`CHECK_INTERVAL`] passed.
     pub fn due(&self) -> bool {
-        self.noticed || Instant::now() >= self.next_check
+        self.enabled && (self.noticed || Instant::now() >= self.next_check)
     }
 
     /// Checks every topic, with the wall clock for now when `caught_up` (the writer has

@@ -206,6 +206,7 @@ impl Recording {
                 registry.clone(),
                 started_ns,
                 keeps_required,
+                !config.test_hooks.no_health,
             );
             let plan = FilePlan::new(
                 &config,

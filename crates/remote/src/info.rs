@@ -76,6 +76,9 @@ pub struct SessionInfo {
     pub bytes_per_s: f64,
     /// Counts per topic.
     pub topics: BTreeMap<String, TopicInfo>,
+    /// Required topics (or patterns) that no topic sent a sample of yet.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 /// A topic's counts in a status.
@@ -94,6 +97,9 @@ pub struct TopicInfo {
     pub paused: u64,
     /// Messages a pre-trigger buffer let go untriggered.
     pub evicted: u64,
+    /// Its health: `ok`, `slow`, `stalled`, `unchecked`; none from an older recd.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
 }
 
 impl StatusInfo {

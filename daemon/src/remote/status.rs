@@ -117,6 +117,7 @@ fn session_info(status: &SessionStatus, suspended: &Suspended) -> SessionInfo {
                 lost: (!counts.unknown_loss).then_some(counts.lost),
                 paused: counts.paused,
                 evicted: counts.evicted,
+                health: topic.health.as_ref().map(|h| h.state.to_string()),
             };
             (counts.name.clone(), info)
         })
@@ -131,6 +132,10 @@ fn session_info(status: &SessionStatus, suspended: &Suspended) -> SessionInfo {
             .collect(),
         bytes_per_s: status.bytes_per_s,
         topics,
+        missing: (status.required.iter())
+            .filter(|r| r.state == recd_health::HealthState::Missing)
+            .map(|r| r.pattern.clone())
+            .collect(),
     }
 }
 
