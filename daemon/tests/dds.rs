@@ -74,6 +74,10 @@ fn read_mcap(paths: &[PathBuf]) -> Vec<Recorded> {
         let bytes = std::fs::read(path).unwrap();
         for message in mcap::MessageStream::new(&bytes).unwrap() {
             let message = message.unwrap();
+            if message.channel.topic == recd_health::HEALTH_CHANNEL {
+                // recd's account of the topics' health, no recorded topic.
+                continue;
+            }
             let schema = message.channel.schema.clone().expect("a schema");
             messages.push(Recorded {
                 topic: message.channel.topic.clone(),

@@ -433,7 +433,7 @@ fn steady_topics_on_a_busy_machine_raise_no_alarm() {
     start(&recd, "steady", &[]);
     let _hogs = Hogs::cpu(2);
     let mut load = domain.load_in_own_group(
-        &RecdLoad::new("steady/")
+        &RecdLoad::new("h/steady/")
             .cameras(2)
             .frame_size(640 * 480 * 3)
             .fps(30)

@@ -552,10 +552,11 @@ fn metadata_and_attachments_go_into_every_file_and_split_files_merge() {
         assert_eq!(attachments[0]["name"], "calibration.yaml");
         assert_eq!(attachments[0]["data"], "camera_matrix: [1, 0, 0]\n");
     }
+    // Each file's own user/, recorder/ and health/ records.
     let mut unique = names.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), 2 * files.len(), "{names:?}");
+    assert_eq!(unique.len(), 3 * files.len(), "{names:?}");
 }
 
 #[test]

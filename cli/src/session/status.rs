@@ -18,7 +18,7 @@ use crate::output::{out, outln};
 use crate::request::{ask, unexpected};
 use crate::table::table;
 
-/// Show running sessions: per-topic health, rates, drops, file.
+/// Show running sessions: per-topic health, rates, drops.
 ///
 /// Per topic: health (ok, slow, stalled for how long, `-` while its rate is learnt or its
 /// checks are off), messages, msg/s, bytes, rate, dropped, lost and overflows; per session

@@ -427,9 +427,10 @@ fn open_outputs(
         streams.entry(encodings).or_default().push(file.clone());
     }
     check_remaps(&options.remap, &channels)?;
+    // recd's own account of the topics' health is no topic to play back.
     let selected: Vec<&RecordedChannel> = channels
         .values()
-        .filter(|c| filter.matches(&c.topic))
+        .filter(|c| filter.matches(&c.topic) && c.topic != recd_engine::recd_health::HEALTH_CHANNEL)
         .collect();
     if selected.is_empty() {
         return Err(PlayError::NothingSelected);

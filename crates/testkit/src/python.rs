@@ -150,13 +150,21 @@ pub fn read_ros2(path: &Path) -> Vec<Value> {
 }
 
 /// An MCAP file as `tests/python/read_mcap.py` reads it with the Python `mcap` package:
-/// `library`, `message_count`, `messages`, `metadata` and `attachments`.
+/// `library`, `message_count`, `messages` (of the recorded topics: recd's own
+/// `recd/health` channel left out, which `daemon/tests/health.rs` reads itself),
+/// `metadata` and `attachments`.
 pub fn read_mcap(path: &Path) -> Value {
-    serde_json::from_slice(&read_with("read_mcap.py", path)).expect("read_mcap.py prints JSON")
+    let mut read: Value =
+        serde_json::from_slice(&read_with("read_mcap.py", path)).expect("read_mcap.py prints JSON");
+    if let Some(messages) = read["messages"].as_array_mut() {
+        messages.retain(|m| m["topic"] != recd_engine::recd_health::HEALTH_CHANNEL);
+    }
+    read
 }
 
-/// Messages of `files` (in order) as the Python `mcap` package reads them, by topic: the
-/// SHA-256 of each message's data in file order, and the log times (ns).
+/// Messages of `files` (in order) as the Python `mcap` package reads them, by recorded
+/// topic ([`read_mcap`]): the SHA-256 of each message's data in file order, and the log
+/// times (ns).
 pub fn messages_by_topic(
     files: &[PathBuf],
 ) -> (BTreeMap<String, Vec<String>>, BTreeMap<String, Vec<u64>>) {

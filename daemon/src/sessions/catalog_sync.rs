@@ -213,6 +213,14 @@ pub fn record_stop(
     Ok(())
 }
 
+/// Each file of a stop report with the health verdict the catalog keeps for it (recorded
+/// as the file ended).
+pub fn add_file_health(catalog: &Catalog, stopped: &mut SessionStopped) {
+    for file in &mut stopped.files {
+        file.health = catalog.file_health(&file.path).ok().flatten();
+    }
+}
+
 /// Files of a stop report that are gone by now: deleted by retention (as the catalog
 /// says), or missing (deleted by hand while the session ran).
 pub fn mark_gone(catalog: &Catalog, stopped: &mut SessionStopped) {

@@ -30,7 +30,7 @@ use crate::config::DaemonConfig;
 use crate::finishing::{FinishGate, Finisher};
 use crate::uploads::{SessionFiles, Uploads};
 use crate::{names, retention};
-use catalog_sync::{mark_gone, record_stop, CatalogObserver};
+use catalog_sync::{add_file_health, mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, catalog_file, error, listed, unknown_session};
 use telling::{tell_changes, tell_pressure};
@@ -527,6 +527,7 @@ impl Sessions {
             replies::stop_report(&name, session.recording.stop(), &session.files.started());
         let mut catalog = self.catalog();
         mark_gone(&catalog, &mut stopped);
+        add_file_health(&catalog, &mut stopped);
         if let Err(failure) = record_stop(&mut catalog, session.id, state, &stopped) {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
         }
