@@ -126,10 +126,15 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
                 let reindexed = std::panic::catch_unwind(|| reindex_in_place(&file.path))
                     .unwrap_or_else(|panic| Err(format!("the reader failed: {}", panic_text(&panic))));
                 match reindexed {
-                    Ok((bytes, messages)) => {
+                    Ok((bytes, messages, damaged_at)) => {
                         tracing::info!(file = %file.path.display(), messages, "reindexed after a crash");
                         if let Err(error) = catalog.mark_indexed(&file.path, bytes, messages) {
                             tracing::error!("cannot mark {} indexed: {error}", file.path.display());
+                        }
+                        if let Some(offset) = damaged_at {
+                            if let Err(error) = catalog.set_damaged_at(&file.path, offset) {
+                                tracing::error!("cannot mark {} damaged: {error}", file.path.display());
+                            }
                         }
                     }
                     Err(error) => {
@@ -144,8 +149,9 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
 }
 
 /// Reindexes `path` in place (the storage crate writes beside it and renames the result
-/// into place only once complete).
-fn reindex_in_place(path: &Path) -> Result<(u64, u64), String> {
+/// into place only once complete): its bytes, messages and, where it was damaged, the
+/// offset at which readable records ended.
+fn reindex_in_place(path: &Path) -> Result<(u64, u64, Option<u64>), String> {
     let report = reindex(
         path,
         path,
@@ -164,7 +170,11 @@ fn reindex_in_place(path: &Path) -> Result<(u64, u64), String> {
             report.unusable_bytes
         );
     }
-    Ok((report.output_bytes, report.messages))
+    Ok((
+        report.output_bytes,
+        report.messages,
+        report.damage.map(|damage| damage.offset),
+    ))
 }
 
 /// What a caught panic said.

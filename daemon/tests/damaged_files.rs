@@ -214,14 +214,30 @@ fn recd_adopts_damaged_files_at_start_up_reindexes_what_it_can_and_records_on() 
     let session = recd.listed("old");
     let files = session["files"].as_array().unwrap();
     assert_eq!(files.len(), fixtures.len(), "{session}");
+    let listed_text = String::from_utf8(recd.rec(&["list"]).stdout).unwrap();
+    let mut damaged = 0;
     for file in files {
         let state = file["state"].as_str().unwrap();
         assert!(state == "indexed" || state == "needs-reindex", "{file}");
+        let name = file["path"].as_str().unwrap();
         if state == "needs-reindex" {
-            let name = file["path"].as_str().unwrap();
             assert!(recd.log().contains(name), "the log names {name}");
         }
+        // Recovered with damage: marked so in the catalog, at the offset the log names.
+        if let Some(offset) = file["damaged_at"].as_u64() {
+            damaged += 1;
+            assert_eq!(state, "indexed", "{file}");
+            let warned = recd.log().lines().any(|line| {
+                line.contains(name) && line.contains(&format!("damaged at byte {offset}:"))
+            });
+            assert!(warned, "{file}\n{}", recd.log());
+            assert!(
+                listed_text.contains(&format!("recovered, damaged at offset {offset}")),
+                "{listed_text}"
+            );
+        }
     }
+    assert!(damaged > 0, "the fixtures are damaged files: {session}");
 
     recd.rec_json(&["start", "--name", "after", "--topic", "after/*"]);
     finish_load(

@@ -67,12 +67,15 @@ pub fn list(socket: &Path, args: &ListArgs) -> Result<ExitCode, String> {
             let health = (file.health.as_ref())
                 .map(|verdict| format!("  health: {verdict}"))
                 .unwrap_or_default();
+            let state = match file.damaged_at {
+                Some(offset) => format!("{}, recovered, damaged at offset {offset}", file.state),
+                None => file.state.to_string(),
+            };
             outln!(
-                "    {}  {}  {}  {}{health}{upload}",
+                "    {}  {}  {}  {state}{health}{upload}",
                 file.path.display(),
                 format::bytes(file.bytes),
                 messages,
-                file.state
             );
         }
     }

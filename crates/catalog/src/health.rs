@@ -1,6 +1,7 @@
 //! The health verdict of each file (from its health record) and of each session: `ok`,
 //! `degraded` (a topic stalled or was slow) or `missing` (a required topic never came),
-//! so that `rec list` and the uploads can tell a usable recording from a useless one.
+//! and where a file a crash cut was damaged, so that `rec list` and the uploads can tell
+//! a usable recording from a useless one.
 
 use std::path::Path;
 
@@ -29,6 +30,30 @@ impl Catalog {
             )
             .optional()?
             .flatten())
+    }
+
+    /// Records that the file at `path` was recovered with damage: readable records ended
+    /// at byte `offset`, what followed is lost.
+    pub fn set_damaged_at(&self, path: &Path, offset: u64) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE files SET damaged_at = ?2 WHERE path = ?1",
+            params![self.data_dir.store(path), offset as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Where the file at `path` was damaged, if it was recovered with damage.
+    pub fn damaged_at(&self, path: &Path) -> Result<Option<u64>, CatalogError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT damaged_at FROM files WHERE path = ?1",
+                params![self.data_dir.store(path)],
+                |row| row.get::<_, Option<i64>>(0),
+            )
+            .optional()?
+            .flatten()
+            .map(|offset| offset as u64))
     }
 
     /// Records the verdict of `session`.
@@ -83,6 +108,9 @@ mod tests {
             .set_file_health(Path::new("/d/drive/a.mcap"), "degraded")
             .unwrap();
         catalog.set_session_health(id, "missing").unwrap();
+        catalog
+            .set_damaged_at(Path::new("/d/drive/a.mcap"), 4096)
+            .unwrap();
         drop(catalog);
         let catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
         assert_eq!(
@@ -95,6 +123,10 @@ mod tests {
         assert_eq!(
             catalog.session_health(id).unwrap().as_deref(),
             Some("missing")
+        );
+        assert_eq!(
+            catalog.damaged_at(Path::new("/d/drive/a.mcap")).unwrap(),
+            Some(4096)
         );
         assert_eq!(
             catalog.file_health(Path::new("/d/other.mcap")).unwrap(),

@@ -54,6 +54,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("files", "finish", "TEXT"),
     ("files", "health", "TEXT"),
     ("sessions", "health", "TEXT"),
+    ("files", "damaged_at", "INTEGER"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added

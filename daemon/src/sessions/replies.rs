@@ -116,6 +116,7 @@ pub fn stop_report(
                     state: file_state(f.indexed),
                     upload: None,
                     health: None,
+                    damaged_at: None,
                 })
                 .collect();
             let write_error = summary.write_error.as_ref().map(|e| e.to_string());
@@ -151,6 +152,7 @@ pub fn stop_report(
                         state: FileState::NeedsReindex,
                         upload: None,
                         health: None,
+                        damaged_at: None,
                     })
                     .collect(),
                 duration_s: 0.0,
@@ -196,6 +198,7 @@ pub fn listed(
             .map(|f| FileEntry {
                 upload: uploads.get(&f.path).copied(),
                 health: catalog.file_health(&f.path).ok().flatten(),
+                damaged_at: catalog.damaged_at(&f.path).ok().flatten(),
                 path: f.path,
                 bytes: f.bytes,
                 messages: f.messages,

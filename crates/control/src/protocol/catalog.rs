@@ -51,4 +51,8 @@ pub struct FileEntry {
     /// Its health verdict (from its health record); none before recd kept one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<String>,
+    /// Recovered after a crash with damage: readable records ended at this byte, what
+    /// followed is lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damaged_at: Option<u64>,
 }

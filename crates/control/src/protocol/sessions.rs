@@ -147,6 +147,7 @@ mod tests {
                 state: FileState::NeedsReindex,
                 upload: Some(crate::UploadState::Uploading),
                 health: None,
+                damaged_at: None,
             }],
             duration_s: 1.5,
             topics: vec![RatedTopic {

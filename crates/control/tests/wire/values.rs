@@ -69,6 +69,7 @@ pub fn file_entry(path: &str, state: FileState, upload: Option<UploadState>) -> 
         state,
         upload,
         health: None,
+        damaged_at: None,
     }
 }
 
