@@ -226,6 +226,11 @@ fn a_silence_is_stalled_live_logged_once_and_mapped_in_the_file() {
     assert_eq!(checked["schema_encoding"], "jsonschema", "{checked}");
     assert_eq!(checked["message_encoding"], "json", "{checked}");
     assert_eq!(checked["verdict"], "degraded", "{checked}");
+    // And as Foxglove reads it: @mcap/core, each message validated by ajv.
+    let core = recd_testkit::validate_health_with_mcap_core(&files[0]);
+    assert_eq!(core["messages"], 2, "{core}");
+    assert_eq!(core["to"], serde_json::json!(["stalled", "ok"]), "{core}");
+    assert_eq!(core["schema_encoding"], "jsonschema", "{core}");
     let listed = recd.listed("stall");
     assert_eq!(listed["health"], "degraded", "{listed}");
     assert_eq!(listed["files"][0]["health"], "degraded", "{listed}");

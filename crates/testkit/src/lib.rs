@@ -29,7 +29,7 @@ pub use hogs::{available_memory, Hogs};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
-pub use node::{read_with_mcap_core, McapCoreRead};
+pub use node::{read_with_mcap_core, validate_health_with_mcap_core, McapCoreRead};
 pub use phases::Phases;
 pub use proxy::TcpProxy;
 

@@ -50,3 +50,21 @@ pub fn read_with_mcap_core(files: &[PathBuf]) -> Vec<McapCoreRead> {
         })
         .collect()
 }
+
+/// `tests/node/validate_health.mjs` on `file`: `@mcap/core` reads its `recd/health`
+/// channel and ajv validates each message against the channel's JSON Schema; its JSON
+/// line. Panics when the script fails (a message that does not validate).
+pub fn validate_health_with_mcap_core(file: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/node/validate_health.mjs");
+    let output = Command::new("node")
+        .arg(&script)
+        .arg(file)
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    assert!(
+        output.status.success(),
+        "validate_health.mjs failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("validate_health.mjs prints JSON")
+}
