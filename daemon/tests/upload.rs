@@ -234,6 +234,13 @@ fn a_split_session_arrives_byte_exact_with_its_metadata_and_the_catalog_keeps_it
         assert_eq!(meta["foxglove_device_id"], "car-7");
         assert_eq!(meta["foxglove_device_name"], "Test car 7");
         assert!(meta["recorder"].starts_with("recd "), "{meta:?}");
+        // Its health verdict, as the catalog lists it: a fleet finds bad drives by it.
+        assert!(meta.contains_key("health"), "{meta:?}");
+        assert_eq!(
+            meta.get("health").map(String::as_str),
+            listed_file["health"].as_str(),
+            "{meta:?}"
+        );
     }
     let text = String::from_utf8_lossy(&rig.recd.rec(&["status"]).stdout).into_owned();
     assert!(
