@@ -301,6 +301,19 @@ fn three_recorders_trigger_at_one_moment_once_per_id() {
     names.sort();
     assert_eq!(names, ["ecu0", "ecu1", "ecu2"], "{listed}");
     assert!(listed[0]["info"]["sessions"][0]["topics"].is_object());
+    // Each topic carries its health state (learnt from its 100 Hz: unchecked, then ok).
+    for recorder in listed.as_array().unwrap() {
+        for topic in recorder["info"]["sessions"][0]["topics"]
+            .as_object()
+            .unwrap()
+            .values()
+        {
+            let state = topic["health"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{topic}"));
+            assert!(["ok", "unchecked"].contains(&state), "{topic}");
+        }
+    }
     let triggered = rec_in(
         &netns,
         &[
