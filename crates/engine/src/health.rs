@@ -24,8 +24,10 @@ pub(crate) const CHECK_INTERVAL: Duration = Duration::from_millis(20);
 struct Watched {
     topic: Arc<Topic>,
     watch: TopicWatch,
-    /// The watch's revision the status copy was taken at.
+    /// The watch's revision the status copy was taken at ...
     shown: Option<u32>,
+    /// ... and the longest gap it shows.
+    shown_longest: u64,
 }
 
 /// One writer's health watch.
@@ -92,6 +94,7 @@ impl HealthMonitor {
             topic: topic.clone(),
             watch,
             shown: None,
+            shown_longest: 0,
         });
     }
 
@@ -148,11 +151,14 @@ impl HealthMonitor {
                 self.events
                     .push(event(&watched.topic.name, &watched.watch, change));
             }
+            // The status copy is renewed only where it changed: no lock otherwise.
+            let longest = watched.watch.health().longest_gap_ns;
             if watched.shown != Some(watched.watch.revision()) {
                 watched.shown = Some(watched.watch.revision());
+                watched.shown_longest = longest;
                 *watched.topic.health.lock().expect("health lock") = watched.watch.health().clone();
-            } else {
-                let longest = watched.watch.health().longest_gap_ns;
+            } else if watched.shown_longest != longest {
+                watched.shown_longest = longest;
                 watched
                     .topic
                     .health

@@ -445,12 +445,7 @@ impl Recording {
             duration: self.started.elapsed(),
             write_error,
             receive_threads: receive_thread_statuses(&self.receive_stats),
-            required: self
-                .registry
-                .required
-                .lock()
-                .expect("required lock")
-                .clone(),
+            required: self.registry.required(),
             health,
         })
     }

@@ -38,6 +38,11 @@ impl TopicRegistry {
             .insert(what.to_string(), reason);
     }
 
+    /// The required rules as last checked.
+    pub fn required(&self) -> Vec<Requirement> {
+        self.required.lock().expect("required lock").clone()
+    }
+
     /// Forgets the problem of `what`, which is recorded now.
     pub fn clear_problem(&self, what: &str) {
         self.problems.lock().expect("problems lock").remove(what);

@@ -160,12 +160,7 @@ impl Recording {
                 .find_map(|p| *p.disk_full.lock().expect("progress lock")),
             io_mode: self.io_mode,
             receive_threads: self.receive_threads(),
-            required: self
-                .registry
-                .required
-                .lock()
-                .expect("required lock")
-                .clone(),
+            required: self.registry.required(),
         }
     }
 
