@@ -333,6 +333,7 @@ mod tests {
                     messages_per_s: 0.0,
                     bytes_per_s: 0.0,
                     health: None,
+                    last_sample_ns: None,
                 })
                 .collect(),
             write_error: None,

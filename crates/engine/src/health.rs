@@ -147,6 +147,9 @@ impl HealthMonitor {
             self.newest_ns
         };
         for watched in self.watched.iter_mut().flatten() {
+            if let Some(last) = watched.watch.last_sample_ns() {
+                watched.topic.counters.set_last_sample(last);
+            }
             if let Some(change) = watched.watch.check(now) {
                 self.events
                     .push(event(&watched.topic.name, &watched.watch, change));

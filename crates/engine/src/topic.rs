@@ -72,6 +72,9 @@ struct WriteCounts {
     bytes_written: AtomicU64,
     paused: AtomicU64,
     evicted: AtomicU64,
+    /// When the newest sample was received (ns since the epoch; 0 before the first), as
+    /// the health watch last saw it.
+    last_sample_ns: AtomicU64,
 }
 
 /// A topic's counts at one moment.
@@ -136,6 +139,16 @@ impl TopicCounters {
 
     pub(crate) fn add_paused(&self) {
         self.write.paused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_last_sample(&self, t_ns: u64) {
+        self.write.last_sample_ns.store(t_ns, Ordering::Relaxed);
+    }
+
+    /// When the newest sample was received (ns since the epoch), as the health watch
+    /// last saw it (every 20 ms); `None` before the first, or with the watch off.
+    pub fn last_sample_ns(&self) -> Option<u64> {
+        Some(self.write.last_sample_ns.load(Ordering::Relaxed)).filter(|&t| t != 0)
     }
 
     pub(crate) fn add_evicted(&self) {

@@ -121,6 +121,11 @@ impl TopicWatch {
         self.revision
     }
 
+    /// When the newest sample was received, ns since the Unix epoch.
+    pub fn last_sample_ns(&self) -> Option<u64> {
+        self.last_ns
+    }
+
     /// The longest silence now expected, in ns (given or learnt).
     pub fn max_gap_ns(&self) -> Option<u64> {
         self.health.expected.max_gap_ns

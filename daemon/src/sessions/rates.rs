@@ -86,6 +86,7 @@ mod tests {
                     ..TopicCounts::default()
                 },
                 health: Default::default(),
+                last_sample_ns: None,
             }],
             problems: BTreeMap::new(),
             write_error: None,

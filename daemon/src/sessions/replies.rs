@@ -54,7 +54,7 @@ pub fn session_status(
         topics: status
             .topics
             .iter()
-            .map(|t| rated_topic(t, rates.of(&t.service)))
+            .map(|t| rated_topic(t, rates.of(&t.service), t.last_sample_ns))
             .collect(),
         write_error: status.write_error,
         problems: status.problems.into_iter().collect(),
@@ -132,7 +132,7 @@ pub fn stop_report(
                 topics: summary
                     .topics
                     .iter()
-                    .map(|t| rated_topic(t, (0.0, 0.0)))
+                    .map(|t| rated_topic(t, (0.0, 0.0), None))
                     .collect(),
                 write_error,
                 receive_threads: receive_threads(&summary.receive_threads),
@@ -212,7 +212,11 @@ pub fn listed(
 }
 
 /// A topic's counts from the engine, with its recent rates.
-fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -> RatedTopic {
+fn rated_topic(
+    topic: &TopicStatus,
+    (messages_per_s, bytes_per_s): (f64, f64),
+    last_sample_ns: Option<u64>,
+) -> RatedTopic {
     RatedTopic {
         report: TopicReport {
             name: topic.name.clone(),
@@ -230,5 +234,6 @@ fn rated_topic(topic: &TopicStatus, (messages_per_s, bytes_per_s): (f64, f64)) -
         messages_per_s,
         bytes_per_s,
         health: Some(topic.health.clone()),
+        last_sample_ns,
     }
 }

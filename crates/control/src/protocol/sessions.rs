@@ -167,6 +167,7 @@ mod tests {
                 messages_per_s: 0.0,
                 bytes_per_s: 0.0,
                 health: None,
+                last_sample_ns: None,
             }],
             write_error: None,
             receive_threads: vec![ReceiveThreadReport {

@@ -91,4 +91,8 @@ pub struct RatedTopic {
     /// Its health: state, since when, what is expected of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<TopicHealth>,
+    /// When its newest sample was received, ns since the Unix epoch (renewed every 20 ms
+    /// by the health watch); absent before its first sample, and in a stop report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_sample_ns: Option<u64>,
 }

@@ -30,6 +30,7 @@ pub fn rated_topic(name: &str, unknown_loss: bool) -> RatedTopic {
         messages_per_s: 99.75,
         bytes_per_s: 1_234_567.125,
         health: None,
+        last_sample_ns: None,
     }
 }
 

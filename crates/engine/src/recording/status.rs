@@ -32,6 +32,10 @@ pub struct TopicStatus {
     /// Its health: state, since when, and what is expected of it.
     #[serde(default)]
     pub health: TopicHealth,
+    /// When its newest sample was received, ns since the Unix epoch (renewed every
+    /// 20 ms by the health watch); `None` before the first.
+    #[serde(default)]
+    pub last_sample_ns: Option<u64>,
 }
 
 /// A live view of a recording.
@@ -206,6 +210,7 @@ pub(super) fn topic_statuses(registry: &TopicRegistry) -> Vec<TopicStatus> {
                 .get(recd_storage::iceoryx2::SUBSCRIBER_MAX_BUFFER_SIZE)
                 .and_then(|depth| depth.parse().ok()),
             health: topic.health.lock().expect("health lock").clone(),
+            last_sample_ns: topic.counters.last_sample_ns(),
         })
         .collect()
 }
