@@ -71,4 +71,30 @@ impl Catalog {
             data_dir,
         })
     }
+
+    /// Whether the catalog still answers: this connection reads it, and the database file
+    /// at its path opens afresh (read-only) and reads as a catalog, as it would for a
+    /// restarted recd. For `/readyz`.
+    pub fn check(&self) -> Result<(), CatalogError> {
+        let read = |connection: &Connection| {
+            connection.query_row(
+                "SELECT count(*) FROM (SELECT 1 FROM sessions LIMIT 1)",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
+        };
+        read(&self.connection)?;
+        let path = self.connection.path().map(std::path::PathBuf::from);
+        if let Some(path) = path.filter(|path| !path.as_os_str().is_empty()) {
+            let open_error = |source| CatalogError::Open {
+                path: path.clone(),
+                source,
+            };
+            let fresh =
+                Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .map_err(open_error)?;
+            read(&fresh).map_err(open_error)?;
+        }
+        Ok(())
+    }
 }

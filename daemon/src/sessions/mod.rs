@@ -3,6 +3,7 @@
 
 mod answer;
 mod catalog_sync;
+mod facts;
 mod health_log;
 mod rates;
 mod replies;
