@@ -1,0 +1,185 @@
+//! The families of a made-up snapshot, encoded both ways.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use recd_control::{RatedTopic, ReceiveThreadReport, SessionStatus, TopicReport};
+use recd_health::{HealthState, TopicHealth};
+
+use super::{families, render, TopicBudget, OPENMETRICS};
+use crate::backend::DaemonFacts;
+use crate::snapshot::Snapshot;
+
+fn topic(name: &str, written: u64, health: HealthState, last_sample_ns: Option<u64>) -> RatedTopic {
+    RatedTopic {
+        report: TopicReport {
+            name: name.into(),
+            service: name.into(),
+            received: written + 2,
+            written,
+            dropped: 2,
+            lost: 0,
+            overflows: 0,
+            bytes_written: written * 10,
+            paused: 0,
+            evicted: 0,
+            unknown_loss: false,
+        },
+        messages_per_s: 30.0,
+        bytes_per_s: 300.0,
+        health: Some(TopicHealth {
+            state: health,
+            ..TopicHealth::default()
+        }),
+        last_sample_ns,
+    }
+}
+
+fn session(name: &str, topics: Vec<RatedTopic>, paused: bool) -> SessionStatus {
+    SessionStatus {
+        name: name.into(),
+        id: 1,
+        directory: PathBuf::from("/data").join(name),
+        current_files: vec![PathBuf::from("/data/a.mcap")],
+        elapsed_s: 1.0,
+        bytes_written: 0,
+        bytes_per_s: 0.0,
+        topics,
+        write_error: None,
+        problems: Vec::new(),
+        io_mode: "direct".into(),
+        disk_full: None,
+        paused,
+        buffer: None,
+        receive_threads: vec![ReceiveThreadReport {
+            source: "iceoryx2".into(),
+            scheduling: "SCHED_FIFO 10".into(),
+            priority_warning: None,
+            memory_warning: None,
+            passes: 10,
+            lateness_p999_us: 250.0,
+            lateness_max_us: 1500.0,
+            spilled: 1,
+            reclaimed: 3,
+        }],
+        required: Vec::new(),
+    }
+}
+
+fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
+    Snapshot {
+        taken: Instant::now(),
+        sessions,
+        uploads: None,
+        facts: DaemonFacts {
+            free_bytes: Some(5 << 30),
+            min_free_space: 1 << 30,
+            waiting_to_finish: Some(2),
+            ..DaemonFacts::default()
+        },
+        file_sizes: Default::default(),
+    }
+}
+
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+#[test]
+fn topics_sessions_and_disk_are_named_as_prometheus_expects() {
+    let snapshot = snapshot(vec![
+        session(
+            "drive",
+            vec![
+                topic(
+                    "camera/front",
+                    90,
+                    HealthState::Ok,
+                    Some(now_ns() - 500_000_000),
+                ),
+                topic("imu", 7, HealthState::Stalled, None),
+                topic("debug", 1, HealthState::Unchecked, None),
+            ],
+            false,
+        ),
+        session("parked", vec![], true),
+    ]);
+    let mut budget = TopicBudget::new(100);
+    let (content_type, text) = render(families(&snapshot, &mut budget, "9.9.9"), "*/*");
+    assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
+    for line in [
+        "# TYPE recd_messages_written_total counter",
+        "recd_messages_written_total{session=\"drive\",topic=\"camera/front\"} 90",
+        "recd_messages_dropped_total{session=\"drive\",topic=\"imu\"} 2",
+        "recd_written_bytes_total{session=\"drive\",topic=\"camera/front\"} 900",
+        "recd_topic_health{session=\"drive\",topic=\"imu\"} 2",
+        "recd_topic_health{session=\"drive\",topic=\"camera/front\"} 0",
+        "recd_sessions{state=\"recording\"} 1",
+        "recd_sessions{state=\"paused\"} 1",
+        "recd_receive_lateness_p999_seconds{session=\"drive\",source=\"iceoryx2\"} 0.00025",
+        "recd_receive_takebacks_total{session=\"drive\",source=\"iceoryx2\"} 3",
+        "recd_data_free_bytes 5368709120",
+        "recd_data_min_free_bytes 1073741824",
+        "recd_files_waiting_to_finish 2",
+        "recd_build_info{version=\"9.9.9\"} 1",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(line)),
+            "no {line:?} in\n{text}"
+        );
+    }
+    // Unchecked is no number: no series rather than a false "ok".
+    assert!(!text.contains("recd_topic_health{session=\"drive\",topic=\"debug\"}"));
+    let age: f64 = (text.lines())
+        .find_map(|l| {
+            l.strip_prefix(
+                "recd_last_sample_age_seconds{session=\"drive\",topic=\"camera/front\"} ",
+            )
+        })
+        .expect("an age for the topic that sent")
+        .parse()
+        .unwrap();
+    assert!((0.4..5.0).contains(&age), "{age}");
+    assert!(!text.contains("recd_last_sample_age_seconds{session=\"drive\",topic=\"imu\"}"));
+
+    let (content_type, text) = render(
+        families(&snapshot, &mut budget, "9.9.9"),
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+    );
+    assert_eq!(content_type, OPENMETRICS);
+    assert!(
+        text.contains("# TYPE recd_messages_written counter\n"),
+        "{text}"
+    );
+    assert!(text.contains("# TYPE recd_build info\n"), "{text}");
+    assert!(
+        text.contains("# UNIT recd_data_free_bytes bytes\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("# EOF\n"));
+}
+
+#[test]
+fn topics_beyond_the_budget_are_summed_into_other_and_keep_their_place() {
+    let topics = |names: &[&str]| {
+        (names.iter())
+            .map(|n| topic(n, 10, HealthState::Ok, None))
+            .collect::<Vec<_>>()
+    };
+    let mut budget = TopicBudget::new(2);
+    let first = snapshot(vec![session("s", topics(&["b", "c", "d"]), false)]);
+    let (_, text) = render(families(&first, &mut budget, "1"), "");
+    assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"b\"} 10"));
+    assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"c\"} 10"));
+    assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"_other\"} 10"));
+    assert!(text.contains("recd_metrics_topics_folded 1"), "{text}");
+    // A topic found later sorts first, yet the first two keep their series.
+    let later = snapshot(vec![session("s", topics(&["a", "b", "c", "d"]), false)]);
+    let (_, text) = render(families(&later, &mut budget, "1"), "");
+    assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"b\"} 10"));
+    assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"_other\"} 20"));
+    assert!(!text.contains("topic=\"a\""), "{text}");
+}

@@ -1,0 +1,93 @@
+//! What recd looks like now, taken from the backend at most a few times a second however
+//! many clients ask: the metrics, the status and the page read the same snapshot.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use recd_control::{Request, Response, SessionStatus, UploadStatus};
+
+use crate::backend::{Backend, DaemonFacts};
+
+/// A snapshot younger than this is served again rather than taken anew.
+pub const FRESH_FOR: Duration = Duration::from_millis(250);
+
+/// The daemon's state at one moment.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// When it was taken.
+    pub taken: Instant,
+    /// The running sessions, as `rec status --json` prints them.
+    pub sessions: Vec<SessionStatus>,
+    /// The uploader's state; `None` when uploads are off.
+    pub uploads: Option<UploadStatus>,
+    /// The rest.
+    pub facts: DaemonFacts,
+    /// The sizes of the sessions' current files.
+    pub file_sizes: BTreeMap<PathBuf, u64>,
+}
+
+impl Snapshot {
+    /// Takes one (blocking).
+    pub fn take(backend: &dyn Backend) -> Result<Self, String> {
+        let sessions = match backend.answer(Request::Status { name: None }) {
+            Ok(Response::Status { sessions }) => sessions,
+            Ok(other) => return Err(format!("recd answered a status with {other:?}")),
+            Err(error) => return Err(error.message),
+        };
+        let uploads = match backend.answer(Request::UploadStatus) {
+            Ok(Response::Uploads(status)) if status.enabled => Some(status),
+            _ => None,
+        };
+        let file_sizes = (sessions.iter())
+            .flat_map(|session| &session.current_files)
+            .filter_map(|path| Some((path.clone(), std::fs::metadata(path).ok()?.len())))
+            .collect();
+        Ok(Self {
+            taken: Instant::now(),
+            sessions,
+            uploads,
+            facts: backend.facts(),
+            file_sizes,
+        })
+    }
+}
+
+/// The latest snapshot, renewed by one asker at a time.
+pub struct Snapshots {
+    backend: Arc<dyn Backend>,
+    latest: tokio::sync::Mutex<Option<Arc<Snapshot>>>,
+}
+
+impl Snapshots {
+    /// Snapshots of `backend`.
+    pub fn new(backend: Arc<dyn Backend>) -> Self {
+        Self {
+            backend,
+            latest: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Forgets the latest snapshot: after an action, the next asker sees its effect.
+    pub async fn invalidate(&self) {
+        *self.latest.lock().await = None;
+    }
+
+    /// A snapshot no older than `max_age`; askers meanwhile wait for the one being taken.
+    pub async fn get(&self, max_age: Duration) -> Result<Arc<Snapshot>, String> {
+        let mut latest = self.latest.lock().await;
+        if let Some(snapshot) = latest.as_ref() {
+            if snapshot.taken.elapsed() <= max_age {
+                return Ok(snapshot.clone());
+            }
+        }
+        let backend = self.backend.clone();
+        let snapshot = tokio::task::spawn_blocking(move || Snapshot::take(backend.as_ref()))
+            .await
+            .map_err(|error| format!("taking the status failed: {error}"))??;
+        let snapshot = Arc::new(snapshot);
+        *latest = Some(snapshot.clone());
+        Ok(snapshot)
+    }
+}
