@@ -14,6 +14,7 @@ mod server;
 mod service;
 mod sessions;
 mod uploads;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -165,12 +166,28 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let socket = config.socket.clone();
     let pressure = Arc::new(recd_upload::Pressure::default());
     let uploads = uploads::Uploads::start(&config, pressure.clone())?;
+    let http = config.http.settings()?;
+    let presets = config.preset.iter().map(|p| p.preset()).collect();
     let sessions = Arc::new(Sessions::new(config, catalog, uploads, pressure));
+    let heartbeat = Arc::new(web::Heartbeat::default());
+    let http = match http {
+        Some(settings) => {
+            let backend = web::WebBackend::new(sessions.clone(), heartbeat.clone());
+            let server = recd_http::HttpServer::start(&settings, presets, Arc::new(backend))
+                .map_err(|e| e.to_string())?;
+            tracing::info!(address = %server.address(), control = settings.allow_control, "HTTP listening");
+            Some(server)
+        }
+        None => None,
+    };
     let finisher = sessions.start_finishing();
-    runtime.block_on(serve_until_signal(&socket, sessions.clone()))?;
+    runtime.block_on(serve_until_signal(&socket, sessions.clone(), heartbeat))?;
     drop(runtime);
 
     service::stopping();
+    if let Some(http) = http {
+        http.stop();
+    }
     let _ = std::fs::remove_file(&socket);
     finisher.stop();
     let stopped = stop_all(sessions.clone(), stop_timeout);
@@ -182,6 +199,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
 async fn serve_until_signal(
     socket: &std::path::Path,
     sessions: Arc<Sessions>,
+    heartbeat: Arc<web::Heartbeat>,
 ) -> Result<(), String> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut terminate = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
@@ -209,6 +227,7 @@ async fn serve_until_signal(
                 let sessions = sessions.clone();
                 // Sampling locks the sessions; a stuck session shows as a missed ping.
                 if let Ok(load) = tokio::task::spawn_blocking(move || sessions.sample()).await {
+                    heartbeat.beat(load.healthy);
                     service::heartbeat(&load, watchdog.is_some());
                 }
             }

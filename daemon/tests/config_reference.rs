@@ -19,7 +19,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytesize::ByteSize;
-use recd_daemon::config::{DaemonConfig, RemoteControlConfig, SessionDefaults, UploadConfig};
+use recd_daemon::config::{
+    DaemonConfig, HttpConfig, PresetConfig, RemoteControlConfig, SessionDefaults, UploadConfig,
+};
 use recd_health::Expectation;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
@@ -49,6 +51,23 @@ fn populated() -> DaemonConfig {
             max_gap: Some(Duration::from_millis(200)),
             required: true,
             expect: true,
+        }],
+        http: HttpConfig {
+            token_file: Some(PathBuf::from("/etc/recd/http-token")),
+            ..HttpConfig::default()
+        },
+        preset: vec![PresetConfig {
+            name: "drive".into(),
+            max_file_size: Some(ByteSize::gib(4)),
+            max_duration: Some(Duration::from_secs(600)),
+            duration: Some(Duration::from_secs(3600)),
+            pre_trigger: Some(Duration::from_secs(30)),
+            buffer_size: Some(ByteSize::gib(1)),
+            before: Some(Duration::from_secs(10)),
+            dds_domain: Some(0),
+            upload: Some(true),
+            finish: Some(recd_control::FinishMode::Zstd),
+            ..PresetConfig::default()
         }],
         ..DaemonConfig::default()
     };
@@ -181,11 +200,13 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
 
     // What the parser asks for, section by section: adds a key the populated
     // configuration leaves out (an optional one, absent from the serialized text).
-    let sections: [(&str, BTreeSet<String>); 4] = [
+    let sections: [(&str, BTreeSet<String>); 6] = [
         ("[recording]", accepted::<SessionDefaults>()),
         ("[upload]", accepted::<UploadConfig>()),
         ("[remote_control]", accepted::<RemoteControlConfig>()),
         ("[[expect]]", accepted::<Expectation>()),
+        ("[http]", accepted::<HttpConfig>()),
+        ("[[preset]]", accepted::<PresetConfig>()),
     ];
     for (section, fields) in sections {
         keys.entry(section.to_string()).or_default().extend(fields);

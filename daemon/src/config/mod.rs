@@ -1,11 +1,13 @@
 //! recd's configuration: a TOML file whose every key has a built-in default, overridden by
 //! command-line flags. `recording` maps a session's start request onto these settings.
 
+mod http;
 mod recording;
 mod remote;
 mod units;
 mod upload;
 
+pub use http::{HttpConfig, PresetConfig};
 pub use remote::RemoteControlConfig;
 pub use upload::UploadConfig;
 
@@ -60,6 +62,11 @@ pub struct DaemonConfig {
     /// expectation from their own first samples.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
+    /// The HTTP listener (metrics, probes, status, the web page); off by default.
+    pub http: HttpConfig,
+    /// Named ways to start a session from the web page.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preset: Vec<PresetConfig>,
 }
 
 /// Recording settings every session starts from.
@@ -160,6 +167,8 @@ impl Default for DaemonConfig {
             upload: None,
             remote_control: RemoteControlConfig::default(),
             expect: Vec::new(),
+            http: HttpConfig::default(),
+            preset: Vec::new(),
         }
     }
 }
@@ -254,6 +263,8 @@ impl DaemonConfig {
         }
         config.remote_control.validate()?;
         recd_health::Expectations::new(&config.expect).map_err(|e| format!("[[expect]]: {e}"))?;
+        config.http.settings()?;
+        http::validate_presets(&config.preset)?;
         Ok(config)
     }
 
