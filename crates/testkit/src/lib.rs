@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 
 mod ddsperf;
 mod hogs;
+mod http;
 mod load;
 mod mount;
 mod netns;
 mod node;
 mod phases;
+mod prometheus;
 mod proxy;
 mod pty;
 mod python;
@@ -26,11 +28,13 @@ mod throttle;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs};
+pub use http::{http_get, http_request, HttpReply};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
 pub use node::{read_with_mcap_core, validate_health_with_mcap_core, McapCoreRead};
 pub use phases::Phases;
+pub use prometheus::{Prometheus, SCRAPE_INTERVAL};
 pub use proxy::TcpProxy;
 
 pub use pty::{Killed, Pty, CTRL_C, DOWN, RIGHT, SPACE, UP};
@@ -305,6 +309,26 @@ impl Recd {
     /// What recd logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.root.join("recd.log")).unwrap_or_default()
+    }
+
+    /// The address its HTTP listener took (`[http] listen`, port 0 for any), from its
+    /// log; waits (bounded) for the line.
+    pub fn http_address(&self) -> std::net::SocketAddr {
+        let mut found = None;
+        wait_until(Duration::from_secs(10), || {
+            found = (self.log().lines())
+                .find_map(|line| line.split("HTTP listening address=").nth(1))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|address| address.parse().ok());
+            found.is_some()
+        });
+        found.unwrap_or_else(|| {
+            panic!(
+                "recd logged no HTTP address; log:
+{}",
+                self.log()
+            )
+        })
     }
 
     /// Runs `rec args…` against this recd.
