@@ -177,7 +177,7 @@ fn readyz_fails_when_the_catalog_cannot_be_read_and_recd_will_not_start_on_it() 
 #[test]
 fn only_the_token_acts_and_only_when_control_is_allowed() {
     let WithToken { recd, .. } = &with_token(
-        "listen = \"127.0.0.1:0\"\nallow_control = true\n\n[[preset]]\nname = \"drive\"\n",
+        "listen = \"127.0.0.1:0\"\nallow_control = true\n\n[[preset]]\nname = \"drive\"\n\n[[preset]]\nname = \"snap\"\npre_trigger = \"5s\"\nbefore = \"1s\"\nafter = \"0s\"\n",
     );
     let address = recd.http_address();
     let bearer = format!("Bearer {TOKEN}");
@@ -230,6 +230,46 @@ fn only_the_token_acts_and_only_when_control_is_allowed() {
         r#"{"session":"drive","text":"over http"}"#,
     );
     assert_eq!(reply.status, 200, "{}", reply.body);
+    for (action, paused) in [("pause", true), ("resume", false)] {
+        let reply = post(
+            &format!("/api/{action}"),
+            &[("Authorization", &bearer)],
+            r#"{"session":"drive"}"#,
+        );
+        assert_eq!(reply.status, 200, "{action}: {}", reply.body);
+        assert_eq!(recd.rec_json(&["status", "drive"])[0]["paused"], paused);
+    }
+    // A trigger takes the window of the preset its session started from; a session that
+    // keeps no buffer cannot be triggered.
+    let reply = post(
+        "/api/start",
+        &[("Authorization", &bearer)],
+        r#"{"preset":"snap"}"#,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        recd.rec_json(&["status", "snap"])[0]["buffer"]["duration_s"],
+        5.0
+    );
+    let reply = post(
+        "/api/trigger",
+        &[("Authorization", &bearer)],
+        r#"{"session":"snap"}"#,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()["response"], "triggered", "{}", reply.body);
+    let reply = post(
+        "/api/trigger",
+        &[("Authorization", &bearer)],
+        r#"{"session":"drive"}"#,
+    );
+    assert!((400..500).contains(&reply.status), "{}", reply.body);
+    let reply = post(
+        "/api/stop",
+        &[("Authorization", &bearer)],
+        r#"{"session":"snap"}"#,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
     for (body, status) in [
         (r#"{"session":"nope"}"#, 404),
         (r#"{"session":1}"#, 400),
@@ -257,8 +297,8 @@ fn only_the_token_acts_and_only_when_control_is_allowed() {
     let log = recd.log();
     assert_eq!(
         log.matches("HTTP control done").count(),
-        3,
-        "start, mark and stop: {log}"
+        8,
+        "start, mark, pause, resume and stop of drive; start, trigger and stop of snap: {log}"
     );
     assert!(log.contains("client=127.0.0.1:"), "{log}");
     assert!(log.contains("HTTP control refused"), "{log}");
