@@ -47,8 +47,18 @@ fn cameras(
     )
 }
 
+/// The camera tests compare drops alone and beside finishing on this machine's one disk:
+/// a sibling test writing at the same time would be in one measurement and not the other.
+/// One at a time.
+static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    DISK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 #[test]
 fn closed_files_are_indexed_in_place_once_nothing_records_and_open_in_mcap_core() {
+    let _disk = one_at_a_time();
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     // recd's defaults: finish = "index", deferred while a session records.
@@ -142,6 +152,7 @@ fn closed_files_are_indexed_in_place_once_nothing_records_and_open_in_mcap_core(
 
 #[test]
 fn killing_recd_while_it_finishes_a_file_leaves_the_original_intact() {
+    let _disk = one_at_a_time();
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let mut recd = Recd::start_configured(root.path(), &domain, "", "finish = \"zstd\"", &[]);
@@ -215,6 +226,7 @@ fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64) {
 
 #[test]
 fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
+    let _disk = one_at_a_time();
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start_configured(
@@ -284,6 +296,7 @@ fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
 
 #[test]
 fn a_trigger_window_is_finished_while_its_pre_trigger_session_buffers_on() {
+    let _disk = one_at_a_time();
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start_configured(root.path(), &domain, "", "finish = \"index\"", &[]);
