@@ -169,7 +169,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let http = config.http.settings()?;
     let presets = config.preset.iter().map(|p| p.preset()).collect();
     let sessions = Arc::new(Sessions::new(config, catalog, uploads, pressure));
-    let heartbeat = Arc::new(web::Heartbeat::default());
+    let heartbeat = Arc::new(web::Heartbeat::new());
     let http = match http {
         Some(settings) => {
             let backend = web::WebBackend::new(sessions.clone(), heartbeat.clone());

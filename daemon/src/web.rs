@@ -19,27 +19,34 @@ const CLOCK_FRESH_FOR: Duration = Duration::from_secs(10);
 
 /// The daemon's once-a-second sample: when it last came, and whether every session's
 /// threads were alive then; what the watchdog is pinged on.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Heartbeat {
-    last: Mutex<Option<(Instant, bool)>>,
+    last: Mutex<(Instant, bool)>,
 }
 
 impl Heartbeat {
+    /// A heartbeat counted from now: a starting recd is alive until its first sample is
+    /// [`HEARTBEAT_STALE`] late.
+    pub fn new() -> Self {
+        Self {
+            last: Mutex::new((Instant::now(), true)),
+        }
+    }
+
     /// Notes a sample.
     pub fn beat(&self, threads_alive: bool) {
-        *self.last.lock().expect("heartbeat lock") = Some((Instant::now(), threads_alive));
+        *self.last.lock().expect("heartbeat lock") = (Instant::now(), threads_alive);
     }
 
     /// Alive: a sample came lately and found every thread running.
     pub fn alive(&self) -> Result<(), String> {
         match *self.last.lock().expect("heartbeat lock") {
-            None => Err("no sample of the sessions yet".into()),
-            Some((at, _)) if at.elapsed() > HEARTBEAT_STALE => Err(format!(
+            (at, _) if at.elapsed() > HEARTBEAT_STALE => Err(format!(
                 "no sample of the sessions for {:.0} s: they are stuck",
                 at.elapsed().as_secs_f64()
             )),
-            Some((_, false)) => Err("a recording thread ended unexpectedly".into()),
-            Some((_, true)) => Ok(()),
+            (_, false) => Err("a recording thread ended unexpectedly".into()),
+            (_, true) => Ok(()),
         }
     }
 }
