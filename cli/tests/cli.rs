@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{outcome, rec, rec_unprivileged, run, write_recording};
+use common::{outcome, rec, rec_unprivileged, run, wait_until_unlocked, write_recording};
 
 #[test]
 fn info_prints_the_summary_as_text_and_json() {
@@ -176,7 +176,7 @@ fn reindex_exits_0_when_nothing_was_lost_and_3_when_the_input_was_damaged() {
     let payloads = write_recording(&path, 20, 5000);
     let out = dir.path().join("indexed.mcap");
 
-    let (code, stdout, _) = outcome(&run(&[
+    let (code, stdout, stderr) = outcome(&run(&[
         "reindex",
         path.to_str().unwrap(),
         "-o",
@@ -186,7 +186,7 @@ fn reindex_exits_0_when_nothing_was_lost_and_3_when_the_input_was_damaged() {
         "--chunk-size",
         "16KiB",
     ]));
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("20 messages"), "{stdout}");
     let info = recd_storage::summarize(&out).unwrap();
     assert!(info.chunk_count > 1);
@@ -322,6 +322,7 @@ fn ctrl_c_during_reindex_leaves_the_input_untouched_and_no_stray_files() {
         }
         writer.close().unwrap();
     }
+    wait_until_unlocked(&path);
     let before = std::fs::metadata(&path).unwrap();
     let mut child = rec()
         .args(["reindex", path.to_str().unwrap(), "--compression", "zstd"])

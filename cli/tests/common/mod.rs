@@ -63,7 +63,25 @@ pub fn write_recording_with(
         payloads.push(payload);
     }
     writer.close().unwrap();
+    wait_until_unlocked(path);
     payloads
+}
+
+/// Waits (at most 10 s) until nobody holds the writer's `flock` of `path` any more.
+///
+/// Closing the writer is not enough in a test process: sibling tests spawn children, and a
+/// child forked before the close holds a copy of the descriptor, and with it the lock, until
+/// it execs. `rec reindex` would then rightly call the file "still being recorded".
+pub fn wait_until_unlocked(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while recd_storage::is_being_recorded(path).unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} stayed locked after its writer closed",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Whether this process runs as root, where file permissions do not bind it.
