@@ -28,6 +28,7 @@ fn snapshot(topics: usize) -> Snapshot {
                 bytes_written: 100_000_000,
                 paused: 0,
                 evicted: 0,
+                filtered: 0,
                 unknown_loss: false,
             },
             messages_per_s: 1000.0,

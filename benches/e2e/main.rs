@@ -594,7 +594,7 @@ fn record(args: RecordArgs) -> Result<(), String> {
     config.iceoryx2 = !args.no_iceoryx2;
     config.topics = TopicSelection {
         include: vec![args.include],
-        exclude: vec![],
+        ..TopicSelection::default()
     };
     let (tx, rx) = std::sync::mpsc::channel();
     ctrlc::set_handler(move || {

@@ -111,9 +111,10 @@ fn print_receive_lag(checks: &BTreeMap<String, TopicCheck>) {
     );
 }
 
-/// Whether every sample the recorder took is written, dropped, evicted or paused.
+/// Whether every sample the recorder took is written, dropped, filtered, evicted or
+/// paused.
 fn accounted(c: &TopicCounts) -> bool {
-    c.received == c.written + c.dropped + c.evicted + c.paused
+    c.received == c.written + c.dropped + c.filtered + c.evicted + c.paused
 }
 
 /// One row of the topic table: the file's view, then the recorder's counts.
@@ -156,6 +157,7 @@ pub fn print(r: &Results) {
         counted.dropped += counts.dropped;
         counted.paused += counts.paused;
         counted.evicted += counts.evicted;
+        counted.filtered += counts.filtered;
         counted.lost += counts.lost;
         counted.overflows += counts.overflows;
         if !accounted(&counts) {
@@ -187,10 +189,10 @@ pub fn print(r: &Results) {
         &rows,
     );
     if unaccounted.is_empty() {
-        println!("recd took = written + dropped + evicted + paused on every topic");
+        println!("recd took = written + dropped + filtered + evicted + paused on every topic");
     } else {
         println!(
-            "recd took ≠ written + dropped + evicted + paused on {} topic(s): {}",
+            "recd took ≠ written + dropped + filtered + evicted + paused on {} topic(s): {}",
             unaccounted.len(),
             unaccounted.join(", ")
         );

@@ -33,6 +33,13 @@ pub struct TopicsArgs {
     /// How long to measure rates, e.g. 2s.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = recd_control::units::parse_duration)]
     window: Duration,
+    /// List only topics whose message type matches this glob (as `rec start
+    /// --topic-type` would record them); repeatable.
+    #[arg(long = "topic-type", value_name = "GLOB")]
+    topic_types: Vec<String>,
+    /// Leave out topics whose message type matches this glob; repeatable.
+    #[arg(long = "exclude-topic-type", value_name = "GLOB")]
+    exclude_topic_types: Vec<String>,
     /// Print the topics as JSON.
     #[arg(long)]
     json: bool,
@@ -46,6 +53,8 @@ pub fn run(socket: &Path, args: &TopicsArgs) -> Result<ExitCode, String> {
         no_iceoryx2: args.no_iceoryx2,
         discovery_ms: args.discovery.as_millis() as u64,
         window_ms: args.window.as_millis() as u64,
+        topic_types: args.topic_types.clone(),
+        exclude_topic_types: args.exclude_topic_types.clone(),
     });
     let response = crate::request::ask(socket, &request)?;
     let Response::Topics(mut found) = response else {

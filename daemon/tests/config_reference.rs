@@ -52,6 +52,11 @@ fn populated() -> DaemonConfig {
             required: true,
             expect: true,
         }],
+        topic: vec![recd_engine::ThrottleRule {
+            topic: "camera/*".into(),
+            max_rate: Some(5.0),
+            downsample: Some(2),
+        }],
         http: HttpConfig {
             token_file: Some(PathBuf::from("/etc/recd/http-token")),
             ..HttpConfig::default()
@@ -67,6 +72,10 @@ fn populated() -> DaemonConfig {
             dds_domain: Some(0),
             upload: Some(true),
             finish: Some(recd_control::FinishMode::Zstd),
+            topic_types: vec!["sensor_msgs/msg/*".into()],
+            exclude_topic_types: vec!["*Debug*".into()],
+            max_rate: vec!["camera/*=5".into()],
+            downsample: vec!["/points=3".into()],
             ..PresetConfig::default()
         }],
         ..DaemonConfig::default()
@@ -78,6 +87,8 @@ fn populated() -> DaemonConfig {
     recording.dds_domain = Some(0);
     recording.dds_interfaces = vec![IpAddr::from([127, 0, 0, 1])];
     recording.dds_message_dirs = vec![PathBuf::from("/opt/msgs")];
+    recording.topic_types = vec!["sensor_msgs/msg/*".into()];
+    recording.exclude_topic_types = vec!["*Debug*".into()];
     let remote = &mut config.remote_control;
     remote.status = Some(true);
     remote.recorder = Some("ecu-front".into());

@@ -174,6 +174,7 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
         topics: TopicSelection {
             include: args.topics.clone(),
             exclude: args.exclude.clone(),
+            ..TopicSelection::default()
         },
         rate: args.rate,
         repeat: args.repeat,

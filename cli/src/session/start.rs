@@ -34,6 +34,27 @@ pub struct StartArgs {
     /// Never record topics matching this glob; repeatable.
     #[arg(long = "exclude", value_name = "GLOB")]
     exclude: Vec<String>,
+    /// Record only topics whose message type matches this glob; repeatable. DDS topics
+    /// by their ROS 2 type (`sensor_msgs/msg/Image`, `sensor_msgs/msg/*`), iceoryx2
+    /// services by iceoryx2's payload type name. `rec topics --topic-type` shows what
+    /// a filter takes.
+    #[arg(long = "topic-type", value_name = "GLOB")]
+    topic_types: Vec<String>,
+    /// Never record topics whose message type matches this glob; repeatable.
+    #[arg(long = "exclude-topic-type", value_name = "GLOB")]
+    exclude_topic_types: Vec<String>,
+    /// Keep at most HZ samples per second of the topics matching GLOB, e.g.
+    /// 'camera/*=5'; repeatable, the first matching rule wins, before recd.toml's
+    /// [[topic]] rules. The first sample is kept, then one per 1/HZ slot (never two
+    /// closer than 95 % of it); the others are released unwritten and counted as
+    /// filtered.
+    #[arg(long = "max-rate", value_name = "GLOB=HZ", value_parser = parse_max_rate)]
+    max_rate: Vec<String>,
+    /// Keep one sample in N of the topics matching GLOB (the 1st, N+1th, …), e.g.
+    /// '/points=3'; repeatable, applied before --max-rate; the others are counted as
+    /// filtered.
+    #[arg(long = "downsample", value_name = "GLOB=N", value_parser = parse_downsample)]
+    downsample: Vec<String>,
     /// Start a new file once one holds this much, e.g. 4GiB; 0 is no splitting (also
     /// when recd.toml sets a size); at least 1MiB otherwise.
     #[arg(long, value_name = "SIZE", value_parser = format::parse_size)]
@@ -143,6 +164,10 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         },
         finish: args.finish,
         expect: args.expect.clone(),
+        topic_types: args.topic_types.clone(),
+        exclude_topic_types: args.exclude_topic_types.clone(),
+        max_rate: args.max_rate.clone(),
+        downsample: args.downsample.clone(),
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());
@@ -168,6 +193,20 @@ fn parse_finish_mode(text: &str) -> Result<FinishMode, String> {
 /// Checks a --expect rule here, so that a typo is told before recd is asked.
 fn parse_expectation(text: &str) -> Result<String, String> {
     recd_health::Expectation::parse(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// Checks a --max-rate rule here, so that a typo is told before recd is asked.
+fn parse_max_rate(text: &str) -> Result<String, String> {
+    recd_engine::ThrottleRule::max_rate(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// Checks a --downsample rule here.
+fn parse_downsample(text: &str) -> Result<String, String> {
+    recd_engine::ThrottleRule::downsample(text)
         .map(|_| text.to_string())
         .map_err(|e| e.to_string())
 }

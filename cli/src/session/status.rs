@@ -11,7 +11,8 @@ use recd_control::{Request, Response, SessionStatus, TopicReport};
 
 use super::list::kept_files;
 use super::topic_table::{
-    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, FINISHED_TOPIC_HEADER,
+    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_filtered,
+    FINISHED_TOPIC_HEADER,
 };
 use crate::format;
 use crate::output::{out, outln};
@@ -138,7 +139,10 @@ fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String
         sum(|t| t.overflows),
     );
     let rows = rows_by_topic(&session.topics, |t| t, finished_counts);
-    out!("{}", table(&FINISHED_TOPIC_HEADER, &rows));
+    out!(
+        "{}",
+        table(&with_filtered(&FINISHED_TOPIC_HEADER, &rows), &rows)
+    );
     let reports: Vec<&TopicReport> = session.topics.iter().collect();
     out!("{}", unknown_loss_line(&reports).unwrap_or_default());
     for file in &session.files {
@@ -238,7 +242,7 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
             },
         );
         let shown = max_topic_rows.unwrap_or(rows.len()).min(rows.len());
-        text += &table(
+        let header = with_filtered(
             &[
                 "topic",
                 "health",
@@ -250,8 +254,9 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
                 "lost",
                 "overflows",
             ],
-            &rows[..shown],
+            &rows,
         );
+        text += &table(&header, &rows[..shown]);
         if rows.is_empty() {
             text += "  no topic matches the selection yet\n";
         }
@@ -328,6 +333,7 @@ mod tests {
                         bytes_written: 0,
                         paused: 0,
                         evicted: 0,
+                        filtered: 0,
                         unknown_loss: false,
                     },
                     messages_per_s: 0.0,

@@ -7,7 +7,8 @@ use clap::Args;
 use recd_control::{Request, Response, SessionStopped, TopicReport};
 
 use super::topic_table::{
-    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, FINISHED_TOPIC_HEADER,
+    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_filtered,
+    FINISHED_TOPIC_HEADER,
 };
 use crate::format;
 use crate::output::{out, outln};
@@ -97,6 +98,10 @@ fn print_stopped(session: &SessionStopped) {
     if evicted > 0 {
         paused += &format!(", {evicted} let go by the pre-trigger buffer");
     }
+    let filtered: u64 = session.topics.iter().map(|t| t.report.filtered).sum();
+    if filtered > 0 {
+        paused += &format!(", {filtered} filtered by rate limits or downsampling");
+    }
     outln!(
         "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows{paused}",
         session.name,
@@ -115,7 +120,10 @@ fn print_stopped(session: &SessionStopped) {
         |t| &t.report,
         |t| finished_counts(&t.report),
     );
-    out!("{}", table(&FINISHED_TOPIC_HEADER, &rows));
+    out!(
+        "{}",
+        table(&with_filtered(&FINISHED_TOPIC_HEADER, &rows), &rows)
+    );
     let reports: Vec<&TopicReport> = session.topics.iter().map(|t| &t.report).collect();
     out!("{}", unknown_loss_line(&reports).unwrap_or_default());
     out!("{}", receive_thread_lines(&session.receive_threads));

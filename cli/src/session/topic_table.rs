@@ -46,12 +46,14 @@ pub(super) fn receive_thread_lines(threads: &[ReceiveThreadReport]) -> String {
 }
 
 /// One row per topic, sorted by name (naturally: `topic_6` before `topic_56`): the
-/// name, `middle`'s cells, dropped, lost and overflows.
+/// name, `middle`'s cells, dropped, lost and overflows, and `filtered` when any topic
+/// had samples a rate limit or downsampling let go (see [`with_filtered`]).
 pub(super) fn rows_by_topic<T>(
     topics: &[T],
     report: impl Fn(&T) -> &TopicReport,
     middle: impl Fn(&T) -> Vec<String>,
 ) -> Vec<Vec<String>> {
+    let filtering = topics.iter().any(|t| report(t).filtered > 0);
     let mut topics: Vec<&T> = topics.iter().collect();
     topics.sort_by(|a, b| natural_cmp(&report(a).name, &report(b).name));
     topics
@@ -70,9 +72,21 @@ pub(super) fn rows_by_topic<T>(
                 lost,
                 counts.overflows.to_string(),
             ]);
+            if filtering {
+                row.push(counts.filtered.to_string());
+            }
             row
         })
         .collect()
+}
+
+/// `header` with a `filtered` column when the rows of [`rows_by_topic`] have one.
+pub(super) fn with_filtered<'a>(header: &[&'a str], rows: &[Vec<String>]) -> Vec<&'a str> {
+    let mut header = header.to_vec();
+    if rows.first().is_some_and(|row| row.len() > header.len()) {
+        header.push("filtered");
+    }
+    header
 }
 
 /// The header of a finished session's topic table (`rec stop`, `rec status` of a

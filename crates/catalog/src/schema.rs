@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS topics (
     paused INTEGER NOT NULL DEFAULT 0,
     evicted INTEGER NOT NULL DEFAULT 0,
     unknown_loss INTEGER NOT NULL DEFAULT 0,
+    filtered INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, service)
 );
 ";
@@ -55,6 +56,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("files", "health", "TEXT"),
     ("sessions", "health", "TEXT"),
     ("files", "damaged_at", "INTEGER"),
+    ("topics", "filtered", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added
@@ -98,7 +100,8 @@ mod tests {
         let old_schema = SCHEMA.replace(
             "    overflows INTEGER NOT NULL DEFAULT 0,\n    paused INTEGER NOT NULL DEFAULT 0,\n    evicted INTEGER NOT NULL DEFAULT 0,\n",
             "",
-        );
+        )
+        .replace("    filtered INTEGER NOT NULL DEFAULT 0,\n", "");
         assert_ne!(old_schema, SCHEMA);
         let old = Connection::open(dir.path().join("catalog.sqlite")).unwrap();
         old.execute_batch(&old_schema).unwrap();
@@ -114,8 +117,13 @@ mod tests {
         let topics = catalog.topics(1).unwrap();
         assert_eq!((topics[0].written, topics[0].lost), (4, 2));
         assert_eq!(
-            (topics[0].overflows, topics[0].paused, topics[0].evicted),
-            (0, 0, 0)
+            (
+                topics[0].overflows,
+                topics[0].paused,
+                topics[0].evicted,
+                topics[0].filtered
+            ),
+            (0, 0, 0, 0)
         );
         drop(catalog);
         Catalog::open(dir.path(), Path::new("/d")).expect("opens again once upgraded");

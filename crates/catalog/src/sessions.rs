@@ -66,8 +66,8 @@ impl Catalog {
         )?;
         for topic in topics {
             transaction.execute(
-                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss, filtered)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     session,
                     topic.name,
@@ -80,7 +80,8 @@ impl Catalog {
                     topic.overflows as i64,
                     topic.paused as i64,
                     topic.evicted as i64,
-                    topic.unknown_loss
+                    topic.unknown_loss,
+                    topic.filtered as i64
                 ],
             )?;
         }
@@ -114,7 +115,7 @@ impl Catalog {
     /// The final topic counts of a session.
     pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss FROM topics
+            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss, filtered FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
@@ -130,6 +131,7 @@ impl Catalog {
                 paused: row.get::<_, i64>(8)? as u64,
                 evicted: row.get::<_, i64>(9)? as u64,
                 unknown_loss: row.get::<_, i64>(10)? != 0,
+                filtered: row.get::<_, i64>(11)? as u64,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -214,6 +216,7 @@ mod tests {
                 bytes_written: 300,
                 paused: 4,
                 evicted: 5,
+                filtered: 7,
                 unknown_loss: true,
             }];
             catalog
@@ -234,6 +237,7 @@ mod tests {
         assert_eq!(catalog.topics(id).unwrap()[0].overflows, 2);
         assert_eq!(catalog.topics(id).unwrap()[0].paused, 4);
         assert_eq!(catalog.topics(id).unwrap()[0].evicted, 5);
+        assert_eq!(catalog.topics(id).unwrap()[0].filtered, 7);
         assert!(catalog.topics(id).unwrap()[0].unknown_loss);
         assert!(catalog.session_by_name("other").unwrap().is_none());
     }

@@ -99,6 +99,11 @@ pub struct RecordingConfig {
     /// get an expectation learnt from their own first samples.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
+    /// Rate limits and downsampling per topic glob, first matching rule first (see
+    /// [`ThrottleRule`](crate::ThrottleRule)); samples they do not keep are counted as
+    /// `filtered`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttles: Vec<crate::ThrottleRule>,
     /// Files put at the start of every file as MCAP Attachments (`rec start --attach`).
     /// Not serialized: the files hold them, the configuration in their `recorder`
     /// metadata need not.
@@ -163,6 +168,7 @@ impl Default for RecordingConfig {
             attachments: Vec::new(),
             test_hooks: TestHooks::default(),
             expect: Vec::new(),
+            throttles: Vec::new(),
         }
     }
 }
@@ -195,6 +201,13 @@ pub struct TopicSelection {
     pub include: Vec<String>,
     /// Patterns of services never to record, even when included.
     pub exclude: Vec<String>,
+    /// Patterns of message types to record (ROS 2 names such as `sensor_msgs/msg/Image`
+    /// for DDS, iceoryx2's payload type name for shared memory); empty means all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub types: Vec<String>,
+    /// Patterns of message types never to record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_types: Vec<String>,
 }
 
 /// When a recording continues in a new file. Both limits may be set; the first reached

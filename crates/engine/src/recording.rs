@@ -21,6 +21,7 @@ use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
 use crate::source::stats::ReceiveStats;
 use crate::source::{Held, SourceLink, SourceSettings};
+use crate::throttle::Throttles;
 use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
 use crate::writer::{
     FilePlan, PreTriggerState, RecordingObserver, SourceFamily, SpaceGuard, Unobserved, Writer,
@@ -82,6 +83,9 @@ pub enum StartError {
     /// An expectation cannot be used.
     #[error(transparent)]
     Expectation(#[from] ExpectError),
+    /// A rate limit or downsampling rule cannot be used.
+    #[error(transparent)]
+    Throttle(#[from] crate::ThrottleError),
     /// Neither source is enabled.
     #[error("nothing to record: iceoryx2 is switched off and no DDS domain is given")]
     NoSource,
@@ -471,6 +475,7 @@ impl Sources {
         let registry = Arc::new(TopicRegistry::default());
         let common = SourceSettings {
             filter,
+            throttles: Throttles::new(&config.throttles)?,
             zero_copy_threshold: config.zero_copy_threshold,
             discovery_interval: config.discovery_interval,
             receive_priority: config.receive_priority,

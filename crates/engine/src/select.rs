@@ -9,6 +9,8 @@ use crate::config::TopicSelection;
 pub struct TopicFilter {
     include: Option<GlobSet>,
     exclude: GlobSet,
+    types: Option<GlobSet>,
+    exclude_types: GlobSet,
 }
 
 /// A topic pattern that is not a valid glob.
@@ -29,9 +31,16 @@ impl TopicFilter {
         } else {
             Some(compile(&selection.include)?)
         };
+        let types = if selection.types.is_empty() {
+            None
+        } else {
+            Some(compile(&selection.types)?)
+        };
         Ok(Self {
             include,
             exclude: compile(&selection.exclude)?,
+            types,
+            exclude_types: compile(&selection.exclude_types)?,
         })
     }
 
@@ -40,9 +49,17 @@ impl TopicFilter {
         self.include.is_some()
     }
 
-    /// Whether a service of this name is recorded.
+    /// Whether a service of this name is recorded (whatever its type).
     pub fn matches(&self, name: &str) -> bool {
         self.include.as_ref().is_none_or(|set| set.is_match(name)) && !self.exclude.is_match(name)
+    }
+
+    /// Whether samples of this message type are recorded.
+    pub fn matches_type(&self, type_name: &str) -> bool {
+        self.types
+            .as_ref()
+            .is_none_or(|set| set.is_match(type_name))
+            && !self.exclude_types.is_match(type_name)
     }
 }
 
@@ -65,12 +82,32 @@ fn compile(patterns: &[String]) -> Result<GlobSet, PatternError> {
 mod tests {
     use super::*;
 
+    fn strings(patterns: &[&str]) -> Vec<String> {
+        patterns.iter().map(|s| s.to_string()).collect()
+    }
+
     fn filter(include: &[&str], exclude: &[&str]) -> TopicFilter {
         TopicFilter::new(&TopicSelection {
-            include: include.iter().map(|s| s.to_string()).collect(),
-            exclude: exclude.iter().map(|s| s.to_string()).collect(),
+            include: strings(include),
+            exclude: strings(exclude),
+            ..TopicSelection::default()
         })
         .unwrap()
+    }
+
+    #[test]
+    fn types_are_filtered_apart_from_names() {
+        let f = TopicFilter::new(&TopicSelection {
+            types: strings(&["sensor_msgs/msg/*"]),
+            exclude_types: strings(&["sensor_msgs/msg/PointCloud2"]),
+            ..TopicSelection::default()
+        })
+        .unwrap();
+        assert!(f.matches("anything"));
+        assert!(f.matches_type("sensor_msgs/msg/Image"));
+        assert!(!f.matches_type("sensor_msgs/msg/PointCloud2"));
+        assert!(!f.matches_type("std_msgs/msg/String"));
+        assert!(filter(&[], &[]).matches_type("u8"));
     }
 
     #[test]
@@ -92,7 +129,7 @@ mod tests {
     fn bad_pattern_is_named() {
         let err = TopicFilter::new(&TopicSelection {
             include: vec!["a[".into()],
-            exclude: vec![],
+            ..TopicSelection::default()
         })
         .unwrap_err();
         assert_eq!(err.pattern, "a[");

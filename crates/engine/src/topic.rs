@@ -61,6 +61,7 @@ struct ReceiveCounts {
     dropped: AtomicU64,
     lost: AtomicU64,
     overflows: AtomicU64,
+    filtered: AtomicU64,
     unknown_loss: AtomicBool,
 }
 
@@ -103,6 +104,10 @@ pub struct TopicCounts {
     /// Received samples not written because the session was paused (`rec pause`).
     #[serde(default)]
     pub paused: u64,
+    /// Received samples a rate limit or downsampling let go of unwritten (released at
+    /// once, never copied).
+    #[serde(default)]
+    pub filtered: u64,
     /// Received samples a pre-trigger session let go of without a trigger: pushed out
     /// of its buffer by age or size, larger than the whole buffer, or still held when
     /// the session stopped.
@@ -117,6 +122,10 @@ impl TopicCounters {
 
     pub(crate) fn add_dropped(&self) {
         self.receive.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_filtered(&self) {
+        self.receive.filtered.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn add_lost(&self, n: u64) {
@@ -190,6 +199,7 @@ impl TopicCounters {
             bytes_written: self.write.bytes_written.load(Ordering::Relaxed),
             paused: self.write.paused.load(Ordering::Relaxed),
             evicted: self.write.evicted.load(Ordering::Relaxed),
+            filtered: self.receive.filtered.load(Ordering::Relaxed),
         }
     }
 }

@@ -23,7 +23,7 @@ fn stalled_recording(dir: &std::path::Path, domain: u16) -> Recording {
     config.iceoryx2 = false;
     config.topics = TopicSelection {
         include: vec!["*".into()],
-        exclude: vec![],
+        ..TopicSelection::default()
     };
     config.test_hooks.receive_delay = Some(STALL);
     Recording::start(config).unwrap()

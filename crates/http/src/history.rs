@@ -76,6 +76,7 @@ mod tests {
                             bytes_written: 0,
                             paused: 0,
                             evicted: 0,
+                            filtered: 0,
                             unknown_loss: false,
                         },
                         messages_per_s: *rate,

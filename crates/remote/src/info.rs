@@ -97,6 +97,8 @@ pub struct TopicInfo {
     pub paused: u64,
     /// Messages a pre-trigger buffer let go untriggered.
     pub evicted: u64,
+    /// Messages a rate limit or downsampling let go.
+    pub filtered: u64,
     /// Its health: `ok`, `slow`, `stalled`, `unchecked`; none from an older recd.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<String>,

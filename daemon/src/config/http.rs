@@ -81,6 +81,14 @@ pub struct PresetConfig {
     pub exclude: Vec<String>,
     /// What is expected of the topics, as `rec start --expect` writes it.
     pub expect: Vec<String>,
+    /// Glob patterns of message types to record, as `rec start --topic-type`.
+    pub topic_types: Vec<String>,
+    /// Glob patterns of message types never to record.
+    pub exclude_topic_types: Vec<String>,
+    /// Rate limits, `GLOB=HZ`, as `rec start --max-rate`.
+    pub max_rate: Vec<String>,
+    /// Downsampling, `GLOB=N`, as `rec start --downsample`.
+    pub downsample: Vec<String>,
     /// Start a new file once one holds this much.
     #[serde(with = "units::option_size")]
     pub max_file_size: Option<ByteSize>,
@@ -127,6 +135,14 @@ impl PresetConfig {
             recd_health::Expectation::parse(rule)
                 .map_err(|error| format!("[[preset]] {name}: expect {rule:?}: {error}"))?;
         }
+        for rule in &self.max_rate {
+            recd_engine::ThrottleRule::max_rate(rule)
+                .map_err(|error| format!("[[preset]] {name}: max_rate {rule:?}: {error}"))?;
+        }
+        for rule in &self.downsample {
+            recd_engine::ThrottleRule::downsample(rule)
+                .map_err(|error| format!("[[preset]] {name}: downsample {rule:?}: {error}"))?;
+        }
         if self.pre_trigger.is_none() && self.buffer_size.is_some() {
             return Err(format!("[[preset]] {name}: buffer_size needs pre_trigger"));
         }
@@ -143,6 +159,10 @@ impl PresetConfig {
                 topics: self.topics.clone(),
                 exclude: self.exclude.clone(),
                 expect: self.expect.clone(),
+                topic_types: self.topic_types.clone(),
+                exclude_topic_types: self.exclude_topic_types.clone(),
+                max_rate: self.max_rate.clone(),
+                downsample: self.downsample.clone(),
                 max_file_size: self.max_file_size.map(|size| size.as_u64()),
                 max_duration_ms: self.max_duration.map(millis),
                 duration_ms: self.duration.map(millis),

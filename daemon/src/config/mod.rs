@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use bytesize::ByteSize;
 use recd_control::FinishMode;
-use recd_engine::IoMode;
+use recd_engine::{IoMode, ThrottleRule};
 use recd_health::Expectation;
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +62,11 @@ pub struct DaemonConfig {
     /// expectation from their own first samples.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
+    /// Rate limits and downsampling per topic glob (`[[topic]]` with `topic`,
+    /// `max_rate`, `downsample`), matched in order after a session's own `rec start
+    /// --max-rate` / `--downsample` rules.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub topic: Vec<ThrottleRule>,
     /// The HTTP listener (metrics, probes, status, the web page); off by default.
     pub http: HttpConfig,
     /// Named ways to start a session from the web page.
@@ -150,6 +155,15 @@ pub struct SessionDefaults {
     /// writer falls behind); by default finishing waits until no session writes (a
     /// paused session, or a pre-trigger one between windows, does not count).
     pub finish_while_recording: bool,
+    /// Record only topics whose message type matches one of these globs (ROS 2 names
+    /// for DDS, iceoryx2 payload type names for shared memory), unless a session names
+    /// its own (`rec start --topic-type`); empty means all.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub topic_types: Vec<String>,
+    /// Never record topics whose message type matches one of these globs (added to a
+    /// session's own `--exclude-topic-type`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude_topic_types: Vec<String>,
 }
 
 impl Default for DaemonConfig {
@@ -167,6 +181,7 @@ impl Default for DaemonConfig {
             upload: None,
             remote_control: RemoteControlConfig::default(),
             expect: Vec::new(),
+            topic: Vec::new(),
             http: HttpConfig::default(),
             preset: Vec::new(),
         }
@@ -201,6 +216,8 @@ impl Default for SessionDefaults {
             dds_receive_buffer: ByteSize::b(dds.receive_buffer_bytes as u64),
             finish: FinishMode::Index,
             finish_while_recording: false,
+            topic_types: Vec::new(),
+            exclude_topic_types: Vec::new(),
         }
     }
 }
@@ -263,6 +280,9 @@ impl DaemonConfig {
         }
         config.remote_control.validate()?;
         recd_health::Expectations::new(&config.expect).map_err(|e| format!("[[expect]]: {e}"))?;
+        for rule in &config.topic {
+            rule.check().map_err(|e| format!("[[topic]]: {e}"))?;
+        }
         config.http.settings()?;
         http::validate_presets(&config.preset)?;
         Ok(config)

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use recd_control::{AttachedFile, StartRequest, MAX_ATTACHMENT_BYTES};
 use recd_engine::{
-    DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TopicSelection,
+    DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, ThrottleRule, TopicSelection,
     DEFAULT_BUFFER_BYTES, MIN_BUFFER_BYTES,
 };
 use recd_storage::UnknownIoMode;
@@ -47,6 +47,22 @@ pub enum RequestError {
     /// A pre-trigger buffer too small for camera frames.
     #[error("a pre-trigger buffer of {0} bytes is too small: use at least 1MiB")]
     BufferTooSmall(u64),
+    /// A rate limit or downsampling rule that does not parse.
+    #[error(transparent)]
+    Throttle(#[from] recd_engine::ThrottleError),
+}
+
+/// The request's `--max-rate` and `--downsample` rules, in that order.
+fn throttles(request: &StartRequest) -> Result<Vec<ThrottleRule>, RequestError> {
+    let rates = request
+        .max_rate
+        .iter()
+        .map(|text| ThrottleRule::max_rate(text));
+    let downsampling = request
+        .downsample
+        .iter()
+        .map(|text| ThrottleRule::downsample(text));
+    Ok(rates.chain(downsampling).collect::<Result<_, _>>()?)
 }
 
 /// The pre-trigger buffer a request asks for, if any.
@@ -129,6 +145,13 @@ impl SessionDefaults {
             topics: TopicSelection {
                 include: request.topics.clone(),
                 exclude: request.exclude.clone(),
+                types: if request.topic_types.is_empty() {
+                    self.topic_types.clone()
+                } else {
+                    request.topic_types.clone()
+                },
+                exclude_types: [&request.exclude_topic_types[..], &self.exclude_topic_types]
+                    .concat(),
             },
             output_dir,
             file_prefix,
@@ -169,6 +192,7 @@ impl SessionDefaults {
             user_metadata: request.metadata.clone(),
             start_paused: request.paused,
             pre_trigger: pre_trigger(request)?,
+            throttles: throttles(request)?,
             attachments: attachments(&request.attachments)?,
             dds: request
                 .dds_domain

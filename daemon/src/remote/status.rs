@@ -117,6 +117,7 @@ fn session_info(status: &SessionStatus, suspended: &Suspended) -> SessionInfo {
                 lost: (!counts.unknown_loss).then_some(counts.lost),
                 paused: counts.paused,
                 evicted: counts.evicted,
+                filtered: counts.filtered,
                 health: topic.health.as_ref().map(|h| h.state.to_string()),
             };
             (counts.name.clone(), info)

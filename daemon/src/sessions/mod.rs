@@ -198,6 +198,7 @@ impl Sessions {
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         config.expect = expectations(&request.expect, &self.config.expect)
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
+        config.throttles.extend_from_slice(&self.config.topic);
         let upload = match (request.upload, &self.uploads) {
             (Some(true), None) => {
                 return Err(error(

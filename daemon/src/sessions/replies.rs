@@ -229,6 +229,7 @@ fn rated_topic(
             bytes_written: topic.counts.bytes_written,
             paused: topic.counts.paused,
             evicted: topic.counts.evicted,
+            filtered: topic.counts.filtered,
             unknown_loss: topic.counts.unknown_loss,
         },
         messages_per_s,

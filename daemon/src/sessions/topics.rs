@@ -27,6 +27,8 @@ impl Sessions {
         let start = StartRequest {
             dds_domain: request.dds_domain,
             no_iceoryx2: request.no_iceoryx2,
+            topic_types: request.topic_types.clone(),
+            exclude_topic_types: request.exclude_topic_types.clone(),
             ..StartRequest::default()
         };
         let config = self

@@ -12,6 +12,9 @@ use crate::upload::UploadRequest;
 /// What a client asks recd to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "request", rename_all = "snake_case")]
+// A request is made once per command and read once; never kept in bulk, so the size of
+// its largest variant costs nothing that boxing it would save.
+#[allow(clippy::large_enum_variant)]
 pub enum Request {
     /// Is recd there, and which version?
     Ping,

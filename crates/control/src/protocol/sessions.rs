@@ -62,6 +62,21 @@ pub struct StartRequest {
     /// (`camera/*:25hz`, `/imu:max_gap=20ms,required`), before recd's `[[expect]]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<String>,
+    /// Glob patterns of message types to record (`rec start --topic-type`); empty
+    /// means all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topic_types: Vec<String>,
+    /// Glob patterns of message types never to record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_topic_types: Vec<String>,
+    /// Rate limits, `GLOB=HZ` (`rec start --max-rate`), before recd's `[[topic]]`
+    /// rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub max_rate: Vec<String>,
+    /// Downsampling, `GLOB=N`: keep one sample in N (`rec start --downsample`), before
+    /// recd's `[[topic]]` rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downsample: Vec<String>,
 }
 
 /// A session that started.
@@ -162,6 +177,7 @@ mod tests {
                     bytes_written: 200,
                     paused: 0,
                     evicted: 0,
+                    filtered: 0,
                     unknown_loss: true,
                 },
                 messages_per_s: 0.0,
@@ -186,7 +202,7 @@ mod tests {
         let json = serde_json::to_string(&stopped).unwrap();
         assert_eq!(
             json,
-            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex","upload":"uploading"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"unknown_loss":true,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null,"receive_threads":[{"source":"iceoryx2","scheduling":"SCHED_FIFO 10","priority_warning":null,"memory_warning":null,"passes":7,"lateness_p999_us":12.5,"lateness_max_us":40.0,"spilled":1,"reclaimed":2}]}"#
+            r#"{"name":"drive","files":[{"path":"/d/a.mcap","bytes":10,"messages":2,"state":"needs-reindex","upload":"uploading"}],"duration_s":1.5,"topics":[{"name":"/imu","service":"dds:rt/imu","received":3,"written":2,"dropped":1,"lost":0,"overflows":0,"bytes_written":200,"paused":0,"evicted":0,"filtered":0,"unknown_loss":true,"messages_per_s":0.0,"bytes_per_s":0.0}],"write_error":null,"receive_threads":[{"source":"iceoryx2","scheduling":"SCHED_FIFO 10","priority_warning":null,"memory_warning":null,"passes":7,"lateness_p999_us":12.5,"lateness_max_us":40.0,"spilled":1,"reclaimed":2}]}"#
         );
         assert_eq!(
             serde_json::from_str::<SessionStopped>(&json).unwrap(),

@@ -15,6 +15,13 @@ pub struct TopicsRequest {
     pub discovery_ms: u64,
     /// Milliseconds over which rates are measured.
     pub window_ms: u64,
+    /// Glob patterns of message types to list (`rec topics --topic-type`); empty means
+    /// all.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub topic_types: Vec<String>,
+    /// Glob patterns of message types to leave out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude_topic_types: Vec<String>,
 }
 
 /// Topics that could be recorded now.
@@ -72,6 +79,9 @@ pub struct TopicReport {
     /// Let go of by a pre-trigger session's buffer without a trigger.
     #[serde(default)]
     pub evicted: u64,
+    /// Not kept by the topic's rate limit or downsampling (released unwritten).
+    #[serde(default)]
+    pub filtered: u64,
     /// A receive pass found the queue full on a topic whose samples carry no sequence
     /// numbers: samples may have been overwritten there, and nobody can say how many.
     #[serde(default)]

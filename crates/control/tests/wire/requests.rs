@@ -41,6 +41,10 @@ fn start_full() -> StartRequest {
         upload: Some(false),
         finish: Some(FinishMode::Zstd),
         expect: Vec::new(),
+        topic_types: vec!["sensor_msgs/msg/*".into()],
+        exclude_topic_types: vec!["sensor_msgs/msg/PointCloud2".into()],
+        max_rate: vec!["camera/*=5".into()],
+        downsample: vec!["/points=3".into()],
     }
 }
 
@@ -112,6 +116,8 @@ pub fn cases() -> Vec<(&'static str, Message)> {
                 no_iceoryx2: true,
                 discovery_ms: 1_500,
                 window_ms: 2_500,
+                topic_types: vec!["sensor_msgs/msg/Image".into()],
+                exclude_topic_types: vec!["*Debug*".into()],
             })),
         ),
         (

@@ -20,6 +20,7 @@ pub fn topic_report(name: &str, unknown_loss: bool) -> TopicReport {
         bytes_written: 123_456_789_012,
         paused: 17,
         evicted: 250,
+        filtered: 0,
         unknown_loss,
     }
 }

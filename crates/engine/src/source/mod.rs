@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::handoff::{Item, LoanedBytes, Sender, Stamps};
 use crate::registry::TopicRegistry;
 use crate::select::TopicFilter;
+use crate::throttle::Throttles;
 use crate::topic::Topic;
 
 /// A large message of either source.
@@ -81,6 +82,8 @@ impl SourceLink {
 pub(crate) struct SourceSettings {
     /// Which topics to record.
     pub filter: TopicFilter,
+    /// Which of their samples to keep.
+    pub throttles: Throttles,
     /// Messages this large or larger are lent to the writer; smaller ones are copied.
     pub zero_copy_threshold: usize,
     /// How often the source looks for new and vanished topics.

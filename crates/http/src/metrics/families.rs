@@ -85,7 +85,7 @@ pub fn families(snapshot: &Snapshot, budget: &mut TopicBudget, version: &str) ->
 }
 
 /// The per-topic counters: name, help and the unit of the last one.
-const COUNTERS: [(&str, &str); 7] = [
+const COUNTERS: [(&str, &str); 8] = [
     ("messages_received", "Samples taken from the source."),
     (
         "messages_written",
@@ -107,11 +107,15 @@ const COUNTERS: [(&str, &str); 7] = [
         "messages_paused",
         "Messages received while the session was paused, so not written.",
     ),
+    (
+        "messages_filtered",
+        "Messages a rate limit or downsampling let go of unwritten.",
+    ),
     ("written", "Payload bytes written (user header included)."),
 ];
 
 /// A topic's values of [`COUNTERS`], in their order.
-fn counter_values(counts: &recd_control::TopicReport) -> [u64; 7] {
+fn counter_values(counts: &recd_control::TopicReport) -> [u64; COUNTERS.len()] {
     [
         counts.received,
         counts.written,
@@ -119,6 +123,7 @@ fn counter_values(counts: &recd_control::TopicReport) -> [u64; 7] {
         counts.lost,
         counts.evicted,
         counts.paused,
+        counts.filtered,
         counts.bytes_written,
     ]
 }
@@ -133,7 +138,7 @@ fn topic_families(
         let unit = (name == "written").then_some(Unit::Bytes);
         Family::new(name, help, unit, Kind::Counter)
     });
-    let mut push_counts = |labels: &dyn Fn() -> Labels, values: [u64; 7]| {
+    let mut push_counts = |labels: &dyn Fn() -> Labels, values: [u64; COUNTERS.len()]| {
         for (family, value) in counters.iter_mut().zip(values) {
             family.samples.push((labels(), value as f64));
         }
@@ -159,13 +164,13 @@ fn topic_families(
     let mut folded = 0;
     for session in sessions {
         budget.keep_session(&session.name);
-        let mut other: Option<([u64; 7], bool)> = None;
+        let mut other: Option<([u64; COUNTERS.len()], bool)> = None;
         for topic in &session.topics {
             let counts = &topic.report;
             let values = counter_values(counts);
             if !budget.admits(&session.name, &counts.name) {
                 folded += 1;
-                let (sums, unknown_loss) = other.get_or_insert(([0; 7], false));
+                let (sums, unknown_loss) = other.get_or_insert(([0; COUNTERS.len()], false));
                 for (sum, value) in sums.iter_mut().zip(values) {
                     *sum += value;
                 }

@@ -23,6 +23,7 @@ fn topic(name: &str, written: u64, health: HealthState, last_sample_ns: Option<u
             bytes_written: written * 10,
             paused: 0,
             evicted: 0,
+            filtered: 0,
             unknown_loss: false,
         },
         messages_per_s: 30.0,

@@ -182,7 +182,7 @@ impl BareDdsReader {
             let len = match &sample.sample {
                 RawSample::Heap(cdr) => cdr.len(),
                 RawSample::Staged { len } => *len,
-                RawSample::Dropped => 0,
+                RawSample::Dropped | RawSample::Filtered => 0,
             };
             *largest = (*largest).max(len);
             counts.received += 1;

@@ -121,12 +121,13 @@ impl DdsSource {
         if dds_topic.starts_with("DCPS") {
             return false;
         }
-        let name = Naming::of(dds_topic, dds_type).channel;
+        let naming = Naming::of(dds_topic, dds_type);
+        let filter = &self.settings.common.filter;
         // ROS's internal topics are recorded only when an include pattern selects them.
-        if names::is_internal(dds_topic) && !self.settings.common.filter.has_include_patterns() {
+        if names::is_internal(dds_topic) && !filter.has_include_patterns() {
             return false;
         }
-        self.settings.common.filter.matches(&name)
+        filter.matches(&naming.channel) && filter.matches_type(&naming.schema)
     }
 
     /// A further writer on a recorded topic: the reader is made anew if it asks for more
@@ -237,6 +238,7 @@ impl DdsSource {
             writers: HashMap::from([(writer.guid, writer.qos.clone())]),
             gaps: SequenceGaps::default(),
             announced,
+            throttle: self.settings.common.throttles.for_topic(&naming.channel),
         });
         Some(slot)
     }

@@ -29,6 +29,8 @@ pub(crate) enum RawSample {
     Staged { len: usize },
     /// Nowhere: the handoff was full.
     Dropped,
+    /// Nowhere: the topic's rate limit or downsampling does not keep it.
+    Filtered,
 }
 
 /// The encapsulation header rustdds took off, rebuilt.
@@ -108,13 +110,15 @@ fn heap_copy(payload: &[u8], encoding: RepresentationIdentifier) -> Vec<u8> {
     cdr
 }
 
-/// The decoder of no-key readers: a sample smaller than `zero_copy_threshold` is copied
+/// The decoder of no-key readers: a sample not kept is not copied; one smaller than `zero_copy_threshold` is copied
 /// straight into the handoff's byte ring (its item follows once the caller knows its
 /// stamps), a larger one into a buffer of its own.
 #[derive(Clone)]
 pub(crate) struct IntoHandoff<'a, 'tx> {
     pub tx: &'a RefCell<&'tx mut Sender<Held>>,
     pub zero_copy_threshold: usize,
+    /// False: the sample is filtered, and its bytes are not copied at all.
+    pub keep: bool,
 }
 
 impl<'de> no_key::Decode<'de, RawSample> for IntoHandoff<'_, '_> {
@@ -125,6 +129,9 @@ impl<'de> no_key::Decode<'de, RawSample> for IntoHandoff<'_, '_> {
         payload: &'de [u8],
         encoding: RepresentationIdentifier,
     ) -> Result<RawSample, Infallible> {
+        if !self.keep {
+            return Ok(RawSample::Filtered);
+        }
         if 4 + payload.len() >= self.zero_copy_threshold {
             return Ok(RawSample::Heap(heap_copy(payload, encoding)));
         }

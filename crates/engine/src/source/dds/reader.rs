@@ -21,8 +21,9 @@ use rustdds::{
 use super::qos::ReaderChoice;
 use super::raw::{IntoHandoff, PassThrough, RawSample};
 use super::DdsSource;
-use crate::handoff::Sender;
+use crate::handoff::{now_ns, Sender};
 use crate::source::{Held, SequenceGaps};
+use crate::throttle::Throttle;
 use crate::topic::Topic;
 
 /// The history every reader starts with, and its least.
@@ -55,21 +56,28 @@ pub(super) enum Reader {
 
 impl Reader {
     /// Takes every sample waiting, in order, and gives each to `each` together with the
-    /// handoff (small samples of no-key topics are already staged in it).
+    /// handoff (small samples of no-key topics are already staged in it) and its receive
+    /// time. A sample `throttle` does not keep comes as [`RawSample::Filtered`]; a no-key
+    /// topic's is never copied.
     pub fn take_all(
         &mut self,
         tx: &mut Sender<Held>,
         zero_copy_threshold: usize,
-        mut each: impl FnMut(&mut Sender<Held>, Taken),
+        throttle: &mut Option<Throttle>,
+        mut each: impl FnMut(&mut Sender<Held>, Taken, u64),
     ) -> Result<(), String> {
         match self {
             Reader::NoKey(reader) => {
                 reader.drain_read_notifications();
                 loop {
+                    // Decided before the take, so that the decoder copies only what is kept.
+                    let at = now_ns();
+                    let keep = throttle.as_ref().is_none_or(|t| t.would_keep(at));
                     let staging = RefCell::new(&mut *tx);
                     let decoder = IntoHandoff {
                         tx: &staging,
                         zero_copy_threshold,
+                        keep,
                     };
                     // `None` also after a dispose or unregister, which carry no message:
                     // the samples after it are taken at the next event or sweep.
@@ -79,16 +87,25 @@ impl Reader {
                     else {
                         return Ok(());
                     };
+                    if let Some(throttle) = throttle {
+                        throttle.note(at, keep);
+                    }
                     let taken = Taken {
                         source_time: change.source_timestamp(),
                         writer: change.writer_guid(),
                         sequence: i64::from(change.sequence_number),
                         sample: change.into_value(),
                     };
-                    each(tx, taken);
+                    each(tx, taken, at);
                 }
             }
-            Reader::Keyed(reader) => take_keyed(reader, |taken| each(tx, taken)),
+            Reader::Keyed(reader) => take_keyed(reader, |mut taken| {
+                let at = now_ns();
+                if throttle.as_mut().is_some_and(|t| !t.keeps(at)) {
+                    taken.sample = RawSample::Filtered;
+                }
+                each(tx, taken, at)
+            }),
         }
     }
 
@@ -161,6 +178,8 @@ pub(super) struct DdsTopic {
     /// Each writer's last sequence number, to count gaps.
     pub gaps: SequenceGaps<GUID>,
     pub announced: bool,
+    /// Its rate limit or downsampling, if any.
+    pub throttle: Option<Throttle>,
 }
 
 impl DdsSource {

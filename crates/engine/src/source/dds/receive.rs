@@ -4,7 +4,7 @@ use rustdds::Timestamp;
 
 use super::raw::RawSample;
 use super::DdsSource;
-use crate::handoff::{now_ns, Stamps};
+use crate::handoff::Stamps;
 use crate::source::{hand_over, Held};
 
 impl DdsSource {
@@ -20,12 +20,14 @@ impl DdsSource {
         let gaps = &mut topic.gaps;
         let largest = &mut topic.largest;
         let mut drained = Drained::default();
-        let taken = topic
-            .reader
-            .take_all(&mut self.link.tx, threshold, |tx, taken| {
+        let taken = topic.reader.take_all(
+            &mut self.link.tx,
+            threshold,
+            &mut topic.throttle,
+            |tx, taken, at| {
                 counters.add_received();
                 drained.taken += 1;
-                let mut stamps = Stamps::received_at(now_ns());
+                let mut stamps = Stamps::received_at(at);
                 // Samples that came in fragments may lack a source timestamp.
                 if let Some(source_time) = taken.source_time {
                     stamps.publish_time = unix_ns(source_time);
@@ -48,8 +50,10 @@ impl DdsSource {
                             hand_over(tx, record, stamps, Held::Dds(cdr), threshold);
                     }
                     RawSample::Dropped => counters.add_dropped(),
+                    RawSample::Filtered => counters.add_filtered(),
                 }
-            });
+            },
+        );
         if let Err(reason) = taken {
             self.link.registry.note_problem(
                 &self.topics[slot].topic.service,

@@ -60,8 +60,10 @@ impl ShmSource {
                 .note_problem("(discovery)", format!("cannot list services: {error:?}"));
         }
         for (name, config) in pubsub {
-            if self.settings.common.filter.matches(&name)
+            let filter = &self.settings.common.filter;
+            if filter.matches(&name)
                 && !self.open.iter().any(|t| t.topic.service == name)
+                && filter.matches_type(&ServiceTypes::of(&config).payload.type_name)
             {
                 match self.open_topic(&name, &config) {
                     Ok(topic) => {
@@ -142,6 +144,7 @@ impl ShmSource {
             buffer_size: config.subscriber_max_buffer_size(),
             rounds_without_publisher: 0,
             schedule: PollSchedule::new(config.subscriber_max_buffer_size(), Instant::now()),
+            throttle: self.settings.common.throttles.for_topic(name),
         })
     }
 

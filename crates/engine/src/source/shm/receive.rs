@@ -14,6 +14,7 @@ use crate::handoff::{now_ns, LoanedBytes, Sender, Stamps};
 use crate::source::spill::SpillPool;
 use crate::source::stats::ReceiveStats;
 use crate::source::{hand_over, Held, SequenceGaps};
+use crate::throttle::Throttle;
 use crate::topic::Topic;
 
 /// A sample on its way to the file.
@@ -74,6 +75,8 @@ pub(super) struct OpenTopic {
     pub buffer_size: usize,
     pub rounds_without_publisher: u32,
     pub schedule: PollSchedule,
+    /// Its rate limit or downsampling, if any.
+    pub throttle: Option<Throttle>,
 }
 
 impl OpenTopic {
@@ -162,6 +165,13 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
                 if lost > 0 {
                     counters.add_lost(lost);
                 }
+            }
+        }
+        if let Some(throttle) = &mut topic.throttle {
+            if !throttle.keeps(stamps.log_time) {
+                // Released here, its loan back at once.
+                counters.add_filtered();
+                continue;
             }
         }
         let held = if header.len() + payload.len() < pass.zero_copy_threshold {
