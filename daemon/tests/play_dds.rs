@@ -28,13 +28,7 @@ impl Setup {
     fn start() -> Self {
         let root = tempfile::tempdir().unwrap();
         let shm = Domain::new();
-        let recd = Recd::start_configured(
-            root.path(),
-            &shm,
-            "",
-            "dds_interfaces = [\"127.0.0.1\"]\n",
-            &[],
-        );
+        let recd = Recd::start_on_dds_loopback(root.path(), &shm);
         Self {
             recd,
             _root: root,

@@ -96,7 +96,7 @@ impl Domain {
         config.iceoryx2_prefix = Some(self.prefix.clone());
         config.topics = TopicSelection {
             include: include.iter().map(|s| s.to_string()).collect(),
-            exclude: vec![],
+            ..TopicSelection::default()
         };
         config.discovery_interval = Duration::from_millis(50);
         config
@@ -218,6 +218,11 @@ impl Recd {
         environment: &[(&str, &str)],
     ) -> Self {
         Self::start_configured(root, domain, extra_config, "", environment)
+    }
+
+    /// [`Recd::start`] with DDS on loopback only (`dds_interfaces = ["127.0.0.1"]`).
+    pub fn start_on_dds_loopback(root: &Path, domain: &Domain) -> Self {
+        Self::start_configured(root, domain, "", "dds_interfaces = [\"127.0.0.1\"]\n", &[])
     }
 
     /// [`Recd::start_with`] with extra lines for the `[recording]` table too.

@@ -26,6 +26,8 @@ pub struct TopicCheck {
     /// stamped it the recorder received it (the load generator stamps just before it
     /// writes and sends).
     pub receive_lags_ns: Vec<i64>,
+    /// Per message, its `log_time` (when the recorder received it), in ns.
+    pub log_times_ns: Vec<u64>,
 }
 
 impl TopicCheck {
@@ -63,6 +65,7 @@ pub fn check_files(paths: &[impl AsRef<Path>]) -> Result<BTreeMap<String, TopicC
             entry
                 .receive_lags_ns
                 .push(message.log_time as i64 - message.publish_time as i64);
+            entry.log_times_ns.push(message.log_time);
             if message.channel.message_encoding == CDR {
                 // A DDS sample of `recd-load dds`: the proven payload is the Blob's data.
                 entry.user_headers.push(Vec::new());
