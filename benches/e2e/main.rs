@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use recd_engine::{
     BareDdsReader, DdsConfig, IoMode, PreTrigger, ReceiveThreadStatus, Recording, RecordingConfig,
-    TopicCounts, TopicSelection, TopicStatus, DEFAULT_BUFFER_BYTES,
+    ThrottleRule, TopicCounts, TopicSelection, TopicStatus, DEFAULT_BUFFER_BYTES,
 };
 use recd_workload::blob;
 use recd_workload::report::LoadReport;
@@ -128,6 +128,15 @@ struct RecorderOptions {
     /// Keep no topic health watch: the reference for what it costs.
     #[arg(long)]
     no_health: bool,
+    /// Keep at most HZ samples a second of the topics matching GLOB (`GLOB=HZ`, as `rec
+    /// start --max-rate`); repeatable.
+    #[arg(long = "max-rate", value_name = "GLOB=HZ", value_parser = parse_max_rate)]
+    max_rate: Vec<ThrottleRule>,
+}
+
+/// Parses `--max-rate`.
+fn parse_max_rate(text: &str) -> Result<ThrottleRule, String> {
+    ThrottleRule::max_rate(text).map_err(|e| e.to_string())
 }
 
 /// Parses `--buffer-size`: bytes, or a whole number of `MiB` or `GiB`.
@@ -175,6 +184,10 @@ impl RecorderOptions {
         if let Some(bytes) = self.buffer_size {
             args.push(format!("--buffer-size={bytes}"));
         }
+        for rule in &self.max_rate {
+            let hz = rule.max_rate.unwrap_or_default();
+            args.push(format!("--max-rate={}={hz}", rule.topic));
+        }
         args
     }
 
@@ -199,6 +212,7 @@ impl RecorderOptions {
             duration,
             buffer_bytes: self.buffer_size.unwrap_or(DEFAULT_BUFFER_BYTES),
         });
+        config.throttles = self.max_rate.clone();
     }
 }
 

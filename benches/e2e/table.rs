@@ -123,11 +123,13 @@ fn topic_row(name: &str, sent: u64, in_file: u64, bad: usize, c: &TopicCounts) -
         name.to_string(),
         sent.to_string(),
         in_file.to_string(),
-        sent.saturating_sub(in_file + c.evicted).to_string(),
+        sent.saturating_sub(in_file + c.evicted + c.filtered)
+            .to_string(),
         bad.to_string(),
         c.received.to_string(),
         c.dropped.to_string(),
         c.evicted.to_string(),
+        c.filtered.to_string(),
         c.lost.to_string(),
         c.overflows.to_string(),
     ]
@@ -170,9 +172,9 @@ pub fn print(r: &Results) {
     let bad = r.checks.values().map(|c| c.bad.len()).sum();
     rows.push(topic_row("all", sent, received, bad, &counted));
     // The file's view (received = in the file; lost = neither in the file nor let go by a
-    // pre-trigger buffer), then the recorder's own counters: samples it took from
-    // iceoryx2, dropped from a full handoff, evicted from a pre-trigger buffer, and
-    // sequence gaps it saw.
+    // pre-trigger buffer or a rate limit), then the recorder's own counters: samples it
+    // took from iceoryx2, dropped from a full handoff, evicted from a pre-trigger buffer,
+    // filtered by a rate limit, and sequence gaps it saw.
     table(
         &[
             "topic",
@@ -183,6 +185,7 @@ pub fn print(r: &Results) {
             "recd took",
             "recd dropped",
             "recd evicted",
+            "recd filtered",
             "recd gaps",
             "recd overflows",
         ],
