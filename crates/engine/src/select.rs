@@ -26,20 +26,10 @@ pub struct PatternError {
 impl TopicFilter {
     /// Compiles the patterns of `selection`.
     pub fn new(selection: &TopicSelection) -> Result<Self, PatternError> {
-        let include = if selection.include.is_empty() {
-            None
-        } else {
-            Some(compile(&selection.include)?)
-        };
-        let types = if selection.types.is_empty() {
-            None
-        } else {
-            Some(compile(&selection.types)?)
-        };
         Ok(Self {
-            include,
+            include: compile_unless_empty(&selection.include)?,
             exclude: compile(&selection.exclude)?,
-            types,
+            types: compile_unless_empty(&selection.types)?,
             exclude_types: compile(&selection.exclude_types)?,
         })
     }
@@ -61,6 +51,13 @@ impl TopicFilter {
             .is_none_or(|set| set.is_match(type_name))
             && !self.exclude_types.is_match(type_name)
     }
+}
+
+/// Include patterns: none given selects everything (`None`), not nothing.
+fn compile_unless_empty(patterns: &[String]) -> Result<Option<GlobSet>, PatternError> {
+    (!patterns.is_empty())
+        .then(|| compile(patterns))
+        .transpose()
 }
 
 fn compile(patterns: &[String]) -> Result<GlobSet, PatternError> {

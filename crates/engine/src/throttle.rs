@@ -93,7 +93,12 @@ impl ThrottleRule {
 
     /// Checks what parsing cannot: the pattern, and values that keep something.
     pub fn check(&self) -> Result<(), ThrottleError> {
-        Glob::new(&self.topic).map_err(|e| ThrottleError::Pattern {
+        self.compile().map(drop)
+    }
+
+    /// The rule's glob, compiled, once its values are checked.
+    fn compile(&self) -> Result<GlobMatcher, ThrottleError> {
+        let glob = Glob::new(&self.topic).map_err(|e| ThrottleError::Pattern {
             pattern: self.topic.clone(),
             reason: e.kind().to_string(),
         })?;
@@ -108,7 +113,7 @@ impl ThrottleRule {
         if self.max_rate.is_none() && self.downsample.is_none() {
             return Err(ThrottleError::Empty(self.topic.clone()));
         }
-        Ok(())
+        Ok(glob.compile_matcher())
     }
 }
 
@@ -131,14 +136,7 @@ impl Throttles {
     pub fn new(rules: &[ThrottleRule]) -> Result<Self, ThrottleError> {
         let rules = rules
             .iter()
-            .map(|rule| {
-                rule.check()?;
-                let glob = Glob::new(&rule.topic).map_err(|e| ThrottleError::Pattern {
-                    pattern: rule.topic.clone(),
-                    reason: e.kind().to_string(),
-                })?;
-                Ok((glob.compile_matcher(), rule.clone()))
-            })
+            .map(|rule| Ok((rule.compile()?, rule.clone())))
             .collect::<Result<_, ThrottleError>>()?;
         Ok(Self { rules })
     }
