@@ -158,11 +158,9 @@ pub struct SessionDefaults {
     /// Record only topics whose message type matches one of these globs (ROS 2 names
     /// for DDS, iceoryx2 payload type names for shared memory), unless a session names
     /// its own (`rec start --topic-type`); empty means all.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topic_types: Vec<String>,
     /// Never record topics whose message type matches one of these globs (added to a
     /// session's own `--exclude-topic-type`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exclude_topic_types: Vec<String>,
 }
 
