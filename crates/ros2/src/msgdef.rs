@@ -1,4 +1,5 @@
-//! The `ros2msg` schema text rosbag2 stores for a message type, built from `.msg` files.
+//! The `ros2msg` schema text rosbag2 stores for a message type, built from `.msg` files, and
+//! the same for the message types generated from `.srv` and `.action` files.
 //!
 //! The format is rosbag2's (`rosbag2_cpp/src/rosbag2_cpp/message_definitions/
 //! local_message_definition_source.cpp`, `LocalMessageDefinitionSource::get_full_text`), which
@@ -29,11 +30,49 @@
 //! so falls back to IDL for types that use them; a malformed line is an error here where
 //! rosbag2 skips it; and a missing file is an error where rosbag2 falls back to the `.idl`
 //! (`ros2idl`), which this module does not produce.
+//!
+//! # Services and actions
+//!
+//! The types rosidl generates from `.srv` and `.action` files (rosidl_parser's
+//! `definition.py`, classes `Service` and `Action`) are built the same way, from
+//! `share/<pkg>/srv/<Service>.srv` and `share/<pkg>/action/<Action>.action` (or without
+//! `share/`), found like `.msg` files. A `.srv` is request, a line `---`, response; an
+//! `.action` is goal `---` result `---` feedback (the `---` lines may have surrounding
+//! whitespace). Asked for as `pkg/srv/<Name>` or `pkg/action/<Name>`, and named
+//! `MSG: pkg/<Name>` (no `/srv/` or `/action/`) as dependencies:
+//!
+//! - `S_Request`, `S_Response`: the request and response sections of `S.srv`, verbatim;
+//! - `S_Event`, the type of the service-introspection topic `<service>/_service_event`:
+//!   `service_msgs/ServiceEventInfo info`, `pkg/S_Request[<=1] request`,
+//!   `pkg/S_Response[<=1] response`;
+//! - `A_Goal`, `A_Result`, `A_Feedback`: the sections of `A.action`, verbatim;
+//! - `A_FeedbackMessage` (topic `<action>/_action/feedback`):
+//!   `unique_identifier_msgs/UUID goal_id`, `pkg/A_Feedback feedback`;
+//! - `A_SendGoal_Request`: `unique_identifier_msgs/UUID goal_id`, `pkg/A_Goal goal`;
+//!   `A_SendGoal_Response`: `bool accepted`, `builtin_interfaces/Time stamp`;
+//!   `A_GetResult_Request`: `unique_identifier_msgs/UUID goal_id`; `A_GetResult_Response`:
+//!   `int8 status`, `pkg/A_Result result`; and their events `A_SendGoal_Event`,
+//!   `A_GetResult_Event` built like `S_Event` (topics
+//!   `<action>/_action/{send_goal,get_result}/_service_event`). The cancel service is the
+//!   plain `action_msgs/srv/CancelGoal`.
+//!
+//! The generated texts are one line per member, as a `.msg` file would declare it. A type
+//! named `pkg/Name` is looked up as `pkg/msg/Name.msg` first, then as a generated type of
+//! `pkg/srv/<S>.srv`, then of `pkg/action/<A>.action`, where `Name` is `<S>` or `<A>` with
+//! one of the suffixes above.
+//!
+//! rosbag2 stores the raw `.srv` text for `…_Event` types instead (rosbag2 issue #2365),
+//! which viewers cannot decode as the event message; what is built here is the message
+//! rosidl generates, which Foxglove, `mcap_ros2` and `@foxglove/ros2msg` decode.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use generated::{Kind, Part, Source};
+
+mod generated;
 
 /// The line between two definitions, without its newline.
 const SEPARATOR: &str =
@@ -48,7 +87,7 @@ const BUILTIN_TYPES: &[&str] = &[
     "uint32", "int64", "uint64", "string", "wstring", "time", "duration",
 ];
 
-/// Where to look for `.msg` files, and the definitions built from them.
+/// Where to look for `.msg`, `.srv` and `.action` files, and the definitions built from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageDefinitions {
     dirs: Vec<PathBuf>,
@@ -58,38 +97,80 @@ pub struct MessageDefinitions {
 /// the type that was asked for; those about a file name the file.
 #[derive(Debug, thiserror::Error)]
 pub enum DefinitionError {
-    /// The name is not `pkg/msg/Type` or `pkg/Type` (services and actions have no `.msg`).
-    #[error("`{ros_type}` is not a ROS 2 message type name (`pkg/msg/Type` or `pkg/Type`)")]
+    /// The name is not a message type's: `pkg/msg/Type` or `pkg/Type`, or one of the types
+    /// generated from a service or action (a service or action itself is not a message).
+    #[error("`{ros_type}` is not a ROS 2 message type name: {ACCEPTED_NAMES}")]
     InvalidTypeName {
         /// The type asked for.
         ros_type: String,
     },
-    /// No directory holds the type's `.msg` file.
-    #[error("no .msg file for `{ros_type}`: {}", Searched(.searched))]
+    /// No directory holds the type's `.msg` file (or, for a type generated from a service or
+    /// action, its `.srv` or `.action` file).
+    #[error(
+        "no {} for `{ros_type}`: {}",
+        Files(&root_kinds(.ros_type)), Searched(.searched, &root_kinds(.ros_type))
+    )]
     NotFound {
         /// The type asked for.
         ros_type: String,
         /// The directories searched, in order.
         searched: Vec<PathBuf>,
     },
-    /// No directory holds the `.msg` file of a type the definition references.
+    /// No directory holds the file of a type the definition references.
     #[error(
-        "definition of `{ros_type}`: no .msg file for `{dependency}`, used at {}:{line}: {}",
-        .file.display(), Searched(.searched)
+        "definition of `{ros_type}`: no {} for `{dependency}`, used at {}:{line}: {}",
+        Files(&dependency_kinds(.dependency)), .file.display(),
+        Searched(.searched, &dependency_kinds(.dependency))
     )]
     DependencyNotFound {
         /// The type asked for.
         ros_type: String,
         /// The referenced type that was not found, as `pkg/Type`.
         dependency: String,
-        /// The `.msg` file that references it.
+        /// The `.msg`, `.srv` or `.action` file that references it.
         file: PathBuf,
         /// The line of `file` that references it, from 1.
         line: usize,
         /// The directories searched, in order.
         searched: Vec<PathBuf>,
     },
-    /// A `.msg` file could not be read (or is not UTF-8).
+    /// No directory holds the file of a type that a generated type (such as a service's
+    /// `_Event`) references.
+    #[error(
+        "definition of `{ros_type}`: no {} for `{dependency}`, used by `{generated}` \
+         (generated from {}): {}",
+        Files(&dependency_kinds(.dependency)), .file.display(),
+        Searched(.searched, &dependency_kinds(.dependency))
+    )]
+    GeneratedDependencyNotFound {
+        /// The type asked for.
+        ros_type: String,
+        /// The referenced type that was not found, as `pkg/Type`.
+        dependency: String,
+        /// The generated type that references it, as `pkg/Type`.
+        generated: String,
+        /// The `.srv` or `.action` file it is generated from.
+        file: PathBuf,
+        /// The directories searched, in order.
+        searched: Vec<PathBuf>,
+    },
+    /// A `.srv` file without exactly one `---` line, or an `.action` file without exactly two.
+    #[error(
+        "definition of `{ros_type}`: {}: found {found} `---` lines, expected {expected} \
+         (.srv: request --- response; .action: goal --- result --- feedback)",
+        .file.display()
+    )]
+    Separators {
+        /// The type asked for.
+        ros_type: String,
+        /// The `.srv` or `.action` file.
+        file: PathBuf,
+        /// How many `---` lines it should have: 1 for a `.srv`, 2 for an `.action`.
+        expected: usize,
+        /// How many `---` lines it has.
+        found: usize,
+    },
+    /// A `.msg`, `.srv` or `.action` file could not be read (or is not UTF-8).
     #[error("definition of `{ros_type}`: cannot read {}: {source}", .file.display())]
     Read {
         /// The type asked for.
@@ -99,7 +180,8 @@ pub enum DefinitionError {
         /// Why.
         source: std::io::Error,
     },
-    /// A line of a `.msg` file is neither blank, a comment, a field nor a constant.
+    /// A line of a `.msg`, `.srv` or `.action` file is neither blank, a comment, a field nor
+    /// a constant.
     #[error(
         "definition of `{ros_type}`: {}:{line}: malformed line {text:?}: {reason}",
         .file.display()
@@ -109,7 +191,7 @@ pub enum DefinitionError {
         ros_type: String,
         /// The file with the malformed line.
         file: PathBuf,
-        /// The malformed line's number, from 1.
+        /// The malformed line's number in `file`, from 1.
         line: usize,
         /// The malformed line.
         text: String,
@@ -118,15 +200,65 @@ pub enum DefinitionError {
     },
 }
 
-/// The directories searched, for error messages.
-struct Searched<'a>(&'a [PathBuf]);
+/// The names [`MessageDefinitions::definition`] accepts, for error messages.
+const ACCEPTED_NAMES: &str = "expected `pkg/msg/Type` or `pkg/Type`; \
+    `pkg/srv/Service_Request`, `_Response` or `_Event`; or `pkg/action/Action_Goal`, \
+    `_Result`, `_Feedback`, `_FeedbackMessage`, `_SendGoal_Request`, `_SendGoal_Response`, \
+    `_SendGoal_Event`, `_GetResult_Request`, `_GetResult_Response` or `_GetResult_Event` \
+    (a service or action itself is not a message type)";
+
+/// The kinds of file a type asked for is looked up in (none for an invalid name).
+fn root_kinds(ros_type: &str) -> Vec<Kind> {
+    parse_type_name(ros_type)
+        .map(|(kind, _)| vec![kind])
+        .unwrap_or_default()
+}
+
+/// The kinds of file a referenced type `pkg/Name` is looked up in, in order: `.msg`, then
+/// `.srv` and `.action` where `Name` has one of their suffixes.
+fn dependency_kinds(dependency: &str) -> Vec<Kind> {
+    let name = dependency.rsplit('/').next().unwrap_or_default();
+    [Kind::Msg, Kind::Srv, Kind::Action]
+        .into_iter()
+        .filter(|&kind| kind == Kind::Msg || Part::parse(kind, name).is_some())
+        .collect()
+}
+
+/// The files looked for, for error messages: `.msg file`, `.msg or .srv file`, ….
+struct Files<'a>(&'a [Kind]);
+
+impl fmt::Display for Files<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, kind) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(if i + 1 == self.0.len() { " or " } else { ", " })?;
+            }
+            write!(f, ".{}", kind.dir())?;
+        }
+        f.write_str(" file")
+    }
+}
+
+/// The directories searched and the files looked for there, for error messages.
+struct Searched<'a>(&'a [PathBuf], &'a [Kind]);
 
 impl fmt::Display for Searched<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
             return f.write_str("no directories to search (is AMENT_PREFIX_PATH set?)");
         }
-        f.write_str("looked for share/<pkg>/msg/<Type>.msg and <pkg>/msg/<Type>.msg in ")?;
+        f.write_str("looked for ")?;
+        for (i, kind) in self.1.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", then ")?;
+            }
+            let (dir, file) = (kind.dir(), kind.placeholder());
+            write!(
+                f,
+                "share/<pkg>/{dir}/<{file}>.{dir} and <pkg>/{dir}/<{file}>.{dir}"
+            )?;
+        }
+        f.write_str(" in ")?;
         for (i, dir) in self.0.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
@@ -160,15 +292,37 @@ impl fmt::Display for MsgType {
     }
 }
 
-/// The types one `.msg` file references, by `pkg/Type` name (so in rosbag2's order), each
-/// with the first line that references it.
+/// The types one text references, by `pkg/Type` name (so in rosbag2's order), each with the
+/// line that first references it.
 type Dependencies = BTreeMap<String, (MsgType, usize)>;
+
+/// A type's file, and which of its generated types the type is (`None` for a `.msg`).
+struct Located {
+    /// The `.msg`, `.srv` or `.action` file.
+    file: PathBuf,
+    /// Which of those it is.
+    kind: Kind,
+    /// The part, and the file's name without extension (the service's or action's name).
+    part: Option<(Part, String)>,
+}
+
+/// Where the lines of a type's text come from, for error messages.
+enum Origin {
+    /// The lines of the located file, the first being line `first_line` of it.
+    File {
+        /// The number of the text's first line in the file, from 1.
+        first_line: usize,
+    },
+    /// Text generated from the located file.
+    Generated,
+}
 
 impl MessageDefinitions {
     /// Searches `dirs` in order: each may be an ament prefix holding
-    /// `share/<pkg>/msg/<Type>.msg`, or a directory holding `<pkg>/msg/<Type>.msg` directly
-    /// (tried in that order within one directory). Each type is looked up on its own: the
-    /// first directory that has its file wins.
+    /// `share/<pkg>/msg/<Type>.msg` (and `srv/<Service>.srv`, `action/<Action>.action`), or a
+    /// directory holding `<pkg>/msg/<Type>.msg` directly (tried in that order within one
+    /// directory). Each type is looked up on its own: the first directory that has its file
+    /// wins.
     pub fn new(dirs: Vec<PathBuf>) -> Self {
         Self { dirs }
     }
@@ -197,96 +351,175 @@ impl MessageDefinitions {
         &self.dirs
     }
 
-    /// The concatenated definition of `ros_type` (`"std_msgs/msg/String"` or
-    /// `"std_msgs/String"`) as rosbag2 stores it with schema encoding `ros2msg` (see the
-    /// [module docs](self) for the format), or why it cannot be built: the name is not a
-    /// message type's, the type or a type it references has no `.msg` file, a file cannot
-    /// be read, or a line is malformed.
+    /// The concatenated definition of `ros_type` as rosbag2 stores it with schema encoding
+    /// `ros2msg` (see the [module docs](self) for the format), or why it cannot be built: the
+    /// name is not a message type's, the type or a type it references has no file, a file
+    /// cannot be read, a `.srv` or `.action` file does not have its `---` lines, or a line is
+    /// malformed.
+    ///
+    /// `ros_type` is a message (`"std_msgs/msg/String"` or `"std_msgs/String"`), or a type
+    /// generated from a service or action: `"example_interfaces/srv/AddTwoInts_Event"`
+    /// (also `_Request`, `_Response`), `"example_interfaces/action/Fibonacci_FeedbackMessage"`
+    /// (also `_Goal`, `_Result`, `_Feedback`, `_SendGoal_Request`, `_SendGoal_Response`,
+    /// `_SendGoal_Event`, `_GetResult_Request`, `_GetResult_Response`, `_GetResult_Event`).
     pub fn definition(&self, ros_type: &str) -> Result<String, DefinitionError> {
-        let root = parse_type_name(ros_type).ok_or_else(|| DefinitionError::InvalidTypeName {
-            ros_type: ros_type.to_owned(),
-        })?;
-        let file = self.find(&root).ok_or_else(|| DefinitionError::NotFound {
-            ros_type: ros_type.to_owned(),
-            searched: self.dirs.clone(),
-        })?;
+        let (kind, root) =
+            parse_type_name(ros_type).ok_or_else(|| DefinitionError::InvalidTypeName {
+                ros_type: ros_type.to_owned(),
+            })?;
+        let located = self
+            .locate(kind, &root)
+            .ok_or_else(|| DefinitionError::NotFound {
+                ros_type: ros_type.to_owned(),
+                searched: self.dirs.clone(),
+            })?;
         let mut seen = HashSet::from([root.clone()]);
         let mut out = String::new();
-        self.append(ros_type, &root, &file, &mut seen, &mut out)?;
+        self.append(ros_type, &root, &located, &mut seen, &mut out)?;
         Ok(out)
     }
 
-    /// The `.msg` file of `msg_type`: the first candidate that is a file.
-    fn find(&self, msg_type: &MsgType) -> Option<PathBuf> {
-        let file_name = format!("{}.msg", msg_type.name);
+    /// The first candidate file `<pkg>/<kind>/<stem>.<kind>` that exists.
+    fn find(&self, kind: Kind, package: &str, stem: &str) -> Option<PathBuf> {
+        let file_name = format!("{stem}.{}", kind.dir());
         self.dirs
             .iter()
-            .flat_map(|dir| {
-                [
-                    dir.join("share").join(&msg_type.package),
-                    dir.join(&msg_type.package),
-                ]
-            })
-            .map(|package_dir| package_dir.join("msg").join(&file_name))
+            .flat_map(|dir| [dir.join("share").join(package), dir.join(package)])
+            .map(|package_dir| package_dir.join(kind.dir()).join(&file_name))
             .find(|candidate| candidate.is_file())
     }
 
-    /// Appends the text of `msg_type` (read from `file`) and, depth-first, those of the types
-    /// it references that are not in `seen` yet.
-    fn append(
+    /// The file of `msg_type` as a type of `kind`: its `.msg` file, or the `.srv` or
+    /// `.action` file it is generated from.
+    fn locate(&self, kind: Kind, msg_type: &MsgType) -> Option<Located> {
+        let (stem, part) = match kind {
+            Kind::Msg => (msg_type.name.as_str(), None),
+            Kind::Srv | Kind::Action => {
+                let (stem, part) = Part::parse(kind, &msg_type.name)?;
+                (stem, Some((part, stem.to_owned())))
+            }
+        };
+        let file = self.find(kind, &msg_type.package, stem)?;
+        Some(Located { file, kind, part })
+    }
+
+    /// The file of a referenced type: its `.msg` file, else the `.srv`, else the `.action`
+    /// file it is generated from.
+    fn locate_dependency(&self, msg_type: &MsgType) -> Option<Located> {
+        [Kind::Msg, Kind::Srv, Kind::Action]
+            .into_iter()
+            .find_map(|kind| self.locate(kind, msg_type))
+    }
+
+    /// The text of `msg_type`, found at `located`, and where its lines come from.
+    fn text(
         &self,
         root: &str,
         msg_type: &MsgType,
-        file: &Path,
-        seen: &mut HashSet<MsgType>,
-        out: &mut String,
-    ) -> Result<(), DefinitionError> {
+        located: &Located,
+    ) -> Result<(String, Origin), DefinitionError> {
+        let file = &located.file;
         let text = std::fs::read_to_string(file).map_err(|source| DefinitionError::Read {
             ros_type: root.to_owned(),
             file: file.to_owned(),
             source,
         })?;
-        let dependencies = self.dependencies(root, msg_type, file, &text)?;
+        let Some((part, stem)) = &located.part else {
+            return Ok((text, Origin::File { first_line: 1 }));
+        };
+        let kind = located.kind;
+        // Checked for generated parts too: rosidl refuses the whole file. The section
+        // indices of `kind`'s parts are below `kind.sections()`.
+        let sections = generated::sections(&text);
+        if sections.len() != kind.sections() {
+            return Err(DefinitionError::Separators {
+                ros_type: root.to_owned(),
+                file: file.to_owned(),
+                expected: kind.sections() - 1,
+                found: sections.len() - 1,
+            });
+        }
+        Ok(match part.source(&msg_type.package, stem) {
+            Source::Section(index) => {
+                let (section, first_line) = sections[index];
+                (section.to_owned(), Origin::File { first_line })
+            }
+            Source::Generated(generated) => (generated, Origin::Generated),
+        })
+    }
+
+    /// Appends the text of `msg_type` (found at `located`) and, depth-first, those of the
+    /// types it references that are not in `seen` yet.
+    fn append(
+        &self,
+        root: &str,
+        msg_type: &MsgType,
+        located: &Located,
+        seen: &mut HashSet<MsgType>,
+        out: &mut String,
+    ) -> Result<(), DefinitionError> {
+        let (text, origin) = self.text(root, msg_type, located)?;
+        let dependencies = self.dependencies(root, msg_type, located, &origin, &text)?;
         out.push_str(&text);
         for (name, (dependency, line)) in dependencies {
             if !seen.insert(dependency.clone()) {
                 continue;
             }
-            let dependency_file =
-                self.find(&dependency)
-                    .ok_or_else(|| DefinitionError::DependencyNotFound {
-                        ros_type: root.to_owned(),
-                        dependency: name.clone(),
-                        file: file.to_owned(),
-                        line,
-                        searched: self.dirs.clone(),
+            let dependency_located =
+                self.locate_dependency(&dependency)
+                    .ok_or_else(|| match origin {
+                        Origin::File { .. } => DefinitionError::DependencyNotFound {
+                            ros_type: root.to_owned(),
+                            dependency: name.clone(),
+                            file: located.file.clone(),
+                            line,
+                            searched: self.dirs.clone(),
+                        },
+                        Origin::Generated => DefinitionError::GeneratedDependencyNotFound {
+                            ros_type: root.to_owned(),
+                            dependency: name.clone(),
+                            generated: msg_type.to_string(),
+                            file: located.file.clone(),
+                            searched: self.dirs.clone(),
+                        },
                     })?;
             out.push('\n');
             out.push_str(SEPARATOR);
             out.push_str("\nMSG: ");
             out.push_str(&name);
             out.push('\n');
-            self.append(root, &dependency, &dependency_file, seen, out)?;
+            self.append(root, &dependency, &dependency_located, seen, out)?;
         }
         Ok(())
     }
 
-    /// The non-builtin types the `.msg` text of `msg_type` references.
+    /// The non-builtin types the text of `msg_type` references, each with the number of the
+    /// line (in its file) that first does.
     fn dependencies(
         &self,
         root: &str,
         msg_type: &MsgType,
-        file: &Path,
+        located: &Located,
+        origin: &Origin,
         text: &str,
     ) -> Result<Dependencies, DefinitionError> {
         let mut dependencies = Dependencies::new();
         for (index, line) in text.lines().enumerate() {
+            let line_number = match origin {
+                Origin::File { first_line } => first_line + index,
+                Origin::Generated => index + 1,
+            };
             let malformed = |reason: String| DefinitionError::Malformed {
                 ros_type: root.to_owned(),
-                file: file.to_owned(),
-                line: index + 1,
+                file: located.file.clone(),
+                line: line_number,
                 text: line.to_owned(),
-                reason,
+                reason: match origin {
+                    Origin::File { .. } => reason,
+                    Origin::Generated => {
+                        format!("in the text generated for `{msg_type}`: {reason}")
+                    }
+                },
             };
             let Some(type_token) = field_type(line).map_err(malformed)? else {
                 continue;
@@ -298,7 +531,7 @@ impl MessageDefinitions {
             };
             dependencies
                 .entry(dependency.to_string())
-                .or_insert((dependency, index + 1));
+                .or_insert((dependency, line_number));
         }
         Ok(dependencies)
     }
@@ -307,9 +540,10 @@ impl MessageDefinitions {
     /// a `Header` that package does not have, which is `std_msgs/Header` when that exists.
     fn resolve_bare(&self, context: &MsgType, name: &str) -> MsgType {
         let same_package = MsgType::new(&context.package, name);
-        if name == "Header" && context.package != "std_msgs" && self.find(&same_package).is_none() {
+        let has_msg = |msg_type: &MsgType| self.locate(Kind::Msg, msg_type).is_some();
+        if name == "Header" && context.package != "std_msgs" && !has_msg(&same_package) {
             let std_header = MsgType::new("std_msgs", "Header");
-            if self.find(&std_header).is_some() {
+            if has_msg(&std_header) {
                 return std_header;
             }
         }
@@ -317,14 +551,21 @@ impl MessageDefinitions {
     }
 }
 
-/// `pkg/msg/Type` or `pkg/Type`.
-fn parse_type_name(ros_type: &str) -> Option<MsgType> {
+/// A type name [`MessageDefinitions::definition`] accepts, with the kind of file its text
+/// comes from: `pkg/msg/Type` or `pkg/Type` (a `.msg`); `pkg/srv/S_Request` etc. (a `.srv`);
+/// `pkg/action/A_Goal` etc. (an `.action`).
+fn parse_type_name(ros_type: &str) -> Option<(Kind, MsgType)> {
     let parts: Vec<&str> = ros_type.split('/').collect();
-    let (package, name) = match parts[..] {
-        [package, name] | [package, "msg", name] => (package, name),
+    let (package, kind, name) = match parts[..] {
+        [package, name] | [package, "msg", name] => (package, Kind::Msg, name),
+        [package, "srv", name] => (package, Kind::Srv, name),
+        [package, "action", name] => (package, Kind::Action, name),
         _ => return None,
     };
-    (is_identifier(package) && is_identifier(name)).then(|| MsgType::new(package, name))
+    let valid = is_identifier(package)
+        && is_identifier(name)
+        && (kind == Kind::Msg || Part::parse(kind, name).is_some());
+    valid.then(|| (kind, MsgType::new(package, name)))
 }
 
 /// The type word of a field or constant line (`type name`, `type name default`,

@@ -1,6 +1,7 @@
 use super::*;
 
 use std::fs;
+use std::path::Path;
 
 // The upstream texts (ros2/common_interfaces and ros2/rcl_interfaces, rolling), byte for byte.
 const POSE_STAMPED: &str = "\
@@ -436,8 +437,14 @@ fn names_that_are_not_message_types_are_refused() {
         "geometry_msgs/",
         "/PoseStamped",
         "geometry_msgs/srv/PoseStamped",
-        "example_interfaces/srv/AddTwoInts_Request",
-        "example_interfaces/action/Fibonacci_FeedbackMessage",
+        "example_interfaces/srv/AddTwoInts",
+        "example_interfaces/srv/_Event",
+        "example_interfaces/srv/AddTwoInts_Goal",
+        "example_interfaces/srv/AddTwoInts_Event/x",
+        "example_interfaces/action/Fibonacci",
+        "example_interfaces/action/Fibonacci_Request",
+        "example_interfaces/action/_FeedbackMessage",
+        "example_interfaces/actions/Fibonacci_Goal",
         "geometry_msgs/msg/Pose/Stamped",
         "geometry_msgs::msg::PoseStamped",
         "../geometry_msgs/PoseStamped",
@@ -574,5 +581,655 @@ fn fixture_tree_has_upstream_std_msgs_string() {
          # However if you would like to continue using this please use the equivalent in example_msgs.\n\
          \n\
          string data\n"
+    );
+}
+
+// Services and actions. Upstream texts (ros2/example_interfaces, ros2/rcl_interfaces,
+// ros2/unique_identifier_msgs), byte for byte, as in the fixture tree.
+const ADD_TWO_INTS: &str = "int64 a\nint64 b\n---\nint64 sum\n";
+const SERVICE_EVENT_INFO: &str = "\
+uint8 REQUEST_SENT = 0
+uint8 REQUEST_RECEIVED = 1
+uint8 RESPONSE_SENT = 2
+uint8 RESPONSE_RECEIVED = 3
+
+# The type of event this message represents
+uint8 event_type
+
+# Timestamp for when the event occurred (sent or received time)
+builtin_interfaces/Time stamp
+
+# Unique identifier for the client that sent the service request
+# Note, this is only unique for the current session.
+# The size here has to match the size of rmw_dds_common/msg/Gid,
+# but unfortunately we cannot use that message directly due to a
+# circular dependency.
+char[16] client_gid
+
+# Sequence number for the request
+# Combined with the client ID, this creates a unique ID for the service transaction
+int64 sequence_number
+";
+const UUID: &str = "\
+# A universally unique identifier (UUID).
+#
+#  http://en.wikipedia.org/wiki/Universally_unique_identifier
+#  http://tools.ietf.org/html/rfc4122.html
+
+uint8[16] uuid
+";
+const GOAL_INFO: &str = "\
+# Goal ID
+unique_identifier_msgs/UUID goal_id
+
+# Time when the goal was accepted
+builtin_interfaces/Time stamp
+";
+/// action_tutorials_interfaces' Fibonacci, whose feedback field differs from the result's.
+const FIBONACCI: &str = "int32 order\n---\nint32[] sequence\n---\nint32[] partial_sequence\n";
+
+/// What is built for example_interfaces/srv/AddTwoInts_Event: the generated event text, then
+/// its dependencies in name order: the request and response sections, ServiceEventInfo and,
+/// under it, Time.
+const ADD_TWO_INTS_EVENT_DEFINITION: &str = "\
+service_msgs/ServiceEventInfo info
+example_interfaces/AddTwoInts_Request[<=1] request
+example_interfaces/AddTwoInts_Response[<=1] response
+
+================================================================================
+MSG: example_interfaces/AddTwoInts_Request
+int64 a
+int64 b
+
+================================================================================
+MSG: example_interfaces/AddTwoInts_Response
+int64 sum
+
+================================================================================
+MSG: service_msgs/ServiceEventInfo
+uint8 REQUEST_SENT = 0
+uint8 REQUEST_RECEIVED = 1
+uint8 RESPONSE_SENT = 2
+uint8 RESPONSE_RECEIVED = 3
+
+# The type of event this message represents
+uint8 event_type
+
+# Timestamp for when the event occurred (sent or received time)
+builtin_interfaces/Time stamp
+
+# Unique identifier for the client that sent the service request
+# Note, this is only unique for the current session.
+# The size here has to match the size of rmw_dds_common/msg/Gid,
+# but unfortunately we cannot use that message directly due to a
+# circular dependency.
+char[16] client_gid
+
+# Sequence number for the request
+# Combined with the client ID, this creates a unique ID for the service transaction
+int64 sequence_number
+
+================================================================================
+MSG: builtin_interfaces/Time
+# This message communicates ROS Time defined here:
+# https://design.ros2.org/articles/clock_and_time.html
+
+# The seconds component, valid over all int32 values.
+int32 sec
+
+# The nanoseconds component, valid in the range [0, 1e9).
+uint32 nanosec
+";
+
+/// `root` followed by each `(pkg/Type, text)` as a `MSG:` section.
+fn concatenated(root: &str, sections: &[(&str, &str)]) -> String {
+    let mut out = root.to_owned();
+    for (name, text) in sections {
+        out.push_str(&format!("\n{SEPARATOR}\nMSG: {name}\n{text}"));
+    }
+    out
+}
+
+/// An ament prefix with example_interfaces' AddTwoInts and Fibonacci (`FIBONACCI`), and the
+/// messages their generated types use.
+fn interfaces_tree() -> (tempfile::TempDir, MessageDefinitions) {
+    let prefix = tempfile::tempdir().unwrap();
+    let dir = prefix.path();
+    write(
+        dir,
+        "share/example_interfaces/srv/AddTwoInts.srv",
+        ADD_TWO_INTS,
+    );
+    write(
+        dir,
+        "share/example_interfaces/action/Fibonacci.action",
+        FIBONACCI,
+    );
+    write(
+        dir,
+        "share/service_msgs/msg/ServiceEventInfo.msg",
+        SERVICE_EVENT_INFO,
+    );
+    write(dir, "share/builtin_interfaces/msg/Time.msg", TIME);
+    write(dir, "share/unique_identifier_msgs/msg/UUID.msg", UUID);
+    let defs = MessageDefinitions::new(vec![dir.to_owned()]);
+    (prefix, defs)
+}
+
+#[test]
+fn service_event_is_the_generated_message_with_its_dependencies() {
+    let (_prefix, defs) = interfaces_tree();
+    assert_eq!(
+        defs.definition("example_interfaces/srv/AddTwoInts_Event")
+            .unwrap(),
+        ADD_TWO_INTS_EVENT_DEFINITION
+    );
+    assert_eq!(
+        ADD_TWO_INTS_EVENT_DEFINITION,
+        concatenated(
+            "service_msgs/ServiceEventInfo info\n\
+             example_interfaces/AddTwoInts_Request[<=1] request\n\
+             example_interfaces/AddTwoInts_Response[<=1] response\n",
+            &[
+                (
+                    "example_interfaces/AddTwoInts_Request",
+                    "int64 a\nint64 b\n"
+                ),
+                ("example_interfaces/AddTwoInts_Response", "int64 sum\n"),
+                ("service_msgs/ServiceEventInfo", SERVICE_EVENT_INFO),
+                ("builtin_interfaces/Time", TIME),
+            ]
+        )
+    );
+}
+
+#[test]
+fn service_request_and_response_are_the_sections_verbatim() {
+    let (_prefix, defs) = interfaces_tree();
+    assert_eq!(
+        defs.definition("example_interfaces/srv/AddTwoInts_Request")
+            .unwrap(),
+        "int64 a\nint64 b\n"
+    );
+    assert_eq!(
+        defs.definition("example_interfaces/srv/AddTwoInts_Response")
+            .unwrap(),
+        "int64 sum\n"
+    );
+}
+
+#[test]
+fn sections_keep_their_text_and_line_numbers() {
+    use generated::sections;
+    assert_eq!(
+        sections(ADD_TWO_INTS),
+        [("int64 a\nint64 b\n", 1), ("int64 sum\n", 4)]
+    );
+    // Empty sections, CRLF and whitespace around `---`; no trailing newline.
+    assert_eq!(
+        sections("---\r\n# c\r\n  ---  \nbool b"),
+        [("", 1), ("# c\r\n", 2), ("bool b", 4)]
+    );
+    assert_eq!(sections("---"), [("", 1), ("", 2)]);
+    assert_eq!(sections("int8 a\n# ---\n"), [("int8 a\n# ---\n", 1)]);
+}
+
+#[test]
+fn action_sections_are_goal_result_feedback() {
+    let (_prefix, defs) = interfaces_tree();
+    for (name, text) in [
+        ("Fibonacci_Goal", "int32 order\n"),
+        ("Fibonacci_Result", "int32[] sequence\n"),
+        ("Fibonacci_Feedback", "int32[] partial_sequence\n"),
+    ] {
+        assert_eq!(
+            defs.definition(&format!("example_interfaces/action/{name}"))
+                .unwrap(),
+            text,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn action_feedback_message_is_generated() {
+    let (_prefix, defs) = interfaces_tree();
+    assert_eq!(
+        defs.definition("example_interfaces/action/Fibonacci_FeedbackMessage")
+            .unwrap(),
+        concatenated(
+            "unique_identifier_msgs/UUID goal_id\n\
+             example_interfaces/Fibonacci_Feedback feedback\n",
+            &[
+                (
+                    "example_interfaces/Fibonacci_Feedback",
+                    "int32[] partial_sequence\n"
+                ),
+                ("unique_identifier_msgs/UUID", UUID),
+            ]
+        )
+    );
+}
+
+#[test]
+fn action_send_goal_and_get_result_services_are_generated() {
+    let (_prefix, defs) = interfaces_tree();
+    assert_eq!(
+        defs.definition("example_interfaces/action/Fibonacci_SendGoal_Event")
+            .unwrap(),
+        concatenated(
+            "service_msgs/ServiceEventInfo info\n\
+             example_interfaces/Fibonacci_SendGoal_Request[<=1] request\n\
+             example_interfaces/Fibonacci_SendGoal_Response[<=1] response\n",
+            &[
+                (
+                    "example_interfaces/Fibonacci_SendGoal_Request",
+                    "unique_identifier_msgs/UUID goal_id\n\
+                     example_interfaces/Fibonacci_Goal goal\n"
+                ),
+                ("example_interfaces/Fibonacci_Goal", "int32 order\n"),
+                ("unique_identifier_msgs/UUID", UUID),
+                (
+                    "example_interfaces/Fibonacci_SendGoal_Response",
+                    "bool accepted\nbuiltin_interfaces/Time stamp\n"
+                ),
+                ("builtin_interfaces/Time", TIME),
+                ("service_msgs/ServiceEventInfo", SERVICE_EVENT_INFO),
+            ]
+        )
+    );
+    assert_eq!(
+        defs.definition("example_interfaces/action/Fibonacci_GetResult_Event")
+            .unwrap(),
+        concatenated(
+            "service_msgs/ServiceEventInfo info\n\
+             example_interfaces/Fibonacci_GetResult_Request[<=1] request\n\
+             example_interfaces/Fibonacci_GetResult_Response[<=1] response\n",
+            &[
+                (
+                    "example_interfaces/Fibonacci_GetResult_Request",
+                    "unique_identifier_msgs/UUID goal_id\n"
+                ),
+                ("unique_identifier_msgs/UUID", UUID),
+                (
+                    "example_interfaces/Fibonacci_GetResult_Response",
+                    "int8 status\nexample_interfaces/Fibonacci_Result result\n"
+                ),
+                ("example_interfaces/Fibonacci_Result", "int32[] sequence\n"),
+                ("service_msgs/ServiceEventInfo", SERVICE_EVENT_INFO),
+                ("builtin_interfaces/Time", TIME),
+            ]
+        )
+    );
+    // The request and response types on their own.
+    assert_eq!(
+        defs.definition("example_interfaces/action/Fibonacci_SendGoal_Response")
+            .unwrap(),
+        concatenated(
+            "bool accepted\nbuiltin_interfaces/Time stamp\n",
+            &[("builtin_interfaces/Time", TIME)]
+        )
+    );
+    assert_eq!(
+        defs.definition("example_interfaces/action/Fibonacci_GetResult_Request")
+            .unwrap(),
+        concatenated(
+            "unique_identifier_msgs/UUID goal_id\n",
+            &[("unique_identifier_msgs/UUID", UUID)]
+        )
+    );
+}
+
+/// The committed fixture tree, which the end-to-end tests use.
+fn fixture_tree() -> (PathBuf, MessageDefinitions) {
+    let share = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/ros2/share");
+    (share.clone(), MessageDefinitions::new(vec![share]))
+}
+
+#[test]
+fn fixture_tree_holds_the_upstream_interface_texts() {
+    let (share, _defs) = fixture_tree();
+    for (rel, text) in [
+        ("example_interfaces/srv/AddTwoInts.srv", ADD_TWO_INTS),
+        ("service_msgs/msg/ServiceEventInfo.msg", SERVICE_EVENT_INFO),
+        ("builtin_interfaces/msg/Time.msg", TIME),
+        ("unique_identifier_msgs/msg/UUID.msg", UUID),
+        ("action_msgs/msg/GoalInfo.msg", GOAL_INFO),
+    ] {
+        assert_eq!(fs::read_to_string(share.join(rel)).unwrap(), text, "{rel}");
+    }
+}
+
+#[test]
+fn cancel_goal_event_from_the_fixture_tree() {
+    let (share, defs) = fixture_tree();
+    let read = |rel: &str| fs::read_to_string(share.join(rel)).unwrap();
+    let cancel_goal = read("action_msgs/srv/CancelGoal.srv");
+    let (request, response) = cancel_goal.split_once("---\n").unwrap();
+    assert!(request.ends_with("GoalInfo goal_info\n"), "{request}");
+    assert!(response.contains("int8 ERROR_NONE=0\n"), "{response}");
+    assert!(
+        response.ends_with("int8 return_code\n\n# Goals that accepted the cancel request.\nGoalInfo[] goals_canceling\n"),
+        "{response}"
+    );
+    // GoalInfo is reached from the request first, so not repeated under the response; Time
+    // under GoalInfo, so not repeated under ServiceEventInfo.
+    assert_eq!(
+        defs.definition("action_msgs/srv/CancelGoal_Event").unwrap(),
+        concatenated(
+            "service_msgs/ServiceEventInfo info\n\
+             action_msgs/CancelGoal_Request[<=1] request\n\
+             action_msgs/CancelGoal_Response[<=1] response\n",
+            &[
+                ("action_msgs/CancelGoal_Request", request),
+                ("action_msgs/GoalInfo", GOAL_INFO),
+                ("builtin_interfaces/Time", TIME),
+                ("unique_identifier_msgs/UUID", UUID),
+                ("action_msgs/CancelGoal_Response", response),
+                ("service_msgs/ServiceEventInfo", SERVICE_EVENT_INFO),
+            ]
+        )
+    );
+    // Every type the end-to-end tests record resolves.
+    for ros_type in [
+        "example_interfaces/srv/AddTwoInts_Event",
+        "example_interfaces/action/Fibonacci_FeedbackMessage",
+        "example_interfaces/action/Fibonacci_SendGoal_Event",
+        "example_interfaces/action/Fibonacci_GetResult_Event",
+        "action_msgs/msg/GoalStatusArray",
+    ] {
+        defs.definition(ros_type)
+            .unwrap_or_else(|err| panic!("{ros_type}: {err}"));
+    }
+}
+
+#[test]
+fn missing_srv_is_not_found_naming_srv_files() {
+    let (prefix, defs) = interfaces_tree();
+    let err = defs
+        .definition("example_interfaces/srv/AddThreeInts_Event")
+        .unwrap_err();
+    let DefinitionError::NotFound { ros_type, searched } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(ros_type, "example_interfaces/srv/AddThreeInts_Event");
+    assert_eq!(searched, &[prefix.path().to_owned()]);
+    let message = err.to_string();
+    assert!(
+        message.starts_with("no .srv file for `example_interfaces/srv/AddThreeInts_Event`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("share/<pkg>/srv/<Service>.srv and <pkg>/srv/<Service>.srv"),
+        "{message}"
+    );
+    assert!(!message.contains(".msg"), "{message}");
+
+    let err = defs
+        .definition("example_interfaces/action/Fibonacci2_Goal")
+        .unwrap_err();
+    assert!(err.to_string().starts_with("no .action file for"), "{err}");
+    // A .srv file does not make an action type, nor a .msg file a srv type.
+    write(prefix.path(), "share/example_interfaces/msg/Fib.msg", "");
+    write(
+        prefix.path(),
+        "share/example_interfaces/srv/Fib.srv",
+        "---\n",
+    );
+    for ros_type in [
+        "example_interfaces/action/Fib_Goal",
+        "example_interfaces/action/AddTwoInts_SendGoal_Request",
+        "example_interfaces/srv/Fib2_Request",
+    ] {
+        let err = defs.definition(ros_type).unwrap_err();
+        assert!(
+            matches!(err, DefinitionError::NotFound { .. }),
+            "{ros_type}: {err:?}"
+        );
+    }
+    assert_eq!(
+        defs.definition("example_interfaces/srv/Fib_Request")
+            .unwrap(),
+        ""
+    );
+}
+
+#[test]
+fn srv_and_action_without_their_separators_are_errors_naming_the_file() {
+    for (rel, text, ros_type, expected, found) in [
+        (
+            "pkg/srv/NoSep.srv",
+            "int64 a\nint64 sum\n",
+            "pkg/srv/NoSep_Request",
+            1,
+            0,
+        ),
+        (
+            "pkg/srv/NoSep.srv",
+            "int64 a\nint64 sum\n",
+            "pkg/srv/NoSep_Event",
+            1,
+            0,
+        ),
+        (
+            "pkg/srv/Two.srv",
+            "int8 a\n---\n---\n",
+            "pkg/srv/Two_Response",
+            1,
+            2,
+        ),
+        (
+            "pkg/action/One.action",
+            "int8 a\n---\nint8 b\n",
+            "pkg/action/One_Goal",
+            2,
+            1,
+        ),
+        (
+            "pkg/action/One.action",
+            "int8 a\n---\nint8 b\n",
+            "pkg/action/One_SendGoal_Response",
+            2,
+            1,
+        ),
+        (
+            "pkg/action/Four.action",
+            "---\n---\n---\n",
+            "pkg/action/Four_Result",
+            2,
+            3,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), rel, text);
+        let defs = MessageDefinitions::new(vec![dir.path().to_owned()]);
+        let err = defs.definition(ros_type).unwrap_err();
+        let DefinitionError::Separators {
+            ros_type: asked,
+            file: bad_file,
+            expected: e,
+            found: f,
+        } = &err
+        else {
+            panic!("{ros_type}: {err:?}");
+        };
+        assert_eq!(asked, ros_type);
+        assert_eq!(bad_file, &file);
+        assert_eq!((*e, *f), (expected, found), "{ros_type}");
+        let message = err.to_string();
+        assert!(message.contains(&file.display().to_string()), "{message}");
+        assert!(
+            message.contains(&format!("found {found} `---` lines, expected {expected}")),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_service_itself_is_not_a_message_type() {
+    let (_prefix, defs) = interfaces_tree();
+    for name in [
+        "example_interfaces/srv/AddTwoInts",
+        "example_interfaces/action/Fibonacci",
+    ] {
+        let err = defs.definition(name).unwrap_err();
+        assert!(
+            matches!(&err, DefinitionError::InvalidTypeName { ros_type } if ros_type == name),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        for accepted in ["`pkg/msg/Type`", "`pkg/srv/Service_Request`", "`_Event`"] {
+            assert!(message.contains(accepted), "{message}");
+        }
+        assert!(message.contains("`_FeedbackMessage`"), "{message}");
+        assert!(message.contains("a service or action itself"), "{message}");
+    }
+}
+
+#[test]
+fn errors_in_srv_sections_name_the_srv_file_and_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "pkg/srv/Bad.srv",
+        "# request\nint8 a\n---\n# response\nMissing m\nint8\n",
+    );
+    let defs = MessageDefinitions::new(vec![dir.path().to_owned()]);
+    let err = defs.definition("pkg/srv/Bad_Response").unwrap_err();
+    assert!(
+        matches!(&err, DefinitionError::Malformed { ros_type, file: f, line: 6, text, .. }
+            if ros_type == "pkg/srv/Bad_Response" && f == &file && text == "int8"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("Bad.srv:6"), "{err}");
+
+    write(
+        dir.path(),
+        "pkg/srv/Bad.srv",
+        "# request\nint8 a\n---\n# response\nMissing m\n",
+    );
+    let err = defs.definition("pkg/srv/Bad_Response").unwrap_err();
+    let DefinitionError::DependencyNotFound {
+        dependency,
+        file: f,
+        line,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!((dependency.as_str(), f, *line), ("pkg/Missing", &file, 5));
+    let message = err.to_string();
+    assert!(
+        message.contains("no .msg file for `pkg/Missing`"),
+        "{message}"
+    );
+    assert!(message.contains("Bad.srv:5"), "{message}");
+}
+
+#[test]
+fn missing_service_event_info_names_the_generated_type() {
+    let (prefix, defs) = interfaces_tree();
+    fs::remove_file(
+        prefix
+            .path()
+            .join("share/service_msgs/msg/ServiceEventInfo.msg"),
+    )
+    .unwrap();
+    let err = defs
+        .definition("example_interfaces/srv/AddTwoInts_Event")
+        .unwrap_err();
+    let DefinitionError::GeneratedDependencyNotFound {
+        ros_type,
+        dependency,
+        generated,
+        file,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(ros_type, "example_interfaces/srv/AddTwoInts_Event");
+    assert_eq!(dependency, "service_msgs/ServiceEventInfo");
+    assert_eq!(generated, "example_interfaces/AddTwoInts_Event");
+    assert_eq!(
+        file,
+        &prefix
+            .path()
+            .join("share/example_interfaces/srv/AddTwoInts.srv")
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("no .msg file for `service_msgs/ServiceEventInfo`"),
+        "{message}"
+    );
+    assert!(message.contains("AddTwoInts.srv"), "{message}");
+}
+
+#[test]
+fn referenced_generated_names_try_msg_then_srv_then_action() {
+    let (prefix, defs) = interfaces_tree();
+    // A name with a srv suffix that no file has: the message names every kind tried.
+    write(
+        prefix.path(),
+        "share/pkg/msg/Root.msg",
+        "pkg/Go_SendGoal_Request r\n",
+    );
+    let err = defs.definition("pkg/Root").unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("no .msg, .srv or .action file for `pkg/Go_SendGoal_Request`"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "<pkg>/msg/<Type>.msg, then share/<pkg>/srv/<Service>.srv and \
+             <pkg>/srv/<Service>.srv, then share/<pkg>/action/<Action>.action"
+        ),
+        "{message}"
+    );
+    // The action's generated type, then a srv shadowing it, then a msg shadowing both.
+    write(
+        prefix.path(),
+        "share/pkg/action/Go.action",
+        "int8 g\n---\n---\n",
+    );
+    assert_eq!(
+        defs.definition("pkg/Root").unwrap(),
+        concatenated(
+            "pkg/Go_SendGoal_Request r\n",
+            &[
+                (
+                    "pkg/Go_SendGoal_Request",
+                    "unique_identifier_msgs/UUID goal_id\npkg/Go_Goal goal\n"
+                ),
+                ("pkg/Go_Goal", "int8 g\n"),
+                ("unique_identifier_msgs/UUID", UUID),
+            ]
+        )
+    );
+    write(
+        prefix.path(),
+        "share/pkg/srv/Go_SendGoal.srv",
+        "int8 s\n---\n",
+    );
+    assert_eq!(
+        defs.definition("pkg/Root").unwrap(),
+        concatenated(
+            "pkg/Go_SendGoal_Request r\n",
+            &[("pkg/Go_SendGoal_Request", "int8 s\n")]
+        )
+    );
+    write(
+        prefix.path(),
+        "share/pkg/msg/Go_SendGoal_Request.msg",
+        "int8 m\n",
+    );
+    assert_eq!(
+        defs.definition("pkg/Root").unwrap(),
+        concatenated(
+            "pkg/Go_SendGoal_Request r\n",
+            &[("pkg/Go_SendGoal_Request", "int8 m\n")]
+        )
     );
 }
