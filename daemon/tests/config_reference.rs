@@ -76,6 +76,9 @@ fn populated() -> DaemonConfig {
             exclude_topic_types: vec!["*Debug*".into()],
             max_rate: vec!["camera/*=5".into()],
             downsample: vec!["/points=3".into()],
+            services: vec!["/add_two_ints".into()],
+            exclude_services: vec!["*/set_parameters*".into()],
+            actions: vec!["/navigate*".into()],
             ..PresetConfig::default()
         }],
         ..DaemonConfig::default()

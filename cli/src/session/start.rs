@@ -43,6 +43,30 @@ pub struct StartArgs {
     /// Never record topics whose message type matches this glob; repeatable.
     #[arg(long = "exclude-topic-type", value_name = "GLOB")]
     exclude_topic_types: Vec<String>,
+    /// Record the introspection events (`<service>/_service_event`, as ROS 2 MCAP with a
+    /// decodable `<Srv>_Event` schema) of the ROS 2 services matching these globs, e.g.
+    /// '/add_two_ints' (the leading '/' may be left out). Topics are then recorded only
+    /// as --topic or --topic-type ask; without any of --topic, --topic-type, --services,
+    /// --all-services, --actions, --all-actions, everything is recorded.
+    #[arg(long = "services", value_name = "GLOB", num_args = 1..)]
+    services: Vec<String>,
+    /// Record the introspection events of every ROS 2 service (but --exclude-services).
+    #[arg(long)]
+    all_services: bool,
+    /// Never record the ROS 2 services matching this glob; repeatable.
+    #[arg(long = "exclude-services", value_name = "GLOB", num_args = 1..)]
+    exclude_services: Vec<String>,
+    /// Record the ROS 2 actions matching these globs, e.g. '/fibonacci': their feedback
+    /// and status topics and the events of their send_goal, get_result and cancel_goal
+    /// services.
+    #[arg(long = "actions", value_name = "GLOB", num_args = 1..)]
+    actions: Vec<String>,
+    /// Record every ROS 2 action (but --exclude-actions).
+    #[arg(long)]
+    all_actions: bool,
+    /// Never record the ROS 2 actions matching this glob; repeatable.
+    #[arg(long = "exclude-actions", value_name = "GLOB", num_args = 1..)]
+    exclude_actions: Vec<String>,
     /// Keep at most HZ samples per second of the topics matching GLOB, e.g.
     /// 'camera/*=5'; repeatable, the first matching rule wins, before recd.toml's
     /// [[topic]] rules. The first sample is kept, then one per 1/HZ slot (never two
@@ -168,6 +192,12 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         exclude_topic_types: args.exclude_topic_types.clone(),
         max_rate: args.max_rate.clone(),
         downsample: args.downsample.clone(),
+        services: args.services.clone(),
+        all_services: args.all_services,
+        exclude_services: args.exclude_services.clone(),
+        actions: args.actions.clone(),
+        all_actions: args.all_actions,
+        exclude_actions: args.exclude_actions.clone(),
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

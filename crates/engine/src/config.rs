@@ -197,7 +197,8 @@ pub const MIN_BUFFER_BYTES: u64 = 1 << 20;
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TopicSelection {
-    /// Patterns of services to record; empty means all.
+    /// Patterns of services to record; empty means all (unless types, ROS 2 services or
+    /// actions are asked for: then only those).
     pub include: Vec<String>,
     /// Patterns of services never to record, even when included.
     pub exclude: Vec<String>,
@@ -208,6 +209,51 @@ pub struct TopicSelection {
     /// Patterns of message types never to record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_types: Vec<String>,
+    /// ROS 2 services whose introspection events (`<service>/_service_event`) to record.
+    #[serde(default, skip_serializing_if = "NameSelection::is_empty")]
+    pub services: NameSelection,
+    /// ROS 2 actions whose topics and services' events (`<action>/_action/…`) to record.
+    #[serde(default, skip_serializing_if = "NameSelection::is_empty")]
+    pub actions: NameSelection,
+}
+
+impl TopicSelection {
+    /// Whether nothing was asked for by name or type: then every topic, service and
+    /// action is recorded (but `exclude` patterns), as `ros2 bag record --all` does.
+    pub fn selects_everything(&self) -> bool {
+        self.include.is_empty()
+            && self.types.is_empty()
+            && !self.services.is_asked()
+            && !self.actions.is_asked()
+    }
+}
+
+/// ROS 2 services or actions to record, by glob patterns over their names
+/// (`/add_two_ints`, `/fibonacci`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NameSelection {
+    /// Patterns of names to record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// Record all (but `exclude`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub all: bool,
+    /// Patterns of names never to record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+}
+
+impl NameSelection {
+    /// Whether any of these were asked for: by name or all.
+    pub fn is_asked(&self) -> bool {
+        self.all || !self.include.is_empty()
+    }
+
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
 }
 
 /// When a recording continues in a new file. Both limits may be set; the first reached

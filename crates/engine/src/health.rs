@@ -12,7 +12,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recd_health::{Change, Expectations, HealthEvent, RequiredWatch, TopicWatch};
+use recd_health::{Change, Expectations, HealthEvent, RequiredWatch, Rule, TopicWatch};
+use recd_ros2::names::{self, Interface};
 
 use crate::handoff::now_ns;
 use crate::registry::TopicRegistry;
@@ -87,7 +88,8 @@ impl HealthMonitor {
         if self.watched.len() <= index {
             self.watched.resize_with(index + 1, || None);
         }
-        let rule = self.expectations.rule_for(&topic.name, &topic.service);
+        let rule = (self.expectations.rule_for(&topic.name, &topic.service))
+            .or_else(|| calls_only(topic).then(Rule::off));
         let watch = TopicWatch::new(rule.as_ref());
         *topic.health.lock().expect("health lock") = watch.health().clone();
         self.watched[index] = Some(Watched {
@@ -238,4 +240,12 @@ fn event(topic: &str, watch: &TopicWatch, change: Change) -> HealthEvent {
         max_gap_ns: expected.max_gap_ns,
         required: expected.required,
     }
+}
+
+/// Whether a topic carries a ROS 2 service's or action's traffic: it has samples when
+/// something is called, so a rate learnt from its first samples would call every pause
+/// between calls a stall. Such topics are checked only by a rule that names them.
+fn calls_only(topic: &Topic) -> bool {
+    topic.channel.message_encoding == "cdr"
+        && names::interface_of(&topic.name, &topic.channel.schema_name) != Interface::Topic
 }

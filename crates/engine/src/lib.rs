@@ -53,8 +53,8 @@ mod trigger;
 mod writer;
 
 pub use config::{
-    DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks, TopicSelection,
-    DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY, MIN_BUFFER_BYTES,
+    DdsConfig, NameSelection, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks,
+    TopicSelection, DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY, MIN_BUFFER_BYTES,
 };
 pub use lateness::LatenessHistogram;
 pub use recd_health;

@@ -2,7 +2,7 @@
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::config::TopicSelection;
+use crate::config::{NameSelection, TopicSelection};
 
 /// A compiled [`TopicSelection`].
 #[derive(Debug, Clone)]
@@ -11,6 +11,36 @@ pub struct TopicFilter {
     exclude: GlobSet,
     types: Option<GlobSet>,
     exclude_types: GlobSet,
+    services: NameFilter,
+    actions: NameFilter,
+    everything: bool,
+}
+
+/// A compiled [`NameSelection`].
+#[derive(Debug, Clone)]
+struct NameFilter {
+    include: GlobSet,
+    all: bool,
+    exclude: GlobSet,
+}
+
+impl NameFilter {
+    fn new(selection: &NameSelection) -> Result<Self, PatternError> {
+        Ok(Self {
+            include: compile(&selection.include)?,
+            all: selection.all,
+            exclude: compile(&selection.exclude)?,
+        })
+    }
+
+    /// Whether `name` is recorded; `everything` when nothing at all was asked for. A
+    /// pattern matches the name with or without its leading `/` (`add_two_ints` names
+    /// `/add_two_ints`, as `ros2 bag record --services add_two_ints` does).
+    fn matches(&self, name: &str, everything: bool) -> bool {
+        let relative = name.strip_prefix('/').unwrap_or(name);
+        let matches = |set: &GlobSet| set.is_match(name) || set.is_match(relative);
+        (everything || self.all || matches(&self.include)) && !matches(&self.exclude)
+    }
 }
 
 /// A topic pattern that is not a valid glob.
@@ -31,6 +61,9 @@ impl TopicFilter {
             exclude: compile(&selection.exclude)?,
             types: compile_unless_empty(&selection.types)?,
             exclude_types: compile(&selection.exclude_types)?,
+            services: NameFilter::new(&selection.services)?,
+            actions: NameFilter::new(&selection.actions)?,
+            everything: selection.selects_everything(),
         })
     }
 
@@ -39,9 +72,27 @@ impl TopicFilter {
         self.include.is_some()
     }
 
-    /// Whether a service of this name is recorded (whatever its type).
+    /// Whether a topic (an iceoryx2 service, a DDS topic) of this name is recorded
+    /// (whatever its type): none is when only ROS 2 services or actions were asked for.
     pub fn matches(&self, name: &str) -> bool {
-        self.include.as_ref().is_none_or(|set| set.is_match(name)) && !self.exclude.is_match(name)
+        let included = match &self.include {
+            Some(set) => set.is_match(name),
+            None => self.everything || self.types.is_some(),
+        };
+        included && !self.exclude.is_match(name)
+    }
+
+    /// Whether the introspection events of this ROS 2 service (`/add_two_ints`) are
+    /// recorded: all when nothing at all was asked for, else those `--services` or
+    /// `--all-services` ask for, but `--exclude-services`.
+    pub fn matches_service(&self, service: &str) -> bool {
+        self.services.matches(service, self.everything)
+    }
+
+    /// Whether the topics and service events of this ROS 2 action (`/fibonacci`) are
+    /// recorded, as [`matches_service`](Self::matches_service) for actions.
+    pub fn matches_action(&self, action: &str) -> bool {
+        self.actions.matches(action, self.everything)
     }
 
     /// Whether samples of this message type are recorded.
@@ -120,6 +171,60 @@ mod tests {
         assert!(f.matches("camera/front/raw"));
         assert!(!f.matches("camera/rear"));
         assert!(!f.matches("lidar"));
+    }
+
+    #[test]
+    fn services_and_actions_are_selected_apart_from_topics() {
+        let everything = filter(&[], &[]);
+        assert!(everything.matches("/chatter"));
+        assert!(everything.matches_service("/add_two_ints"));
+        assert!(everything.matches_action("/fibonacci"));
+
+        let services_only = TopicFilter::new(&TopicSelection {
+            services: NameSelection {
+                include: strings(&["/add_*"]),
+                ..NameSelection::default()
+            },
+            ..TopicSelection::default()
+        })
+        .unwrap();
+        assert!(!services_only.matches("/chatter"));
+        assert!(services_only.matches_service("/add_two_ints"));
+        assert!(!services_only.matches_service("/set_parameters"));
+        let relative = TopicFilter::new(&TopicSelection {
+            services: NameSelection {
+                include: strings(&["add_two_ints"]),
+                ..NameSelection::default()
+            },
+            ..TopicSelection::default()
+        })
+        .unwrap();
+        assert!(relative.matches_service("/add_two_ints"));
+        assert!(!services_only.matches_action("/fibonacci"));
+
+        let topics_and_all_actions = TopicFilter::new(&TopicSelection {
+            include: strings(&["/chatter"]),
+            actions: NameSelection {
+                all: true,
+                exclude: strings(&["/secret"]),
+                ..NameSelection::default()
+            },
+            ..TopicSelection::default()
+        })
+        .unwrap();
+        assert!(topics_and_all_actions.matches("/chatter"));
+        assert!(!topics_and_all_actions.matches("/other"));
+        assert!(!topics_and_all_actions.matches_service("/add_two_ints"));
+        assert!(topics_and_all_actions.matches_action("/fibonacci"));
+        assert!(!topics_and_all_actions.matches_action("/secret"));
+
+        let types_only = TopicFilter::new(&TopicSelection {
+            types: strings(&["std_msgs/msg/*"]),
+            ..TopicSelection::default()
+        })
+        .unwrap();
+        assert!(types_only.matches("/chatter"));
+        assert!(!types_only.matches_service("/add_two_ints"));
     }
 
     #[test]

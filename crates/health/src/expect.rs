@@ -154,6 +154,19 @@ pub struct Rule {
     pub checked: bool,
 }
 
+impl Rule {
+    /// No checks, where no rule names a topic that cannot be expected to be regular.
+    pub fn off() -> Self {
+        Self {
+            pattern: String::new(),
+            min_rate: None,
+            max_gap_ns: None,
+            required: false,
+            checked: false,
+        }
+    }
+}
+
 /// Rules compiled, in order: the first whose pattern matches a topic applies to it.
 #[derive(Debug, Clone, Default)]
 pub struct Expectations {

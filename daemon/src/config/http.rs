@@ -89,6 +89,18 @@ pub struct PresetConfig {
     pub max_rate: Vec<String>,
     /// Downsampling, `GLOB=N`, as `rec start --downsample`.
     pub downsample: Vec<String>,
+    /// Glob patterns of ROS 2 services to record, as `rec start --services`.
+    pub services: Vec<String>,
+    /// Record every ROS 2 service, as `rec start --all-services`.
+    pub all_services: bool,
+    /// Glob patterns of ROS 2 services never to record.
+    pub exclude_services: Vec<String>,
+    /// Glob patterns of ROS 2 actions to record, as `rec start --actions`.
+    pub actions: Vec<String>,
+    /// Record every ROS 2 action, as `rec start --all-actions`.
+    pub all_actions: bool,
+    /// Glob patterns of ROS 2 actions never to record.
+    pub exclude_actions: Vec<String>,
     /// Start a new file once one holds this much.
     #[serde(with = "units::option_size")]
     pub max_file_size: Option<ByteSize>,
@@ -163,6 +175,12 @@ impl PresetConfig {
                 exclude_topic_types: self.exclude_topic_types.clone(),
                 max_rate: self.max_rate.clone(),
                 downsample: self.downsample.clone(),
+                services: self.services.clone(),
+                all_services: self.all_services,
+                exclude_services: self.exclude_services.clone(),
+                actions: self.actions.clone(),
+                all_actions: self.all_actions,
+                exclude_actions: self.exclude_actions.clone(),
                 max_file_size: self.max_file_size.map(|size| size.as_u64()),
                 max_duration_ms: self.max_duration.map(millis),
                 duration_ms: self.duration.map(millis),

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use recd_control::{AttachedFile, StartRequest, MAX_ATTACHMENT_BYTES};
 use recd_engine::{
-    DdsConfig, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, ThrottleRule, TopicSelection,
-    DEFAULT_BUFFER_BYTES, MIN_BUFFER_BYTES,
+    DdsConfig, NameSelection, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, ThrottleRule,
+    TopicSelection, DEFAULT_BUFFER_BYTES, MIN_BUFFER_BYTES,
 };
 use recd_storage::UnknownIoMode;
 
@@ -152,6 +152,16 @@ impl SessionDefaults {
                 },
                 exclude_types: [&request.exclude_topic_types[..], &self.exclude_topic_types]
                     .concat(),
+                services: NameSelection {
+                    include: request.services.clone(),
+                    all: request.all_services,
+                    exclude: request.exclude_services.clone(),
+                },
+                actions: NameSelection {
+                    include: request.actions.clone(),
+                    all: request.all_actions,
+                    exclude: request.exclude_actions.clone(),
+                },
             },
             output_dir,
             file_prefix,

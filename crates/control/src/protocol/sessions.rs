@@ -77,6 +77,25 @@ pub struct StartRequest {
     /// recd's `[[topic]]` rules.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downsample: Vec<String>,
+    /// Glob patterns of ROS 2 services whose introspection events to record
+    /// (`rec start --services`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<String>,
+    /// Record every ROS 2 service's introspection events (`rec start --all-services`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_services: bool,
+    /// Glob patterns of ROS 2 services never to record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_services: Vec<String>,
+    /// Glob patterns of ROS 2 actions to record (`rec start --actions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    /// Record every ROS 2 action (`rec start --all-actions`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_actions: bool,
+    /// Glob patterns of ROS 2 actions never to record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_actions: Vec<String>,
 }
 
 /// A session that started.

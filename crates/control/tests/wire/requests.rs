@@ -45,6 +45,12 @@ fn start_full() -> StartRequest {
         exclude_topic_types: vec!["sensor_msgs/msg/PointCloud2".into()],
         max_rate: vec!["camera/*=5".into()],
         downsample: vec!["/points=3".into()],
+        services: vec!["/add_two_ints".into()],
+        all_services: false,
+        exclude_services: vec!["*/set_parameters*".into()],
+        actions: Vec::new(),
+        all_actions: true,
+        exclude_actions: vec!["/secret".into()],
     }
 }
 

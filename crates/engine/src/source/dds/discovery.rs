@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rustdds::discovery::DiscoveredWriterData;
 use rustdds::{DomainParticipantStatusEvent, QosPolicies, StatusEvented, GUID};
 
-use recd_ros2::names;
+use recd_ros2::names::{self, Interface};
 
 use super::channel::{channel_spec, Naming, Offer};
 use super::qos::ReaderChoice;
@@ -127,7 +127,16 @@ impl DdsSource {
         if names::is_internal(dds_topic) && !filter.has_include_patterns() {
             return false;
         }
-        filter.matches(&naming.channel) && filter.matches_type(&naming.schema)
+        if !naming.ros_type {
+            return filter.matches(&naming.channel) && filter.matches_type(&naming.schema);
+        }
+        match names::interface_of(&naming.channel, &naming.schema) {
+            Interface::Topic => {
+                filter.matches(&naming.channel) && filter.matches_type(&naming.schema)
+            }
+            Interface::Service { service } => filter.matches_service(&service),
+            Interface::Action { action, .. } => filter.matches_action(&action),
+        }
     }
 
     /// A further writer on a recorded topic: the reader is made anew if it asks for more
