@@ -138,7 +138,10 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, String> {
     for path in [&recorded, &indexed] {
         let info = recd_storage::summarize(path).map_err(|e| e.to_string())?;
         outln!("$ rec info {}", path.display());
-        outln!("{}", crate::info::render(&info));
+        outln!(
+            "{}",
+            crate::info::render(&info, &crate::info::Interfaces::default())
+        );
     }
     if args.dir.is_none() {
         outln!("(the files were in a temporary directory and are removed now; --dir keeps them)");

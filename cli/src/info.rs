@@ -11,9 +11,18 @@ use recd_storage::FileInfo;
 use crate::format;
 use crate::output::out;
 
+mod interfaces;
+
+pub use interfaces::Interfaces;
+use recd_ros2::names::Interface;
+
 /// Summarize MCAP files or a session.
 ///
 /// The summary gives the profile, duration, messages, channels, chunks and metadata.
+/// ROS 2 services and actions are listed apart from topics, as `ros2 bag info` does: a
+/// service with its requests and responses (distinct calls, read from its recorded
+/// introspection events), an action with its feedback and status messages and its
+/// send_goal, get_result and cancel_goal calls.
 /// One file gets its full summary. A session (its directory, or its name when recd
 /// answers) or several files get one summary over all of them, like `ros2 bag info`,
 /// then a line per file. A cleanly closed file is summarized from its footer and summary
@@ -43,10 +52,14 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
     if let [single] = args.paths.as_slice() {
         if single.is_file() {
             let info = summarize(single)?;
+            let interfaces = interfaces::of(std::slice::from_ref(&info))?;
             if args.json {
-                crate::output::print_json(&info)?;
+                crate::output::print_json(&FileJson {
+                    info: &info,
+                    interfaces: &interfaces,
+                })?;
             } else {
-                out!("{}", render(&info));
+                out!("{}", render(&info, &interfaces));
                 print_gaps(&info, args.gaps);
             }
             return Ok(exit_code(std::slice::from_ref(&info)));
@@ -60,7 +73,7 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
         .iter()
         .map(|file| summarize(file))
         .collect::<Result<Vec<_>, _>>()?;
-    let totals = Totals::of(infos);
+    let totals = Totals::of(infos)?;
     if args.json {
         crate::output::print_json(&totals)?;
     } else {
@@ -99,6 +112,15 @@ fn summarize(file: &Path) -> Result<FileInfo, String> {
     recd_storage::summarize(file).map_err(|e| e.to_string())
 }
 
+/// One file's summary with its services and actions, as `rec info --json` prints it.
+#[derive(Debug, serde::Serialize)]
+struct FileJson<'a> {
+    #[serde(flatten)]
+    info: &'a FileInfo,
+    #[serde(flatten)]
+    interfaces: &'a Interfaces,
+}
+
 /// A summary over several files.
 #[derive(Debug, serde::Serialize)]
 struct Totals {
@@ -107,6 +129,8 @@ struct Totals {
     start_time: Option<u64>,
     end_time: Option<u64>,
     topics: Vec<TopicTotal>,
+    #[serde(flatten)]
+    interfaces: Interfaces,
     files: Vec<FileInfo>,
 }
 
@@ -123,9 +147,11 @@ struct TopicTotal {
 }
 
 impl Totals {
-    fn of(files: Vec<FileInfo>) -> Self {
+    fn of(files: Vec<FileInfo>) -> Result<Self, String> {
         let mut topics: BTreeMap<String, TopicTotal> = BTreeMap::new();
-        for channel in files.iter().flat_map(|f| &f.channels) {
+        let topic_channels = (files.iter().flat_map(|f| &f.channels))
+            .filter(|channel| interfaces::interface_of(channel) == Interface::Topic);
+        for channel in topic_channels {
             let total = topics
                 .entry(channel.topic.clone())
                 .or_insert_with(|| TopicTotal {
@@ -141,14 +167,15 @@ impl Totals {
         }
         let mut topics: Vec<TopicTotal> = topics.into_values().collect();
         topics.sort_by(|a, b| crate::table::natural_cmp(&a.topic, &b.topic));
-        Self {
+        Ok(Self {
             size: files.iter().map(|f| f.size).sum(),
             message_count: files.iter().map(|f| f.message_count).sum(),
             start_time: files.iter().filter_map(|f| f.start_time).min(),
             end_time: files.iter().filter_map(|f| f.end_time).max(),
             topics,
+            interfaces: interfaces::of(&files)?,
             files,
-        }
+        })
     }
 
     fn duration_secs(&self) -> f64 {
@@ -202,6 +229,7 @@ fn render_totals(totals: &Totals) -> String {
             .filter(|t| t.lacks_definition)
             .map(|t| t.topic.as_str()),
     );
+    out += &totals.interfaces.render();
     let _ = writeln!(out, "per file:");
     for file in &totals.files {
         let state = if file.scan.is_some() {
@@ -300,8 +328,9 @@ fn unindexed_note(info: &FileInfo) -> String {
     )
 }
 
-/// The text form of `rec info`.
-pub fn render(info: &FileInfo) -> String {
+/// The text form of `rec info`: the file's topics, then its ROS 2 services and actions
+/// (`interfaces`) apart.
+pub fn render(info: &FileInfo, interfaces: &Interfaces) -> String {
     let mut out = String::new();
     let duration = info.duration_secs();
     let _ = writeln!(
@@ -337,13 +366,14 @@ pub fn render(info: &FileInfo) -> String {
     }
     let _ = writeln!(out, "schemas:     {}", info.schema_count);
     let _ = writeln!(out, "channels:    {}", info.channels.len());
-    let topic_width = info
-        .channels
-        .iter()
+    let topic_channels: Vec<_> = (info.channels.iter())
+        .filter(|c| interfaces::interface_of(c) == Interface::Topic)
+        .collect();
+    let topic_width = (topic_channels.iter())
         .map(|c| c.topic.len())
         .max()
         .unwrap_or(0);
-    for c in &info.channels {
+    for c in topic_channels {
         let _ = writeln!(
             out,
             "  ({:>3}) {:<topic_width$}  {}",
@@ -364,6 +394,7 @@ pub fn render(info: &FileInfo) -> String {
             .filter(|c| lacks_definition(c))
             .map(|c| c.topic.as_str()),
     );
+    out += &interfaces.render();
     let _ = writeln!(out, "attachments: {}", info.attachment_count);
     let _ = writeln!(out, "metadata:    {}", info.metadata_count);
     if !info.markers.is_empty() {
