@@ -38,7 +38,7 @@ order metadata.yaml lists them.
 Any failure (unreadable file, unknown schema, a message either reader cannot decode) prints a
 message to stderr and exits 1. With --lenient a message that cannot be decoded gives a line
 with "data": null and "error": "<why>" instead, and the exit status stays 0 (file-level
-failures still exit 1).
+failures still exit 1). A schema mcap_ros2 cannot parse fails each of its messages that way.
 """
 
 import argparse
@@ -158,7 +158,12 @@ class RawKeepingDecoderFactory(Ros2DecoderFactory):
     ros_msg = (decoded message or None, raw bytes, error text or None)."""
 
     def decoder_for(self, message_encoding, schema):
-        decode = super().decoder_for(message_encoding, schema)
+        try:
+            decode = super().decoder_for(message_encoding, schema)
+        except Exception as err:  # noqa: BLE001 - a schema it cannot parse fails each message
+            def refuse(data: bytes, err=err):
+                return None, bytes(data), err
+            return refuse
         if decode is None:
             return None
 

@@ -32,7 +32,9 @@ pub use http::{http_get, http_request, HttpReply};
 pub use load::RecdLoad;
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
-pub use node::{read_with_mcap_core, validate_health_with_mcap_core, McapCoreRead};
+pub use node::{
+    read_ros2_with_foxglove, read_with_mcap_core, validate_health_with_mcap_core, McapCoreRead,
+};
 pub use phases::Phases;
 pub use prometheus::{Prometheus, SCRAPE_INTERVAL};
 pub use proxy::TcpProxy;
@@ -40,8 +42,8 @@ pub use proxy::TcpProxy;
 pub use pty::{Killed, Pty, CTRL_C, DOWN, RIGHT, SPACE, UP};
 pub use python::{
     cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, messages_by_topic, python,
-    python_file, read_mcap, read_ros2, ros2_fixtures, script_done, shm_camera, shm_pubsub,
-    Published,
+    python_file, read_mcap, read_ros2, read_ros2_lenient, ros2_fixtures, ros2_introspection,
+    script_done, shm_camera, shm_pubsub, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;

@@ -23,17 +23,7 @@ pub struct McapCoreRead {
 /// Reads `files` with `@mcap/core`'s stream and indexed readers (`tests/node/read_mcap.mjs`,
 /// CRCs checked); panics when node or the packages are missing.
 pub fn read_with_mcap_core(files: &[PathBuf]) -> Vec<McapCoreRead> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/node/read_mcap.mjs");
-    let output = Command::new("node")
-        .arg(&script)
-        .args(files)
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    assert!(
-        output.status.success(),
-        "read_mcap.mjs failed (scripts/test installs @mcap/core into tests/node): {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = run_script("read_mcap.mjs", files);
     let read: Value = serde_json::from_slice(&output.stdout).expect("read_mcap.mjs prints JSON");
     files
         .iter()
@@ -55,16 +45,37 @@ pub fn read_with_mcap_core(files: &[PathBuf]) -> Vec<McapCoreRead> {
 /// channel and ajv validates each message against the channel's JSON Schema; its JSON
 /// line. Panics when the script fails (a message that does not validate).
 pub fn validate_health_with_mcap_core(file: &Path) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/node/validate_health.mjs");
+    let output = run_script("validate_health.mjs", &[file]);
+    serde_json::from_slice(&output.stdout).expect("validate_health.mjs prints JSON")
+}
+
+/// Every ROS 2 message of `file` as Foxglove decodes it (`tests/node/read_ros2.mjs`:
+/// `@mcap/core`, `@foxglove/rosmsg` for the schema, `@foxglove/rosmsg2-serialization` for
+/// the CDR): one `{"topic", "type", "data"}` per message, in file order. Panics when a
+/// schema does not parse or a message does not decode.
+pub fn read_ros2_with_foxglove(file: &Path) -> Vec<Value> {
+    let output = run_script("read_ros2.mjs", &[file]);
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("read_ros2.mjs prints JSON lines"))
+        .collect()
+}
+
+/// Runs `tests/node/<script>` on `files`; panics when node, the packages (`scripts/test`
+/// installs them into tests/node) or the script fail.
+fn run_script(script: &str, files: &[impl AsRef<Path>]) -> std::process::Output {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/node")
+        .join(script);
     let output = Command::new("node")
-        .arg(&script)
-        .arg(file)
+        .arg(&path)
+        .args(files.iter().map(AsRef::as_ref))
         .output()
         .expect("node runs (scripts/setup installs it)");
     assert!(
         output.status.success(),
-        "validate_health.mjs failed: {}",
+        "{script} failed (scripts/test installs its packages into tests/node): {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_slice(&output.stdout).expect("validate_health.mjs prints JSON")
+    output
 }

@@ -143,7 +143,17 @@ fn read_in_background(
 /// Every message of an MCAP file as `tests/python/read_ros2.py` decodes it with
 /// `rosbags` and with `mcap-ros2-support` (field `reader` tells which).
 pub fn read_ros2(path: &Path) -> Vec<Value> {
-    String::from_utf8_lossy(&read_with("read_ros2.py", path))
+    ros2_lines(&read_with("read_ros2.py", path, &[]))
+}
+
+/// [`read_ros2`] with `--lenient`: a message a reader cannot decode gives a line with
+/// `"data": null` and its `"error"` instead of failing.
+pub fn read_ros2_lenient(path: &Path) -> Vec<Value> {
+    ros2_lines(&read_with("read_ros2.py", path, &["--lenient"]))
+}
+
+fn ros2_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
         .lines()
         .map(|line| serde_json::from_str(line).expect("read_ros2.py prints JSON lines"))
         .collect()
@@ -154,8 +164,8 @@ pub fn read_ros2(path: &Path) -> Vec<Value> {
 /// `recd/health` channel left out, which `daemon/tests/health.rs` reads itself),
 /// `metadata` and `attachments`.
 pub fn read_mcap(path: &Path) -> Value {
-    let mut read: Value =
-        serde_json::from_slice(&read_with("read_mcap.py", path)).expect("read_mcap.py prints JSON");
+    let mut read: Value = serde_json::from_slice(&read_with("read_mcap.py", path, &[]))
+        .expect("read_mcap.py prints JSON");
     if let Some(messages) = read["messages"].as_array_mut() {
         messages.retain(|m| m["topic"] != recd_engine::recd_health::HEALTH_CHANNEL);
     }
@@ -187,10 +197,11 @@ pub fn messages_by_topic(
     (digests, times)
 }
 
-/// What the reader script `script` prints about `path`; it must succeed.
-fn read_with(script: &str, path: &Path) -> Vec<u8> {
+/// What the reader script `script` prints about `path` with `options`; it must succeed.
+fn read_with(script: &str, path: &Path, options: &[&str]) -> Vec<u8> {
     let output = Command::new(python())
         .arg(python_file(script))
+        .args(options)
         .arg(path)
         .output()
         .expect("python runs");
@@ -201,4 +212,11 @@ fn read_with(script: &str, path: &Path) -> Vec<u8> {
         String::from_utf8_lossy(&output.stderr)
     );
     output.stdout
+}
+
+/// Starts `tests/python/ros2_introspection.py` with `args` (a Cyclone DDS writer of ROS 2
+/// service and action introspection, on loopback only); read what it wrote with
+/// [`script_done`].
+pub fn ros2_introspection(args: &[&str]) -> Child {
+    spawn_script("ros2_introspection.py", args)
 }
