@@ -226,6 +226,26 @@ impl TopicSelection {
             && !self.services.is_asked()
             && !self.actions.is_asked()
     }
+
+    /// This selection with topic patterns added and removed (`rec topics-set`). A removed
+    /// pattern joins the exclude patterns (the include patterns stay: taking the last one
+    /// away would select everything). An added pattern leaves the exclude patterns and
+    /// joins the include patterns, unless every topic is included already.
+    pub fn changed(&self, add: &[String], remove: &[String]) -> Self {
+        let mut changed = self.clone();
+        for pattern in add {
+            changed.exclude.retain(|p| p != pattern);
+            if !self.selects_everything() && !changed.include.contains(pattern) {
+                changed.include.push(pattern.clone());
+            }
+        }
+        for pattern in remove {
+            if !changed.exclude.contains(pattern) {
+                changed.exclude.push(pattern.clone());
+            }
+        }
+        changed
+    }
 }
 
 /// ROS 2 services or actions to record, by glob patterns over their names

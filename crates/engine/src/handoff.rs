@@ -75,6 +75,13 @@ pub(crate) enum Item<S> {
     },
     /// The topic's service went away.
     Retire(u32),
+    /// The topic is no longer selected (`rec topics-set`): retired, and no longer
+    /// checked for its health.
+    Unselect(u32),
+    /// A marker to write into the file here, after everything handed over before it.
+    Mark(recd_storage::Marker),
+    /// `len` staged bytes of a sample not to write after all (one DDS delivered again).
+    Skipped(usize),
     /// Everything before this was received; finish the files.
     Stop,
 }
@@ -160,6 +167,15 @@ impl<S> Sender<S> {
     /// Queues the message [`Sender::stage_copied`] put into the byte ring.
     pub fn push_staged(&mut self, topic: u32, stamps: Stamps, len: usize) {
         let pushed = self.items.push(Item::Copied { topic, stamps, len });
+        debug_assert!(
+            pushed.is_ok(),
+            "staging checked for a free slot and this is the only producer"
+        );
+    }
+
+    /// Gives up the `len` bytes staged last: the writer reads past them.
+    pub fn skip_staged(&mut self, len: usize) {
+        let pushed = self.items.push(Item::Skipped(len));
         debug_assert!(
             pushed.is_ok(),
             "staging checked for a free slot and this is the only producer"

@@ -100,6 +100,13 @@ impl HealthMonitor {
         });
     }
 
+    /// Stops watching `topic`: it is no longer recorded, so its silence says nothing.
+    pub fn forget(&mut self, topic: u32) {
+        if let Some(watched) = self.watched.get_mut(topic as usize) {
+            *watched = None;
+        }
+    }
+
     /// A sample of `topic` received at `t_ns`.
     #[inline]
     pub fn saw(&mut self, topic: u32, t_ns: u64) {

@@ -42,6 +42,7 @@ mod config;
 mod handoff;
 mod health;
 mod lateness;
+mod live_selection;
 mod recording;
 mod registry;
 mod select;
@@ -60,7 +61,8 @@ pub use lateness::LatenessHistogram;
 pub use recd_health;
 pub use recd_storage::IoMode;
 pub use recording::{
-    BufferStatus, Recording, RecordingStatus, RecordingSummary, StartError, StopError, TopicStatus,
+    BufferStatus, Recording, RecordingStatus, RecordingSummary, SetTopicsError, StartError,
+    StopError, TopicStatus,
 };
 pub use select::{PatternError, TopicFilter};
 pub use source::dds::{dds_participant, BareCounts, BareDdsReader, DdsError};

@@ -11,16 +11,17 @@ use std::time::{Duration, Instant};
 use recd_health::{ExpectError, Expectations, HealthTally};
 use recd_storage::{IoMode, Marker, WriteError};
 
-use crate::config::{PreTrigger, RecordingConfig};
+use crate::config::{PreTrigger, RecordingConfig, TopicSelection};
 use crate::handoff::{handoff, now_ns, Receiver};
 use crate::health::HealthMonitor;
+use crate::live_selection::LiveSelection;
 use crate::registry::TopicRegistry;
 use crate::select::{PatternError, TopicFilter};
 use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
 use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
 use crate::source::stats::ReceiveStats;
-use crate::source::{Held, SourceLink, SourceSettings};
+use crate::source::{Held, SelectionLink, SourceLink, SourceSettings};
 use crate::throttle::Throttles;
 use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
 use crate::writer::{
@@ -102,6 +103,20 @@ pub enum StartError {
     },
 }
 
+/// Why a recording's topics could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum SetTopicsError {
+    /// A pattern is not a valid glob; nothing changed.
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+    /// A receive thread did not take the change in time (it still will).
+    #[error("a receive thread did not take the change within {0:?}")]
+    NotTaken(Duration),
+}
+
+/// How long [`Recording::set_topics`] waits for the receive threads.
+const SET_TOPICS_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Why stopping did not end cleanly; the files written so far stay on disk.
 #[derive(Debug, thiserror::Error)]
 pub enum StopError {
@@ -147,6 +162,8 @@ pub struct Recording {
     writers: Vec<WriterThread>,
     registry: Arc<TopicRegistry>,
     receive_stats: Vec<Arc<ReceiveStats>>,
+    /// Changes of the selection, taken by every receive thread.
+    selection: Arc<LiveSelection>,
     io_mode: IoMode,
     started_ns: u64,
     started: Instant,
@@ -178,6 +195,7 @@ impl Recording {
         let Sources {
             stop,
             registry,
+            selection,
             dds,
             shm,
         } = sources;
@@ -301,10 +319,31 @@ impl Recording {
             writers,
             registry,
             receive_stats,
+            selection,
             io_mode,
             started_ns,
             started: Instant::now(),
         })
+    }
+
+    /// Records what `topics` selects from now on, without a gap in the topics it keeps
+    /// (`rec topics-set`). Each receive thread receives the topics it no longer records
+    /// one last time and ends them (their counts are final), writes a marker saying
+    /// `text` into its files, stamped with that moment, then opens the topics added:
+    /// their first samples come after it. Returns the moments, one per receive thread.
+    pub fn set_topics(
+        &self,
+        topics: &TopicSelection,
+        text: &str,
+    ) -> Result<Vec<u64>, SetTopicsError> {
+        let filter = TopicFilter::new(topics)?;
+        let version = self.selection.publish(filter, text.to_string());
+        if let Some((_, stopper)) = &self.dds {
+            stopper.wake();
+        }
+        (self.selection)
+            .wait_taken(version, SET_TOPICS_TIMEOUT)
+            .ok_or(SetTopicsError::NotTaken(SET_TOPICS_TIMEOUT))
     }
 
     /// Stops writing: messages are still taken from the publishers (and released), and
@@ -460,6 +499,8 @@ impl Recording {
 pub(crate) struct Sources {
     pub stop: Arc<AtomicBool>,
     pub registry: Arc<TopicRegistry>,
+    /// Changes of the selection while recording, taken by every source.
+    pub selection: Arc<LiveSelection>,
     pub dds: Option<(DdsSource, Vec<Receiver<Held>>)>,
     pub shm: Option<(ShmSource, Vec<Receiver<Held>>)>,
 }
@@ -473,6 +514,8 @@ impl Sources {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let registry = Arc::new(TopicRegistry::default());
+        let sources = usize::from(config.iceoryx2) + usize::from(config.dds.is_some());
+        let selection = Arc::new(LiveSelection::new(sources));
         let common = SourceSettings {
             filter,
             throttles: Throttles::new(&config.throttles)?,
@@ -480,13 +523,14 @@ impl Sources {
             discovery_interval: config.discovery_interval,
             receive_priority: config.receive_priority,
         };
-        let link = |source| {
+        let link = |source, id| {
             let (tx, rx) = handoff(&config.ring);
             let link = SourceLink {
                 tx,
                 registry: registry.clone(),
                 stop: stop.clone(),
                 stats: Arc::new(ReceiveStats::new(source)),
+                selection: SelectionLink::new(selection.clone(), id),
             };
             (link, vec![rx])
         };
@@ -497,7 +541,7 @@ impl Sources {
                     config: dds_config.clone(),
                     receive_delay: config.test_hooks.receive_delay,
                 };
-                let (link, receivers) = link("dds");
+                let (link, receivers) = link("dds", 0);
                 Some((DdsSource::open(settings, link)?, receivers))
             }
             None => None,
@@ -513,7 +557,7 @@ impl Sources {
                 spill_bytes: config.spill_bytes,
                 receive_delay: config.test_hooks.receive_delay,
             };
-            let (link, receivers) = link("iceoryx2");
+            let (link, receivers) = link("iceoryx2", usize::from(config.dds.is_some()));
             Some((ShmSource::open(settings, link)?, receivers))
         } else {
             None
@@ -521,6 +565,7 @@ impl Sources {
         Ok(Self {
             stop,
             registry,
+            selection,
             dds,
             shm,
         })

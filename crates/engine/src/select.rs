@@ -228,6 +228,39 @@ mod tests {
     }
 
     #[test]
+    fn topics_set_adds_and_removes_patterns_without_widening_the_selection() {
+        let names = |patterns: &[&str]| strings(patterns);
+        let some = TopicSelection {
+            include: names(&["/a", "/b"]),
+            ..TopicSelection::default()
+        };
+        let changed = some.changed(&names(&["/c"]), &names(&["/a"]));
+        assert_eq!(changed.include, names(&["/a", "/b", "/c"]));
+        assert_eq!(changed.exclude, names(&["/a"]));
+        let f = TopicFilter::new(&changed).unwrap();
+        assert!(!f.matches("/a") && f.matches("/b") && f.matches("/c"));
+
+        let last_removed = TopicSelection {
+            include: names(&["/a"]),
+            ..TopicSelection::default()
+        }
+        .changed(&[], &names(&["/a"]));
+        assert!(!TopicFilter::new(&last_removed).unwrap().matches("/z"));
+
+        let back = changed.changed(&names(&["/a"]), &[]);
+        assert!(back.exclude.is_empty());
+        assert!(TopicFilter::new(&back).unwrap().matches("/a"));
+
+        let everything = TopicSelection::default().changed(&names(&["/a"]), &names(&["/x"]));
+        assert!(
+            everything.include.is_empty(),
+            "adding to everything narrows nothing"
+        );
+        let f = TopicFilter::new(&everything).unwrap();
+        assert!(f.matches("/a") && f.matches("/other") && !f.matches("/x"));
+    }
+
+    #[test]
     fn bad_pattern_is_named() {
         let err = TopicFilter::new(&TopicSelection {
             include: vec!["a[".into()],

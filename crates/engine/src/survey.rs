@@ -52,6 +52,7 @@ pub fn survey(
         registry,
         dds,
         shm,
+        ..
     } = Sources::open(config)?;
     let bytes = Arc::new(Mutex::new(HashMap::<u32, u64>::new()));
     let mut drains = Vec::new();
@@ -157,11 +158,17 @@ fn spawn_drain(
                             receiver.release_loaned(len);
                             (topic, len)
                         }
+                        Item::Skipped(len) => {
+                            receiver.with_copied(len, |_| ());
+                            continue;
+                        }
                         Item::Stop => {
                             running -= 1;
                             break;
                         }
-                        Item::Announce(_) | Item::Retire(_) => continue,
+                        Item::Announce(_) | Item::Retire(_) | Item::Unselect(_) | Item::Mark(_) => {
+                            continue
+                        }
                     };
                     *bytes.lock().expect("bytes lock").entry(topic).or_default() += len as u64;
                 }

@@ -14,11 +14,15 @@ pub(crate) mod shm;
 pub(crate) mod spill;
 pub(crate) mod stats;
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use recd_storage::Marker;
+
 use crate::handoff::{Item, LoanedBytes, Sender, Stamps};
+use crate::live_selection::{Change, LiveSelection};
 use crate::registry::TopicRegistry;
 use crate::select::TopicFilter;
 use crate::throttle::Throttles;
@@ -63,6 +67,40 @@ pub(crate) struct SourceLink {
     pub stop: Arc<AtomicBool>,
     /// What the receive thread reports about itself.
     pub stats: Arc<stats::ReceiveStats>,
+    /// Changes of the selection while recording.
+    pub selection: SelectionLink,
+}
+
+/// A receive thread's view of the selection changes: which it took last.
+pub(crate) struct SelectionLink {
+    live: Arc<LiveSelection>,
+    /// This receive thread among the recording's.
+    id: usize,
+    taken: u64,
+}
+
+impl SelectionLink {
+    /// Receive thread `id`'s link to `live`.
+    pub fn new(live: Arc<LiveSelection>, id: usize) -> Self {
+        Self { live, id, taken: 0 }
+    }
+
+    /// A change this thread has not taken yet (one atomic load when there is none).
+    pub fn pending(&self) -> Option<Change> {
+        if self.live.version() == self.taken {
+            return None;
+        }
+        self.live
+            .change()
+            .filter(|change| change.version > self.taken)
+    }
+
+    /// The change of `version` took effect at `time_ns`: what is no longer selected was
+    /// received for the last time before, what is added opens after.
+    pub fn took(&mut self, version: u64, time_ns: u64) {
+        self.taken = version;
+        self.live.taken(self.id, version, time_ns);
+    }
 }
 
 impl SourceLink {
@@ -151,6 +189,13 @@ impl<K: PartialEq> SequenceGaps<K> {
         self.last.iter().any(|(id, _)| id == publisher)
     }
 
+    /// The highest sequence number `publisher` sent, if it sent any.
+    pub fn last(&self, publisher: &K) -> Option<u64> {
+        (self.last.iter())
+            .find(|(id, _)| id == publisher)
+            .map(|(_, last)| *last)
+    }
+
     /// Forgets a publisher that went away.
     pub fn forget(&mut self, publisher: &K) {
         self.last.retain(|(id, _)| id != publisher);
@@ -163,23 +208,71 @@ pub(crate) fn announce(tx: &mut Sender<Held>, topic: &Arc<Topic>) -> bool {
     tx.push_control(Item::Announce(topic.clone())).is_ok()
 }
 
-/// Topics whose source went away, to be retired once the handoff has room.
+/// Retirements, unselections and markers, handed over in order once the handoff has
+/// room.
 #[derive(Default)]
 pub(crate) struct Retirements {
-    pending: Vec<u32>,
+    pending: VecDeque<Item<Held>>,
 }
 
 impl Retirements {
-    /// Queues the retirement of topic `index`.
+    /// Queues the retirement of topic `index` (its source went away).
     pub fn push(&mut self, index: u32) {
-        self.pending.push(index);
+        self.pending.push_back(Item::Retire(index));
     }
 
-    /// Hands over the retirements the handoff has room for.
-    pub fn send(&mut self, tx: &mut Sender<Held>) {
-        self.pending
-            .retain(|&index| tx.push_control(Item::Retire(index)).is_err());
+    /// Queues the end of topic `index`, no longer selected.
+    pub fn unselect(&mut self, index: u32) {
+        self.pending.push_back(Item::Unselect(index));
     }
+
+    /// Queues a marker, to follow what was queued before it.
+    pub fn mark(&mut self, marker: Marker) {
+        self.pending.push_back(Item::Mark(marker));
+    }
+
+    /// Hands over what the handoff has room for, in order; true when nothing is left.
+    pub fn send(&mut self, tx: &mut Sender<Held>) -> bool {
+        while let Some(item) = self.pending.pop_front() {
+            if let Err(item) = tx.push_control(item) {
+                self.pending.push_front(item);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Hands over everything, waiting at most `limit` for the writer to make room (a
+    /// selection change's items must precede the samples of the topics it adds).
+    pub fn send_all(&mut self, tx: &mut Sender<Held>, limit: Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        while !self.send(tx) && std::time::Instant::now() < deadline {
+            tx.wake();
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        tx.wake();
+    }
+}
+
+/// How long a receive thread waits for room to hand over a selection change.
+const CHANGE_HANDOVER_LIMIT: Duration = Duration::from_secs(1);
+
+/// Ends a receive thread's part of a selection change, once the topics it unselects are
+/// received for the last time and queued to end: a marker stamped now follows them into
+/// the file, handed over before any topic the change adds opens, and the recording is
+/// told the moment.
+pub(crate) fn conclude_change(
+    retirements: &mut Retirements,
+    link: &mut SourceLink,
+    change: Change,
+) {
+    let time_ns = crate::handoff::now_ns();
+    retirements.mark(Marker {
+        time_ns,
+        text: change.text,
+    });
+    retirements.send_all(&mut link.tx, CHANGE_HANDOVER_LIMIT);
+    link.selection.took(change.version, time_ns);
 }
 
 #[cfg(test)]

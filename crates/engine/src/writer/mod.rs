@@ -246,6 +246,15 @@ impl<S: LoanedBytes> Writer<S> {
                 sample,
             } => self.write_loaned(ring, topic, stamps, len, sample),
             Item::Retire(topic) => self.retire(topic),
+            Item::Unselect(topic) => {
+                self.retire(topic);
+                self.health.forget(topic);
+            }
+            Item::Skipped(len) => self.rxs[ring].with_copied(len, |_| ()),
+            Item::Mark(marker) => {
+                self.requests.mark(marker);
+                self.write_markers();
+            }
             Item::Stop => return false,
         }
         true

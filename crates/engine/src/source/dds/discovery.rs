@@ -13,7 +13,7 @@ use super::channel::{channel_spec, Naming, Offer};
 use super::qos::ReaderChoice;
 use super::reader::{DdsTopic, TopicShape, MIN_DEPTH};
 use super::DdsSource;
-use crate::source::{announce, SequenceGaps};
+use crate::source::{announce, conclude_change, SequenceGaps};
 use crate::topic::{Topic, TopicCounters};
 
 /// A writer as discovery describes it.
@@ -55,7 +55,7 @@ impl DdsSource {
                     if let Some(Some(slot)) = self.writers.get(&remote_writer) {
                         let topic = &self.topics[*slot];
                         // A reader made anew for this writer reports on its predecessor.
-                        if topic.reader.guid() != local_reader {
+                        if topic.reader.as_ref().map(|reader| reader.guid()) != Some(local_reader) {
                             continue;
                         }
                         self.link.registry.note_problem(
@@ -139,14 +139,52 @@ impl DdsSource {
         }
     }
 
+    /// Takes a change of the selection, if one is pending: each topic no longer selected
+    /// is received one last time, its reader dropped and the topic ended; a marker
+    /// stamped with that moment follows them; then the writers discovery knows are looked
+    /// at again, so that topics added open after it.
+    pub(super) fn take_selection_change(&mut self) {
+        let Some(change) = self.link.selection.pending() else {
+            return;
+        };
+        self.settings.common.filter = change.filter.clone();
+        for slot in 0..self.topics.len() {
+            let topic = &self.topics[slot];
+            if topic.reader.is_none() || self.selected(&topic.dds_name, &topic.type_name) {
+                continue;
+            }
+            self.drain(slot);
+            let topic = &mut self.topics[slot];
+            if let Some(mut reader) = topic.reader.take() {
+                let _ = self.poll.registry().deregister(reader.source());
+            }
+            for guid in topic.writers.keys() {
+                self.writers.remove(guid);
+            }
+            topic.writers.clear();
+            topic.recorded = std::mem::take(&mut topic.gaps);
+            topic.topic.counters.set_publishers(0);
+            if topic.announced {
+                topic.announced = false;
+                self.retirements.unselect(topic.topic.index);
+            }
+        }
+        // Writers of topics not selected before are looked at again.
+        self.writers.retain(|_, slot| slot.is_some());
+        conclude_change(&mut self.retirements, &mut self.link, change);
+        self.discover_snapshot();
+    }
+
     /// A further writer on a recorded topic: the reader is made anew if it asks for more
-    /// than the newcomer offers, as it would not match it otherwise.
+    /// than the newcomer offers, as it would not match it otherwise. A topic selected
+    /// again after `rec topics-set` removed it gets a reader (and is announced again, to
+    /// the same channel).
     fn add_writer(&mut self, slot: usize, writer: &WriterSeen) {
         let topic = &mut self.topics[slot];
         topic.writers.insert(writer.guid, writer.qos.clone());
         topic.topic.counters.set_publishers(topic.writers.len());
         let choice = ReaderChoice::for_offers(topic.writers.values());
-        if choice == topic.choice {
+        if topic.reader.is_some() && choice == topic.choice {
             return;
         }
         let service = topic.topic.service.clone();
@@ -165,8 +203,10 @@ impl DdsSource {
                     self.link.tx.wake();
                 }
                 let topic = &mut self.topics[slot];
-                let _ = self.poll.registry().deregister(topic.reader.source());
-                topic.reader = reader;
+                if let Some(old) = topic.reader.as_mut() {
+                    let _ = self.poll.registry().deregister(old.source());
+                }
+                topic.reader = Some(reader);
                 topic.choice = choice;
             }
             Err(reason) => self.link.registry.note_problem(&service, reason),
@@ -240,12 +280,13 @@ impl DdsSource {
             topic,
             dds_name: writer.topic.clone(),
             type_name: writer.type_name.clone(),
-            reader,
+            reader: Some(reader),
             choice,
             depth: MIN_DEPTH,
             largest: 0,
             writers: HashMap::from([(writer.guid, writer.qos.clone())]),
             gaps: SequenceGaps::default(),
+            recorded: SequenceGaps::default(),
             announced,
             throttle: self.settings.common.throttles.for_topic(&naming.channel),
         });

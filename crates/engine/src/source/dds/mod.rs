@@ -232,6 +232,7 @@ impl DdsSource {
                 std::thread::sleep(delay);
             }
             let stopping = self.link.stopping();
+            self.take_selection_change();
             let now = Instant::now();
             if now >= next_discovery {
                 // Events a listener created late has missed are in the snapshot.

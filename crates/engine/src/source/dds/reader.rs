@@ -167,7 +167,8 @@ pub(super) struct DdsTopic {
     pub topic: Arc<Topic>,
     pub dds_name: String,
     pub type_name: String,
-    pub reader: Reader,
+    /// Its reader; none while the topic is not selected (`rec topics-set`).
+    pub reader: Option<Reader>,
     pub choice: ReaderChoice,
     /// The samples the reader's history holds.
     pub depth: i32,
@@ -177,6 +178,10 @@ pub(super) struct DdsTopic {
     pub writers: HashMap<GUID, QosPolicies>,
     /// Each writer's last sequence number, to count gaps.
     pub gaps: SequenceGaps<GUID>,
+    /// Each writer's last sequence number when the topic was unselected: selected again,
+    /// samples up to it are ones recorded already, which a writer may send the new reader
+    /// again.
+    pub recorded: SequenceGaps<GUID>,
     pub announced: bool,
     /// Its rate limit or downsampling, if any.
     pub throttle: Option<Throttle>,
@@ -202,13 +207,16 @@ impl DdsSource {
     pub(super) fn fit_history(&mut self, slot: usize) {
         let topic = &self.topics[slot];
         let depth = depth_for(self.settings.config.reader_memory, topic.largest);
+        let Some(reader) = &topic.reader else {
+            return;
+        };
         if depth <= topic.depth {
             return;
         }
         let shape = TopicShape {
             name: &topic.dds_name,
             type_name: &topic.type_name,
-            keyed: topic.reader.keyed(),
+            keyed: reader.keyed(),
             choice: topic.choice,
         };
         let raised = declare_topic(&self.participant, &shape, depth);

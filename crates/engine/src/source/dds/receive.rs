@@ -12,19 +12,32 @@ impl DdsSource {
     pub(super) fn drain(&mut self, slot: usize) -> Drained {
         let threshold = self.settings.common.zero_copy_threshold;
         let topic = &mut self.topics[slot];
-        if !topic.announced {
+        let (true, Some(reader)) = (topic.announced, topic.reader.as_mut()) else {
             return Drained::default();
-        }
+        };
         let record = &*topic.topic;
         let counters = &record.counters;
         let gaps = &mut topic.gaps;
+        let recorded = &mut topic.recorded;
         let largest = &mut topic.largest;
         let mut drained = Drained::default();
-        let taken = topic.reader.take_all(
+        let taken = reader.take_all(
             &mut self.link.tx,
             threshold,
             &mut topic.throttle,
             |tx, taken, at| {
+                // RTPS sequence numbers start at 1; a negative one would be malformed.
+                let sequence = u64::try_from(taken.sequence).unwrap_or(0);
+                if let Some(last) = recorded.last(&taken.writer) {
+                    if sequence <= last {
+                        // Recorded before the topic was unselected: not a new sample.
+                        if let RawSample::Staged { len } = taken.sample {
+                            tx.skip_staged(len);
+                        }
+                        return;
+                    }
+                    recorded.forget(&taken.writer);
+                }
                 counters.add_received();
                 drained.taken += 1;
                 let mut stamps = Stamps::received_at(at);
@@ -32,8 +45,6 @@ impl DdsSource {
                 if let Some(source_time) = taken.source_time {
                     stamps.publish_time = unix_ns(source_time);
                 }
-                // RTPS sequence numbers start at 1; a negative one would be malformed.
-                let sequence = u64::try_from(taken.sequence).unwrap_or(0);
                 let lost = gaps.track(taken.writer, sequence);
                 if lost > 0 {
                     counters.add_lost(lost);

@@ -14,7 +14,7 @@ use super::poll::PollSchedule;
 use super::receive::{receive_topic, OpenTopic};
 use super::service_types::{channel_name, ServiceTypes};
 use super::{Flavor, ShmSource};
-use crate::source::{announce, SequenceGaps};
+use crate::source::{announce, conclude_change, SequenceGaps};
 use crate::topic::{Topic, TopicCounters};
 
 impl ShmSource {
@@ -80,6 +80,39 @@ impl ShmSource {
         }
     }
 
+    /// Takes a change of the selection, if one is pending: receives each topic no longer
+    /// selected one last time and ends it, stamps the moment into a marker after them,
+    /// and lists the services again so that the next discovery opens what was added.
+    /// True when it took one.
+    pub(super) fn take_selection_change(&mut self) -> bool {
+        let Some(change) = self.link.selection.pending() else {
+            return false;
+        };
+        self.settings.common.filter = change.filter.clone();
+        let mut index = 0;
+        while index < self.open.len() {
+            if self
+                .settings
+                .common
+                .filter
+                .matches(&self.open[index].topic.service)
+            {
+                index += 1;
+                continue;
+            }
+            let mut topic = self.open.remove(index);
+            if topic.announced {
+                receive_topic(&mut topic, &mut self.pass());
+                self.retirements.unselect(topic.topic.index);
+            }
+            self.unselected
+                .insert(topic.topic.service.clone(), topic.gaps);
+        }
+        conclude_change(&mut self.retirements, &mut self.link, change);
+        self.service_dir.forget();
+        true
+    }
+
     fn open_topic(&mut self, name: &str, config: &PubSubConfig) -> Result<OpenTopic, String> {
         let types = config.message_type_details();
         let service_name =
@@ -137,6 +170,7 @@ impl ShmSource {
             header_len,
             rmw_header,
             gaps: SequenceGaps::default(),
+            recorded: self.unselected.remove(name).unwrap_or_default(),
             publishers_at_start,
             borrows: Borrows::default(),
             issued: Issued::default(),

@@ -20,11 +20,12 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use iceoryx2::identifiers::UniquePublisherId;
 use iceoryx2::node::NodeCreationFailure;
 use iceoryx2::prelude::*;
 
 use super::spill::SpillPool;
-use super::{Retirements, SourceLink, SourceSettings};
+use super::{Retirements, SequenceGaps, SourceLink, SourceSettings};
 use crate::topic::Topic;
 use events::EventPort;
 use lease::{CopyBudget, Leases};
@@ -70,6 +71,8 @@ pub(crate) struct ShmSource {
     /// Every topic recorded so far with the types it was recorded with: a service that
     /// comes back with the same types continues its topic.
     known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
+    /// Topics `rec topics-set` unselected: what each publisher had sent by then.
+    unselected: HashMap<String, SequenceGaps<UniquePublisherId>>,
     retirements: Retirements,
     spill: SpillPool,
     /// How much time taking loans back may spend copying.
@@ -112,6 +115,7 @@ impl ShmSource {
             link,
             open: Vec::new(),
             known: HashMap::new(),
+            unselected: HashMap::new(),
             retirements: Retirements::default(),
         })
     }
@@ -208,6 +212,9 @@ impl ShmSource {
             }
             if self.link.stopping() {
                 return true;
+            }
+            if self.take_selection_change() {
+                next_discovery = Instant::now();
             }
             if Instant::now() >= next_discovery {
                 next_discovery = Instant::now() + discovery_interval;

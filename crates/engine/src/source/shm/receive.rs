@@ -62,6 +62,9 @@ pub(super) struct OpenTopic {
     /// Whether the user header is rmw_iceoryx2's (time stamp and sequence number).
     pub rmw_header: bool,
     pub gaps: SequenceGaps<UniquePublisherId>,
+    /// Each publisher's last sequence number when the topic was unselected (`rec
+    /// topics-set`), for a topic selected again: samples up to it were recorded already.
+    pub recorded: SequenceGaps<UniquePublisherId>,
     /// The publishers the service had when the subscriber was made: samples they sent
     /// before were never the recorder's. A later one's first samples were.
     pub publishers_at_start: Vec<UniquePublisherId>,
@@ -145,12 +148,24 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
                 break;
             }
         };
+        let (header, payload) = split_sample(&sample, topic.header_len);
+        let rmw_header = topic.rmw_header.then(|| read_rmw_header(header)).flatten();
+        if let Some((_, sequence)) = rmw_header {
+            let origin = sample.origin();
+            if let Some(last) = topic.recorded.last(&origin) {
+                if sequence <= last {
+                    // Recorded before the topic was unselected (the publisher's history,
+                    // delivered again to the new subscriber): not a new sample.
+                    continue;
+                }
+                topic.recorded.forget(&origin);
+            }
+        }
         counters.add_received();
         received.samples += 1;
         let mut stamps = Stamps::received_at(*log_time.get_or_insert_with(now_ns));
-        let (header, payload) = split_sample(&sample, topic.header_len);
         if topic.rmw_header {
-            if let Some((stamp, sequence)) = read_rmw_header(header) {
+            if let Some((stamp, sequence)) = rmw_header {
                 if stamp > 0 {
                     stamps.publish_time = stamp as u64;
                 }
