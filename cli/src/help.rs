@@ -9,7 +9,14 @@ const GROUPS: &[(&str, &[&str])] = &[
     (
         "Record",
         &[
-            "start", "stop", "status", "pause", "resume", "mark", "trigger",
+            "start",
+            "stop",
+            "status",
+            "pause",
+            "resume",
+            "mark",
+            "topics-set",
+            "trigger",
         ],
     ),
     ("Fleet", &["fleet"]),

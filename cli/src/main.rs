@@ -22,6 +22,7 @@ mod session;
 mod socket;
 mod table;
 mod topics;
+mod topics_set;
 mod upload;
 mod window;
 
@@ -55,6 +56,8 @@ enum Command {
     /// Write again after `rec pause`.
     Resume(running::PauseArgs),
     Mark(running::MarkArgs),
+    #[command(name = "topics-set")]
+    TopicsSet(topics_set::TopicsSetArgs),
     Trigger(running::TriggerArgs),
     List(session::ListArgs),
     Topics(topics::TopicsArgs),
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Pause(args) => running::pause(&args.socket.path, &args, true),
         Command::Resume(args) => running::pause(&args.socket.path, &args, false),
         Command::Mark(args) => running::mark(&args.socket.path, &args),
+        Command::TopicsSet(args) => topics_set::run(&args.socket.path, &args),
         Command::Trigger(args) => running::trigger(&args.socket.path, &args),
         Command::List(args) => session::list(&args.socket.path, &args),
         Command::Topics(args) => topics::run(&args.socket.path, &args),

@@ -93,7 +93,7 @@ pub fn run(domain: &Domain, listen: Duration, args: &TriggerArgs) -> Result<Exit
         after: Some(window.after),
         note: Some(window.note.clone()),
         id: Some(id.clone()),
-        pre_trigger: None,
+        ..CommandArgs::default()
     };
     let sent = Instant::now();
     link.send(DdsRecorderCommand {

@@ -49,6 +49,16 @@ impl Catalog {
         Ok(self.connection.last_insert_rowid())
     }
 
+    /// Records that a running session's topic selection changed (`rec topics-set`): the
+    /// `topics` of its recording configuration become `topics` (a JSON object).
+    pub fn set_session_topics(&self, session: SessionId, topics: &str) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE sessions SET config = json_set(config, '$.topics', json(?2)) WHERE id = ?1",
+            params![session, topics],
+        )?;
+        Ok(())
+    }
+
     /// Records a session's end: its state (with the reason of a failure), stop time and
     /// final topic counts.
     pub fn finish_session(

@@ -25,8 +25,9 @@ pub use protocol::{
     decode_request, encode, BufferStatus, DiskFull, ErrorKind, ErrorReply, FailedRequirement,
     FileEntry, ListedSession, RatedTopic, ReceiveThreadReport, Request, RequestEnvelope, Response,
     SessionHealth, SessionMarked, SessionPaused, SessionStarted, SessionStatus, SessionStopped,
-    SessionTriggered, StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest,
-    TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    SessionTopicsChanged, SessionTriggered, SetTopicsRequest, StartRequest, TopicOnOffer,
+    TopicReport, TopicsFound, TopicsRequest, TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
 };
 pub use recd_health;
 pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState};

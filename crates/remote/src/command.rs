@@ -101,6 +101,15 @@ pub struct CommandArgs {
         skip_serializing_if = "Option::is_none"
     )]
     pub pre_trigger: Option<Duration>,
+    /// `start` only: glob patterns of topics to record. A running session records them
+    /// from now on (as `rec topics-set --add`), a new one records them (`rec start
+    /// --topic`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub add_topics: Vec<String>,
+    /// `start` only: glob patterns of topics to record no more (`rec topics-set
+    /// --remove`), or never, for a new session (`rec start --exclude`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remove_topics: Vec<String>,
 }
 
 impl CommandArgs {
@@ -125,7 +134,7 @@ pub enum ArgsError {
     #[error("unknown command {0:?} (recd takes start, pause, suspend, event, stop and close)")]
     UnknownCommand(String),
     /// `args` is not the JSON object recd reads.
-    #[error("malformed args: {0} (recd reads a JSON object with session, trigger_ns, before, after, note, id, pre_trigger)")]
+    #[error("malformed args: {0} (recd reads a JSON object with session, trigger_ns, before, after, note, id, pre_trigger, add_topics, remove_topics)")]
     Malformed(String),
 }
 
@@ -185,6 +194,17 @@ mod tests {
             .to_string();
         assert!(negative.contains("malformed args"), "{negative}");
         assert!(CommandArgs::parse("[1]").is_err());
+    }
+
+    #[test]
+    fn args_carry_topics_to_add_and_remove() {
+        let args =
+            CommandArgs::parse(r#"{"add_topics":["/imu"],"remove_topics":["camera/*","/x"]}"#)
+                .unwrap();
+        assert_eq!(args.add_topics, ["/imu"]);
+        assert_eq!(args.remove_topics, ["camera/*", "/x"]);
+        assert_eq!(CommandArgs::parse(&args.to_json()).unwrap(), args);
+        assert_eq!(CommandArgs::default().to_json(), "{}");
     }
 
     #[test]

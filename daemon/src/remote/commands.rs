@@ -1,7 +1,9 @@
 //! What the contract's commands do to recd's sessions, through the same requests as
 //! the control socket.
 
-use recd_control::{Request, Response, SessionStatus, StartRequest, TriggerRequest};
+use recd_control::{
+    Request, Response, SessionStatus, SetTopicsRequest, StartRequest, TriggerRequest,
+};
 use recd_remote::{CommandArgs, RecorderState, RemoteCommand, Reply};
 
 use super::status::{state_of, statuses, Suspended};
@@ -60,6 +62,13 @@ fn act(
     match command {
         RemoteCommand::Start => match target(running, name.as_deref()) {
             Some(session) => {
+                if !args.add_topics.is_empty() || !args.remove_topics.is_empty() {
+                    ask(Request::SetTopics(SetTopicsRequest {
+                        name: Some(session.name.clone()),
+                        add: args.add_topics.clone(),
+                        remove: args.remove_topics.clone(),
+                    }))?;
+                }
                 suspended.set(&session.name, false);
                 ask(Request::Resume {
                     name: Some(session.name.clone()),
@@ -68,6 +77,8 @@ fn act(
             None if name.is_some() || running.is_empty() => ask(Request::Start(StartRequest {
                 name,
                 pre_trigger_ms: args.pre_trigger.map(|d| d.as_millis() as u64),
+                topics: args.add_topics.clone(),
+                exclude: args.remove_topics.clone(),
                 ..StartRequest::default()
             })),
             // Several running, none named: the socket's error says so.

@@ -26,6 +26,7 @@ impl Sessions {
             Request::Resume { name } => self.pause(name.as_deref(), false).map(Response::Paused),
             Request::Split { name } => self.split(name.as_deref()).map(|()| Response::Done),
             Request::Mark { name, text } => self.mark(name.as_deref(), &text).map(Response::Marked),
+            Request::SetTopics(request) => self.set_topics(&request).map(Response::TopicsChanged),
             Request::Trigger(request) => self.trigger(&request).map(Response::Triggered),
             Request::Files { name } => self.files(&name).map(|session| Response::Files { session }),
             Request::Reindexed {

@@ -9,6 +9,7 @@ mod rates;
 mod replies;
 mod telling;
 mod topics;
+mod topics_set;
 mod triggering;
 mod uploading;
 mod verdict;
@@ -23,7 +24,7 @@ use recd_control::{
     ErrorKind, ErrorReply, ListedSession, SessionMarked, SessionPaused, SessionStarted,
     SessionState, SessionStatus, SessionStopped, StartRequest,
 };
-use recd_engine::{Recording, TopicFilter};
+use recd_engine::{Recording, TopicFilter, TopicSelection};
 use recd_upload::Pressure;
 
 use crate::clock::now_ns;
@@ -54,7 +55,8 @@ struct Running {
     /// When the session started, and what its --topic globs were, to warn once when
     /// discovery found nothing they select.
     started: Instant,
-    selection: Vec<String>,
+    /// The topics it records, as `rec topics-set` last left them.
+    topics: TopicSelection,
     told_no_topic: bool,
     /// Topics whose unknown loss was logged.
     told_unknown_loss: HashSet<String>,
@@ -209,6 +211,7 @@ impl Sessions {
             (Some(false), _) | (None, None) => None,
             (_, Some(uploads)) => Some(uploads.clone()),
         };
+        let topics = config.topics.clone();
         let config_json = serde_json::to_string(&config).expect("config serializes");
         let id = self
             .catalog()
@@ -265,7 +268,7 @@ impl Sessions {
             told_disk_full: false,
             told_write_error: false,
             started: Instant::now(),
-            selection: request.topics.clone(),
+            topics: topics.clone(),
             told_no_topic: false,
             told_unknown_loss: HashSet::new(),
             dropped: 0,

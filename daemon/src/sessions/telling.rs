@@ -71,12 +71,12 @@ pub(super) fn tell_changes(name: &str, session: &mut Running, status: &Recording
         && !session.told_no_topic
         && session.started.elapsed() >= FIRST_TOPIC_GRACE
     {
-        let selection = if session.selection.is_empty() {
+        let selection = if session.topics.include.is_empty() {
             "no topic exists to record".to_string()
         } else {
             format!(
                 "no topic matches --topic {}",
-                session.selection.join(", --topic ")
+                session.topics.include.join(", --topic ")
             )
         };
         tracing::warn!(

@@ -7,6 +7,7 @@ mod response;
 mod sessions;
 mod status;
 mod topics;
+mod topics_set;
 mod triggers;
 
 pub use catalog::{FileEntry, ListedSession};
@@ -18,4 +19,5 @@ pub use sessions::{
 };
 pub use status::{BufferStatus, DiskFull, ReceiveThreadReport, SessionStatus};
 pub use topics::{RatedTopic, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest};
+pub use topics_set::{SessionTopicsChanged, SetTopicsRequest};
 pub use triggers::{SessionMarked, SessionTriggered, TriggerRequest, TriggeredFile};

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sessions::StartRequest;
 use super::topics::TopicsRequest;
+use super::topics_set::SetTopicsRequest;
 use super::triggers::TriggerRequest;
 use crate::upload::UploadRequest;
 
@@ -68,6 +69,9 @@ pub enum Request {
         /// The marker's text.
         text: String,
     },
+    /// Change the topics a running session records, without a gap in those it keeps
+    /// (`rec topics-set`).
+    SetTopics(SetTopicsRequest),
     /// Write the window around now from a pre-trigger session's buffer into a new file
     /// (or extend the window being written, when they overlap).
     Trigger(TriggerRequest),

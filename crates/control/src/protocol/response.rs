@@ -6,6 +6,7 @@ use super::catalog::ListedSession;
 use super::sessions::{SessionPaused, SessionStarted, SessionStopped};
 use super::status::SessionStatus;
 use super::topics::TopicsFound;
+use super::topics_set::SessionTopicsChanged;
 use super::triggers::{SessionMarked, SessionTriggered};
 use crate::upload::{UploadStatus, UploadsQueued};
 
@@ -49,6 +50,8 @@ pub enum Response {
     Paused(SessionPaused),
     /// Answer to [`Request::Mark`](crate::Request::Mark).
     Marked(SessionMarked),
+    /// Answer to [`Request::SetTopics`](crate::Request::SetTopics).
+    TopicsChanged(SessionTopicsChanged),
     /// Answer to [`Request::Trigger`](crate::Request::Trigger).
     Triggered(SessionTriggered),
     /// Answer to [`Request::Upload`](crate::Request::Upload).

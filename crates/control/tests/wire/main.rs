@@ -88,6 +88,7 @@ fn request_kind(request: &Request) -> &'static str {
         Request::Resume { .. } => "resume",
         Request::Split { .. } => "split",
         Request::Mark { .. } => "mark",
+        Request::SetTopics(_) => "set_topics",
         Request::Trigger(_) => "trigger",
         Request::Reindexed { .. } => "reindexed",
         Request::Upload(_) => "upload",
@@ -95,7 +96,7 @@ fn request_kind(request: &Request) -> &'static str {
     }
 }
 
-const REQUEST_KINDS: [&str; 15] = [
+const REQUEST_KINDS: [&str; 16] = [
     "ping",
     "start",
     "stop",
@@ -107,6 +108,7 @@ const REQUEST_KINDS: [&str; 15] = [
     "resume",
     "split",
     "mark",
+    "set_topics",
     "trigger",
     "reindexed",
     "upload",
@@ -125,6 +127,7 @@ fn response_kind(response: &Response) -> &'static str {
         Response::Topics(_) => "topics",
         Response::Paused(_) => "paused",
         Response::Marked(_) => "marked",
+        Response::TopicsChanged(_) => "topics_changed",
         Response::Triggered(_) => "triggered",
         Response::UploadsQueued(_) => "uploads_queued",
         Response::Uploads(_) => "uploads",
@@ -133,7 +136,7 @@ fn response_kind(response: &Response) -> &'static str {
     }
 }
 
-const RESPONSE_KINDS: [&str; 14] = [
+const RESPONSE_KINDS: [&str; 15] = [
     "pong",
     "started",
     "stopped",
@@ -143,6 +146,7 @@ const RESPONSE_KINDS: [&str; 14] = [
     "topics",
     "paused",
     "marked",
+    "topics_changed",
     "triggered",
     "uploads_queued",
     "uploads",

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use recd_control::{
-    AttachedFile, FinishMode, Request, StartRequest, TopicsRequest, TriggerRequest, UploadRequest,
+    AttachedFile, FinishMode, Request, SetTopicsRequest, StartRequest, TopicsRequest,
+    TriggerRequest, UploadRequest,
 };
 
 use crate::Message;
@@ -164,6 +165,18 @@ pub fn cases() -> Vec<(&'static str, Message)> {
                 name: None,
                 text: String::new(),
             }),
+        ),
+        (
+            "request-set-topics-full",
+            Q(Request::SetTopics(SetTopicsRequest {
+                name: named(Some("drive")),
+                add: vec!["/imu".into(), "camera/front/*".into()],
+                remove: vec!["camera/rear/*".into()],
+            })),
+        ),
+        (
+            "request-set-topics-only",
+            Q(Request::SetTopics(SetTopicsRequest::default())),
         ),
         (
             "request-trigger-full",

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use recd_control::{
     ErrorReply, Response, SessionMarked, SessionPaused, SessionStarted, SessionState,
-    SessionStopped, SessionTriggered, TopicOnOffer, TopicsFound, TriggeredFile, UploadState,
-    UploadStatus, UploadsQueued, PROTOCOL_VERSION,
+    SessionStopped, SessionTopicsChanged, SessionTriggered, TopicOnOffer, TopicsFound,
+    TriggeredFile, UploadState, UploadStatus, UploadsQueued, PROTOCOL_VERSION,
 };
 
 use crate::values::{
@@ -147,6 +147,19 @@ pub fn cases() -> Vec<(String, Message)> {
             R(Response::Marked(SessionMarked {
                 name: "drive".into(),
                 time_ns: 1_700_000_111_222_333_444,
+                files: vec![
+                    "/data/drive/a_3.mcap".into(),
+                    "/data/drive/dds_3.mcap".into(),
+                ],
+            })),
+        ),
+        (
+            "response-topics-changed",
+            R(Response::TopicsChanged(SessionTopicsChanged {
+                name: "drive".into(),
+                topics: vec!["camera/*".into(), "/imu".into()],
+                exclude: vec!["camera/rear/*".into()],
+                times_ns: vec![1_700_000_111_222_333_444, 1_700_000_111_222_999_000],
                 files: vec![
                     "/data/drive/a_3.mcap".into(),
                     "/data/drive/dds_3.mcap".into(),
