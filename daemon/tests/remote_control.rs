@@ -2,7 +2,8 @@
 //! of its own (loopback only): three recorders triggered at one moment by an
 //! independent controller (Cyclone DDS' Python bindings speaking eProsima DDS Record &
 //! Replay's contract) and by `rec fleet`; rosbag2's pause and resume services called
-//! the way rmw_cyclonedds calls them; remote control off changing nothing; bad commands
+//! the way rmw_cyclonedds calls them; a start that changes a running session's topics;
+//! remote control off changing nothing; bad commands
 //! refused while recd keeps serving.
 
 use std::path::Path;
@@ -10,8 +11,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use recd_testkit::{
-    cyclone_loopback_config, finish_load, python, python_file, read_mcap, wait_bounded, wait_until,
-    Domain, NetNs, Recd, RecdLoad,
+    cyclone_loopback_config, finish_load, python, python_file, read_mcap, stopped_files,
+    wait_bounded, wait_until, Domain, NetNs, Recd, RecdLoad,
 };
 use serde_json::{json, Value};
 
@@ -372,6 +373,29 @@ fn ros2_pause_and_resume_services_drive_a_session() {
     assert!(count("paused") > 30, "{topic}");
     assert_eq!(count("written") + count("paused"), 600, "{topic}");
     assert!(recd.log().contains("ROS 2 service call"), "{}", recd.log());
+}
+
+#[test]
+fn a_start_with_topics_to_remove_changes_a_running_sessions_topics() {
+    let (lone, load) = lone("enabled = true", "drive", &[], 6);
+    let (recd, netns) = (&lone.recd, &lone.netns);
+    assert!(recd.wait_written("drive", 50));
+    let replies = command(
+        netns,
+        "start",
+        &json!({"session": "drive", "remove_topics": ["drive/*"]}),
+        1,
+    );
+    assert_eq!(replies[0]["info"]["reply"]["ok"], true, "{replies:?}");
+    let received = || recd.rec_json(&["status", "drive"])[0]["topics"][0]["received"].clone();
+    let at_change = received();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(received(), at_change, "the topic is recorded no more");
+    assert_eq!(finish_load(load).topics[0].sent, 600);
+    let stopped = recd.rec_json(&["stop", "drive"]);
+    let read = read_mcap(&stopped_files(&stopped[0])[0]);
+    let markers = read["metadata"].to_string();
+    assert!(markers.contains("topics-set: -drive/*"), "{markers}");
 }
 
 #[test]
