@@ -57,7 +57,7 @@ pub use messages::{
     RecordedMessage,
 };
 pub use recover::Damage;
-pub use reindex::{reindex, ReindexError, ReindexOptions, ReindexReport};
+pub use reindex::{reindex, reindex_in_memory, ReindexError, ReindexOptions, ReindexReport};
 pub use space::{space_of, Space};
 pub use trigger::Trigger;
 pub use writer::{

@@ -191,16 +191,8 @@ pub fn reindex(
             source,
         })?;
 
-    let mut sink = ChunkedSink {
-        options,
-        target: Some(temporary.as_file_mut()),
-        writer: None,
-        definitions: DefinitionFill::new(options.message_definitions.as_ref()),
-        messages: 0,
-        progress,
-        cancel,
-        input_bytes,
-    };
+    let output_file = BufWriter::with_capacity(1 << 20, PacedOutput::new(temporary.as_file_mut()));
+    let mut sink = ChunkedSink::new(options, output_file, progress, cancel, input_bytes);
     let recovery = match recover::recover(source, input_bytes, &mut sink) {
         Ok(recovery) => recovery,
         Err(RecoverError::NotMcap) => {
@@ -221,8 +213,9 @@ pub fn reindex(
     let definitions_added = sink.definitions.added();
     let definitions_missing = sink.definitions.missing();
     sink.progress_to_end();
-    let writer = sink.into_writer().map_err(|e| encode_error(output, e))?;
-    finish_writer(writer).map_err(|e| encode_error(output, e))?;
+    sink.finish()
+        .and_then(|mut written| Ok(io::Write::flush(&mut written)?))
+        .map_err(|e| encode_error(output, e))?;
 
     let write_error = |source| ReindexError::Write {
         path: output.to_path_buf(),
@@ -261,6 +254,44 @@ pub fn reindex(
     })
 }
 
+/// What [`reindex`] writes for the file `input` held in memory, written into memory: the
+/// same records, chunks and summary, with no file, lock or sync. For the fuzz target
+/// that runs the reindexer millions of times; errors name the input `<memory>`.
+pub fn reindex_in_memory(
+    input: &[u8],
+    options: &ReindexOptions,
+) -> Result<(Vec<u8>, u64), ReindexError> {
+    let path = Path::new("<memory>");
+    let cancel = AtomicBool::new(false);
+    let mut progress = |_, _| {};
+    let input_bytes = input.len() as u64;
+    let mut sink = ChunkedSink::new(options, Vec::new(), &mut progress, &cancel, input_bytes);
+    match recover::recover_in_memory(input, &mut sink) {
+        Ok(_) => {}
+        Err(RecoverError::NotMcap) => {
+            return Err(ReindexError::NotMcap {
+                empty: input.is_empty(),
+                path: path.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Read(source)) => {
+            return Err(ReindexError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+        Err(RecoverError::Sink(Stop::Cancelled)) => {
+            return Err(ReindexError::Interrupted {
+                input: path.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(path, source)),
+    }
+    let messages = sink.messages;
+    let output = sink.finish().map_err(|e| encode_error(path, e))?;
+    Ok((output, messages))
+}
+
 fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
     match source {
         mcap::McapError::Io(source) => ReindexError::Write {
@@ -273,8 +304,6 @@ fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
         },
     }
 }
-
-type FileWriter<'f> = ChunkedWriter<BufWriter<PacedOutput<'f>>>;
 
 /// The output file, handed to the disk window by window as it grows (as recordings are,
 /// see [`crate::durability`]) rather than all at the final sync: the disk writes while the
@@ -309,12 +338,6 @@ impl io::Write for PacedOutput<'_> {
     }
 }
 
-fn finish_writer(writer: FileWriter<'_>) -> mcap::McapResult<()> {
-    let (mut buffered, _) = writer.finish()?;
-    io::Write::flush(&mut buffered)?;
-    Ok(())
-}
-
 /// Why the sink stopped a recovery pass.
 enum Stop {
     Cancelled,
@@ -322,12 +345,13 @@ enum Stop {
 }
 
 /// Feeds recovered records into the chunked writer, created once the input's Header (or
-/// the first record after a missing one) is known.
-struct ChunkedSink<'a, 'f> {
+/// the first record after a missing one) is known, writing into `W` (the output file, or
+/// memory).
+struct ChunkedSink<'a, W: io::Write> {
     options: &'a ReindexOptions,
-    /// The output file, until the writer takes it.
-    target: Option<&'f mut File>,
-    writer: Option<FileWriter<'f>>,
+    /// The output, until the writer takes it.
+    target: Option<W>,
+    writer: Option<ChunkedWriter<W>>,
     definitions: DefinitionFill<'a>,
     messages: u64,
     progress: &'a mut dyn FnMut(u64, u64),
@@ -335,21 +359,36 @@ struct ChunkedSink<'a, 'f> {
     input_bytes: u64,
 }
 
-impl<'f> ChunkedSink<'_, 'f> {
+impl<'a, W: io::Write> ChunkedSink<'a, W> {
+    fn new(
+        options: &'a ReindexOptions,
+        output: W,
+        progress: &'a mut dyn FnMut(u64, u64),
+        cancel: &'a AtomicBool,
+        input_bytes: u64,
+    ) -> Self {
+        Self {
+            options,
+            target: Some(output),
+            writer: None,
+            definitions: DefinitionFill::new(options.message_definitions.as_ref()),
+            messages: 0,
+            progress,
+            cancel,
+            input_bytes,
+        }
+    }
+
     fn writer(
         &mut self,
         header: Option<&mcap::records::Header>,
-    ) -> mcap::McapResult<&mut FileWriter<'f>> {
+    ) -> mcap::McapResult<&mut ChunkedWriter<W>> {
         if let Some(target) = self.target.take() {
             let header = mcap::records::Header {
                 profile: header.map_or_else(String::new, |h| h.profile.clone()),
                 library: reindexed_library(header.map_or("", |h| h.library.as_str())),
             };
-            let writer = ChunkedWriter::new(
-                BufWriter::with_capacity(1 << 20, PacedOutput::new(target)),
-                &header,
-                self.chunk_options(),
-            )?;
+            let writer = ChunkedWriter::new(target, &header, self.chunk_options())?;
             self.writer = Some(writer);
         }
         Ok(self.writer.as_mut().expect("the writer takes the target"))
@@ -372,13 +411,15 @@ impl<'f> ChunkedSink<'_, 'f> {
         (self.progress)(self.input_bytes, self.input_bytes);
     }
 
-    fn into_writer(mut self) -> mcap::McapResult<FileWriter<'f>> {
+    /// Ends the output (its summary and footer) and gives it back.
+    fn finish(mut self) -> mcap::McapResult<W> {
         self.writer(None)?;
-        Ok(self.writer.take().expect("created above"))
+        let writer = self.writer.take().expect("created above");
+        Ok(writer.finish()?.0)
     }
 }
 
-impl RecordSink for ChunkedSink<'_, '_> {
+impl<W: io::Write> RecordSink for ChunkedSink<'_, W> {
     type Error = Stop;
 
     fn record(&mut self, record: Record<'_>) -> Result<(), Stop> {

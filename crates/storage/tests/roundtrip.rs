@@ -313,3 +313,28 @@ fn attachments_are_indexed_and_read_back_with_their_crc_before_and_after_reindex
         assert!(records.map(Result::unwrap).count() > 3);
     }
 }
+
+#[test]
+fn reindexing_in_memory_writes_the_bytes_reindexing_a_file_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("rec.mcap");
+    let expected = write_sample(&input, WriterOptions::default(), 6);
+    let options = ReindexOptions {
+        compression: Compression::Zstd,
+        chunk_size: 64 << 10,
+        threads: 1,
+        ..ReindexOptions::default()
+    };
+    let output = dir.path().join("indexed.mcap");
+    let report = reindex(&input, &output, &options).unwrap();
+    let (in_memory, messages) =
+        recd_storage::reindex_in_memory(&std::fs::read(&input).unwrap(), &options).unwrap();
+    assert_eq!(messages, report.messages);
+    assert_eq!(messages, expected.len() as u64);
+    assert!(
+        in_memory == std::fs::read(&output).unwrap(),
+        "the same bytes as the file's reindex"
+    );
+    let not_mcap = recd_storage::reindex_in_memory(b"not an mcap file", &options).unwrap_err();
+    assert!(not_mcap.to_string().contains("<memory>"), "{not_mcap}");
+}
