@@ -189,11 +189,19 @@ impl<K: PartialEq> SequenceGaps<K> {
         self.last.iter().any(|(id, _)| id == publisher)
     }
 
-    /// The highest sequence number `publisher` sent, if it sent any.
-    pub fn last(&self, publisher: &K) -> Option<u64> {
-        (self.last.iter())
-            .find(|(id, _)| id == publisher)
-            .map(|(_, last)| *last)
+    /// Whether `sequence` of `publisher` is one these numbers (a topic's when `rec
+    /// topics-set` unselected it) hold already: a sample recorded before, which the
+    /// publisher sends the new subscription again (its history). The publisher is
+    /// forgotten at its first newer sample, so that only the repeats cost a lookup.
+    pub fn repeats(&mut self, publisher: &K, sequence: u64) -> bool {
+        match self.last.iter().position(|(id, _)| id == publisher) {
+            Some(at) if sequence <= self.last[at].1 => true,
+            Some(at) => {
+                self.last.swap_remove(at);
+                false
+            }
+            None => false,
+        }
     }
 
     /// Forgets a publisher that went away.
@@ -292,5 +300,22 @@ mod tests {
         assert!(gaps.knows(&'b'));
         gaps.forget(&'a');
         assert_eq!(gaps.track('a', 50), 0);
+    }
+
+    #[test]
+    fn repeats_are_what_a_publisher_sent_before_until_it_sends_anew() {
+        let mut recorded = SequenceGaps::default();
+        recorded.track('a', 24);
+        assert!(recorded.repeats(&'a', 0));
+        assert!(recorded.repeats(&'a', 24));
+        assert!(
+            !recorded.repeats(&'b', 3),
+            "another publisher's samples are new"
+        );
+        assert!(!recorded.repeats(&'a', 45));
+        assert!(
+            !recorded.repeats(&'a', 1),
+            "forgotten at its first new sample"
+        );
     }
 }

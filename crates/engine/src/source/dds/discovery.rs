@@ -127,9 +127,7 @@ impl DdsSource {
         if names::is_internal(dds_topic) && !filter.has_include_patterns() {
             return false;
         }
-        if !naming.ros_type {
-            return filter.matches(&naming.channel) && filter.matches_type(&naming.schema);
-        }
+        // A plain DDS topic (no ROS name or type) is a topic to `interface_of` too.
         match names::interface_of(&naming.channel, &naming.schema) {
             Interface::Topic => {
                 filter.matches(&naming.channel) && filter.matches_type(&naming.schema)

@@ -28,15 +28,12 @@ impl DdsSource {
             |tx, taken, at| {
                 // RTPS sequence numbers start at 1; a negative one would be malformed.
                 let sequence = u64::try_from(taken.sequence).unwrap_or(0);
-                if let Some(last) = recorded.last(&taken.writer) {
-                    if sequence <= last {
-                        // Recorded before the topic was unselected: not a new sample.
-                        if let RawSample::Staged { len } = taken.sample {
-                            tx.skip_staged(len);
-                        }
-                        return;
+                if recorded.repeats(&taken.writer, sequence) {
+                    // Recorded before the topic was unselected: not a new sample.
+                    if let RawSample::Staged { len } = taken.sample {
+                        tx.skip_staged(len);
                     }
-                    recorded.forget(&taken.writer);
+                    return;
                 }
                 counters.add_received();
                 drained.taken += 1;

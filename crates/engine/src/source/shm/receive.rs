@@ -151,35 +151,29 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
         let (header, payload) = split_sample(&sample, topic.header_len);
         let rmw_header = topic.rmw_header.then(|| read_rmw_header(header)).flatten();
         if let Some((_, sequence)) = rmw_header {
-            let origin = sample.origin();
-            if let Some(last) = topic.recorded.last(&origin) {
-                if sequence <= last {
-                    // Recorded before the topic was unselected (the publisher's history,
-                    // delivered again to the new subscriber): not a new sample.
-                    continue;
-                }
-                topic.recorded.forget(&origin);
+            if topic.recorded.repeats(&sample.origin(), sequence) {
+                // Recorded before the topic was unselected (the publisher's history,
+                // delivered again to the new subscriber): not a new sample.
+                continue;
             }
         }
         counters.add_received();
         received.samples += 1;
         let mut stamps = Stamps::received_at(*log_time.get_or_insert_with(now_ns));
-        if topic.rmw_header {
-            if let Some((stamp, sequence)) = rmw_header {
-                if stamp > 0 {
-                    stamps.publish_time = stamp as u64;
-                }
-                let origin = sample.origin();
-                // A publisher that joined after the subscriber, whose first sample taken
-                // is not its first (they count from 0): what it sent before was the
-                // recorder's to take, and shows in no gap.
-                missed_start |= sequence > 0
-                    && !topic.gaps.knows(&origin)
-                    && !topic.publishers_at_start.contains(&origin);
-                let lost = topic.gaps.track(origin, sequence);
-                if lost > 0 {
-                    counters.add_lost(lost);
-                }
+        if let Some((stamp, sequence)) = rmw_header {
+            if stamp > 0 {
+                stamps.publish_time = stamp as u64;
+            }
+            let origin = sample.origin();
+            // A publisher that joined after the subscriber, whose first sample taken is
+            // not its first (they count from 0): what it sent before was the recorder's
+            // to take, and shows in no gap.
+            missed_start |= sequence > 0
+                && !topic.gaps.knows(&origin)
+                && !topic.publishers_at_start.contains(&origin);
+            let lost = topic.gaps.track(origin, sequence);
+            if lost > 0 {
+                counters.add_lost(lost);
             }
         }
         if let Some(throttle) = &mut topic.throttle {
