@@ -69,7 +69,7 @@ pub use source::dds::{dds_participant, BareCounts, BareDdsReader, DdsError};
 pub use source::priority::nice_this_thread;
 pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
-pub use source::stats::ReceiveThreadStatus;
+pub use source::stats::{BehindProbe, ReceiveThreadStatus};
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use throttle::{ThrottleError, ThrottleRule};
 pub use topic::{ChannelSpec, TopicCounts};

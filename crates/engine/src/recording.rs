@@ -20,7 +20,7 @@ use crate::select::{PatternError, TopicFilter};
 use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
 use crate::source::shm::poll::PollBounds;
 use crate::source::shm::{ShmError, ShmSettings, ShmSource};
-use crate::source::stats::ReceiveStats;
+use crate::source::stats::{BehindProbe, ReceiveStats};
 use crate::source::{Held, SelectionLink, SourceLink, SourceSettings};
 use crate::throttle::Throttles;
 use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
@@ -444,6 +444,12 @@ impl Recording {
     /// The buffer of a pre-trigger session; `None` for one that writes everything.
     pub fn pre_trigger(&self) -> Option<&PreTrigger> {
         self.pre_trigger.as_ref()
+    }
+
+    /// What work that must yield to this recording reads to see its writer fall behind,
+    /// between two status samples.
+    pub fn behind_probe(&self) -> BehindProbe {
+        BehindProbe::new(&self.receive_stats)
     }
 
     /// Whether the receive and writer threads are still running (they end only at

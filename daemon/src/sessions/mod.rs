@@ -287,6 +287,8 @@ impl Sessions {
                 tracing::warn!(session = %name, source = %thread.source, "{warning}");
             }
         }
+        self.finish_gate
+            .watch(&name, session.recording.behind_probe());
         running.insert(name.clone(), session);
         Ok(SessionStarted {
             name,

@@ -4,7 +4,7 @@
 //! The thread updates atomics only (no lock, no allocation); the status reads them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use crate::lateness::LatenessHistogram;
@@ -65,6 +65,11 @@ impl ReceiveStats {
         self.given_up.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Loans taken back from the writer so far: spilled or given up.
+    fn reclaimed(&self) -> u64 {
+        self.spilled.load(Ordering::Relaxed) + self.given_up.load(Ordering::Relaxed)
+    }
+
     /// The report as of now.
     pub fn snapshot(&self) -> ReceiveThreadStatus {
         let scheduling = self.scheduling.get();
@@ -80,6 +85,33 @@ impl ReceiveStats {
             spilled,
             reclaimed: spilled + self.given_up.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// A view of a recording's receive threads for work that must yield to the recording
+/// (finishing files): how many loans they have taken back from a writer that fell
+/// behind. Reading it locks nothing; it does not keep the recording's threads' reports
+/// alive.
+#[derive(Clone)]
+pub struct BehindProbe {
+    stats: Vec<Weak<ReceiveStats>>,
+}
+
+impl BehindProbe {
+    pub(crate) fn new(stats: &[Arc<ReceiveStats>]) -> Self {
+        Self {
+            stats: stats.iter().map(Arc::downgrade).collect(),
+        }
+    }
+
+    /// Loans taken back so far (spilled or given up, every receive thread together);
+    /// `None` once the recording is gone.
+    pub fn loans_taken_back(&self) -> Option<u64> {
+        let mut total = 0;
+        for stats in &self.stats {
+            total += stats.upgrade()?.reclaimed();
+        }
+        Some(total)
     }
 }
 
@@ -137,5 +169,19 @@ mod tests {
         let status = ReceiveStats::new("dds").snapshot();
         assert_eq!(status.lateness_p999, Duration::ZERO);
         assert_eq!(status.lateness_max, Duration::ZERO);
+    }
+
+    #[test]
+    fn the_behind_probe_counts_every_threads_taken_back_loans_until_the_recording_is_gone() {
+        let shm = Arc::new(ReceiveStats::new("iceoryx2"));
+        let dds = Arc::new(ReceiveStats::new("dds"));
+        let probe = BehindProbe::new(&[shm.clone(), dds.clone()]);
+        assert_eq!(probe.loans_taken_back(), Some(0));
+        shm.add_spilled();
+        shm.add_spilled();
+        dds.add_given_up();
+        assert_eq!(probe.loans_taken_back(), Some(3));
+        drop(dds);
+        assert_eq!(probe.loans_taken_back(), None);
     }
 }
