@@ -51,8 +51,8 @@ pub(crate) trait RecordSink {
     fn progress(&mut self, _offset: u64) -> Result<(), Self::Error> {
         Ok(())
     }
-    /// Whether the pass checks the data section's CRC ([`Recovery::crc_mismatch`]);
-    /// a pass that only reads the messages skips the cost.
+    /// Whether the pass checks the data section's CRC ([`Recovery::crc_mismatch`]) and
+    /// each chunk's; a pass that only reads the messages skips the cost.
     fn checks_crc(&self) -> bool {
         true
     }
@@ -295,7 +295,7 @@ fn recover_from<S: RecordSink>(
             | op::STATISTICS
             | op::SUMMARY_OFFSET => {}
             op::CHUNK => {
-                if let Err(reason) = forward_chunk(body, &mut consistency, sink)? {
+                if let Err(reason) = forward_chunk(body, checks_crc, &mut consistency, sink)? {
                     break Some(reason);
                 }
             }
@@ -327,9 +327,10 @@ fn recover_from<S: RecordSink>(
 }
 
 /// Decompresses a chunk and hands its records to `sink`, but only once the whole chunk
-/// proved intact (its CRC is checked at its end). The inner `Err` names the damage.
+/// proved intact (its CRC too, where the sink checks CRCs). The inner `Err` names the damage.
 fn forward_chunk<S: RecordSink>(
     body: &[u8],
+    checks_crc: bool,
     consistency: &mut Consistency,
     sink: &mut S,
 ) -> Result<Result<(), String>, RecoverError<S::Error>> {
@@ -343,13 +344,19 @@ fn forward_chunk<S: RecordSink>(
         &header.compression,
         &data,
         header.uncompressed_size,
-        header.uncompressed_crc,
+        if checks_crc {
+            header.uncompressed_crc
+        } else {
+            0
+        },
     ) {
         Ok(content) => content,
         Err(reason) => return Ok(Err(reason)),
     };
-    let inner: Vec<Record<'static>> = match crate::chunk::records(&content) {
-        Ok(records) => records.into_iter().map(Record::into_owned).collect(),
+    // An uncompressed chunk's records borrow the input: a mapped file's messages stay
+    // views of the mapping.
+    let inner = match crate::chunk::records(&content) {
+        Ok(records) => records,
         Err(reason) => return Ok(Err(reason)),
     };
     // Check the whole chunk before forwarding any of it, so nothing is half-taken.

@@ -8,7 +8,9 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use common::{reindex, write_sample, Expected};
-use recd_storage::{for_each_message, MessageHeader, StreamWriter, WriterOptions};
+use recd_storage::{
+    for_each_message, Compression, MessageHeader, ReindexOptions, StreamWriter, WriterOptions,
+};
 
 /// Every message of `path`, and for each whether `to_bytes` kept it without a copy.
 fn read(path: &Path) -> (Vec<Expected>, Vec<bool>, Option<u64>) {
@@ -43,10 +45,22 @@ fn a_finished_file_is_read_in_place_and_its_messages_kept_without_a_copy() {
     let non_empty = expected.iter().filter(|m| !m.payload.is_empty()).count();
     assert_eq!(views.iter().filter(|v| **v).count(), non_empty);
 
-    // Chunked: the messages lie in decompressed chunks, so they are copies.
+    // Chunked without compression (`finish = "index"`): the messages still lie in the
+    // mapped file, so they are views too.
     let chunked = dir.path().join("chunked.mcap");
     reindex(&path, &chunked, &Default::default()).unwrap();
     let (messages, views, _) = read(&chunked);
+    assert_eq!(messages, expected);
+    assert_eq!(views.iter().filter(|v| **v).count(), non_empty);
+
+    // Compressed chunks: the messages lie in decompressed chunks, so they are copies.
+    let compressed = dir.path().join("compressed.mcap");
+    let zstd = ReindexOptions {
+        compression: Compression::Zstd,
+        ..Default::default()
+    };
+    reindex(&path, &compressed, &zstd).unwrap();
+    let (messages, views, _) = read(&compressed);
     assert_eq!(messages, expected);
     assert!(views.iter().all(|v| !v));
 
