@@ -406,7 +406,13 @@ fn samples_of_a_python_publisher_play_to_a_python_subscriber_byte_exact_on_time_
     };
     recd.rec_json(&["start", "--name", "py", "--topic", "pyplay/*"]);
     let published = recd_testkit::script_done(script("publish", service), Duration::from_secs(60));
-    assert!(recd.wait_written("py", 100));
+    assert!(
+        recd.wait_written("py", 100),
+        "published: {}\nstatus: {}\n{}",
+        published.samples.len(),
+        recd.rec_json(&["status", "py"]),
+        recd.log()
+    );
     let files = recd_testkit::stopped_files(&recd.rec_json(&["stop", "py"]));
     let (_, times) = messages_by_topic(&files);
     let recorded: Vec<f64> = times[service].iter().map(|t| *t as f64 / 1e9).collect();
