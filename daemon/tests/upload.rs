@@ -430,6 +430,49 @@ fn files_are_deleted_only_once_verified_and_a_file_changed_after_queueing_is_not
 }
 
 #[test]
+fn parts_go_up_several_at_a_time_and_the_object_is_byte_exact() {
+    let s3 = SeaweedFs::start("recordings");
+    let proxy = TcpProxy::start(s3.s3_addr());
+    let rig = Rig::start_with(
+        s3,
+        &proxy.endpoint(),
+        "",
+        "part_size = \"5MiB\"\nparallel_parts = 4",
+        "",
+        true,
+    );
+    // The most connections open at once while the file goes up: one per part in flight
+    // (one part at a time reuses one connection, beside the completion's own).
+    let most = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (files, status) = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most.fetch_max(proxy.connections(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        // 20 FullHD frames: one file of about 125 MB, 24 parts of 5 MiB.
+        let files = record(&rig.recd, &rig.domain, "wide", 6_220_800, 20, &[]);
+        let status = wait_settled(&rig.recd, &files, Duration::from_secs(120));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (files, status)
+    });
+    let file = &files[0];
+    assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+    let most = most.into_inner();
+    assert!(
+        most >= 4,
+        "at most {most} connections were open at once\n{}",
+        rig.recd.log()
+    );
+    let objects = rig.s3.objects("fleet/car-7/wide/");
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0].size, std::fs::metadata(file).unwrap().len());
+    assert_eq!(objects[0].sha256, sha256(file), "byte-exact");
+}
+
+#[test]
 fn max_rate_paces_the_upload_and_wrong_credentials_wait_until_the_file_is_fixed() {
     let s3 = SeaweedFs::start("recordings");
     let endpoint = s3.endpoint.clone();

@@ -29,6 +29,8 @@ pub struct UploadSettings {
     /// Size of the parts (the last is smaller); grown for files that would need more than
     /// S3's 10,000 parts.
     pub part_size: u64,
+    /// Parts of a file in flight at once.
+    pub parallel_parts: usize,
 }
 
 impl UploadSettings {

@@ -13,6 +13,7 @@ use object_store::{
     Attribute, AttributeValue, Attributes, ObjectStoreExt, PutMultipartOptions, PutPayload,
 };
 use recd_catalog::{Catalog, CatalogError, Fingerprint, JournaledPart, QueuedUpload};
+use tokio::task::JoinSet;
 
 use crate::bucket::{classify, Bucket, Trouble};
 use crate::pressure::Pressure;
@@ -41,6 +42,24 @@ impl From<CatalogError> for Failure {
     }
 }
 
+/// How often a transfer held back by a recording looks again.
+const PRESSURE_LOOK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A part's number, MD5 and length, and the bucket's answer to it.
+type SentPart = (
+    u64,
+    [u8; 16],
+    u64,
+    object_store::Result<object_store::multipart::PartId>,
+);
+
+/// The parts of a file the bucket has (journaled), and the bytes of this attempt's.
+struct Acknowledged {
+    parts: Vec<Option<JournaledPart>>,
+    sent_now: u64,
+    since: Instant,
+}
+
 /// What a finished upload leaves.
 #[derive(Debug)]
 pub(crate) struct Uploaded {
@@ -52,7 +71,8 @@ pub(crate) struct Uploaded {
 
 /// What a transfer tells the uploader's status as it goes.
 pub(crate) trait Progress {
-    /// The bucket acknowledged a part of `bytes`, sent in `seconds`.
+    /// The bucket acknowledged a part: `bytes` of this file so far, in `seconds` since its
+    /// first part left (parts go several at a time).
     fn part_sent(&self, bytes: u64, seconds: f64);
     /// Waiting for a recording that needs the disk (`Some(why)`), or not (`None`).
     fn yielding(&self, why: Option<String>);
@@ -94,47 +114,62 @@ impl Transfer<'_> {
                 *slot = Some(part.clone());
             }
         }
-        let mut sent_now = 0;
         let missing: Vec<u64> = (0..count)
             .filter(|&number| parts[number as usize].is_none())
             .collect();
         let mut reader = PartReader::new(file, size, part_size);
-        for (index, &number) in missing.iter().enumerate() {
-            self.pressure
-                .wait_out(|why| self.progress.yielding(why))
-                .await;
-            let (bytes, md5) = reader
-                .read(number, missing.get(index + 1).copied())
-                .await
-                .map_err(|e| Failure::GiveUp(format!("cannot read {}: {e}", content.display())))?;
-            let length = bytes.len() as u64;
-            if let Some(rate) = self.rate.as_mut() {
-                tokio::time::sleep(rate.delay_for(length, Instant::now())).await;
+        // Tasks of their own, so that parts in flight go on while the next is read or
+        // paced; dropping the set (on an error) abandons the others.
+        let mut sending = JoinSet::new();
+        let mut acknowledged = Acknowledged {
+            parts,
+            sent_now: 0,
+            since: Instant::now(),
+        };
+        let mut next = 0;
+        loop {
+            // Parts are read in order, one ahead, and sent `parallel_parts` at a time;
+            // each is journaled as soon as the bucket acknowledges it, in whatever order.
+            while sending.len() < self.settings.parallel_parts.max(1) && next < missing.len() {
+                let number = missing[next];
+                next += 1;
+                while let Some(why) = self.pressure.current() {
+                    self.progress.yielding(Some(why));
+                    let look_again = Instant::now() + PRESSURE_LOOK;
+                    self.journal_until(look_again, &mut sending, &mut acknowledged, job)
+                        .await?;
+                }
+                self.progress.yielding(None);
+                let (bytes, md5) = reader
+                    .read(number, missing.get(next).copied())
+                    .await
+                    .map_err(|e| {
+                        Failure::GiveUp(format!("cannot read {}: {e}", content.display()))
+                    })?;
+                let length = bytes.len() as u64;
+                if let Some(rate) = self.rate.as_mut() {
+                    let paid = Instant::now() + rate.delay_for(length, Instant::now());
+                    self.journal_until(paid, &mut sending, &mut acknowledged, job)
+                        .await?;
+                }
+                let store = self.bucket.store.clone();
+                let (location, upload_id) = (location.clone(), upload_id.clone());
+                sending.spawn(async move {
+                    let payload = PutPayload::from(bytes);
+                    let sent = store
+                        .put_part(&location, &upload_id, number as usize, payload)
+                        .await;
+                    (number, md5, length, sent)
+                });
             }
-            let started = Instant::now();
-            let part = self
-                .bucket
-                .store
-                .put_part(
-                    &location,
-                    &upload_id,
-                    number as usize,
-                    PutPayload::from(bytes),
-                )
-                .await
-                .map_err(|e| self.trouble(&e, job))?;
-            let journaled = JournaledPart {
-                number: number as u32,
-                content_id: part.content_id,
-                md5,
-                bytes: length,
+            let Some(joined) = sending.join_next().await else {
+                break;
             };
-            self.catalog.journal_part(&job.path, &journaled)?;
-            parts[number as usize] = Some(journaled);
-            sent_now += length;
-            self.progress
-                .part_sent(length, started.elapsed().as_secs_f64());
+            self.journal(joined, &mut acknowledged, job)?;
         }
+        let Acknowledged {
+            parts, sent_now, ..
+        } = acknowledged;
         let parts: Vec<JournaledPart> = parts.into_iter().flatten().collect();
         if let Err(failure) = check_unchanged(job) {
             let _ = self
@@ -181,6 +216,49 @@ impl Transfer<'_> {
             let _ = std::fs::remove_file(&content);
         }
         Ok(Uploaded { e_tag, sent_now })
+    }
+
+    /// Journals the parts the bucket acknowledges until `until`.
+    async fn journal_until(
+        &self,
+        until: Instant,
+        sending: &mut JoinSet<SentPart>,
+        acknowledged: &mut Acknowledged,
+        job: &QueuedUpload,
+    ) -> Result<(), Failure> {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until.into()) => return Ok(()),
+                Some(joined) = sending.join_next() => self.journal(joined, acknowledged, job)?,
+            }
+        }
+    }
+
+    /// Journals a part the bucket acknowledged, or says why it was not.
+    fn journal(
+        &self,
+        joined: Result<SentPart, tokio::task::JoinError>,
+        acknowledged: &mut Acknowledged,
+        job: &QueuedUpload,
+    ) -> Result<(), Failure> {
+        let (number, md5, length, sent) = joined.map_err(|e| {
+            Failure::Trouble(Trouble::Transient(format!("a part's task failed: {e}")))
+        })?;
+        let part = sent.map_err(|e| self.trouble(&e, job))?;
+        let journaled = JournaledPart {
+            number: number as u32,
+            content_id: part.content_id,
+            md5,
+            bytes: length,
+        };
+        self.catalog.journal_part(&job.path, &journaled)?;
+        acknowledged.parts[number as usize] = Some(journaled);
+        acknowledged.sent_now += length;
+        self.progress.part_sent(
+            acknowledged.sent_now,
+            acknowledged.since.elapsed().as_secs_f64(),
+        );
+        Ok(())
     }
 
     /// The bytes to upload: the file itself, or with `after_reindex` its zstd-reindexed

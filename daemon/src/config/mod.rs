@@ -410,6 +410,12 @@ mod tests {
         let error =
             DaemonConfig::parse("[upload]\nbucket = \"b\"\npart_size = \"1MiB\"\n").unwrap_err();
         assert!(error.contains("5 MiB"), "{error}");
+        assert_eq!(settings.parallel_parts, 4);
+        for refused in [0, 33] {
+            let toml = format!("[upload]\nbucket = \"b\"\nparallel_parts = {refused}\n");
+            let error = DaemonConfig::parse(&toml).unwrap_err();
+            assert!(error.contains("parallel_parts"), "{error}");
+        }
         let error = DaemonConfig::parse("[upload]\nbucket = \"b\"\nsecret = \"x\"\n").unwrap_err();
         assert!(error.contains("secret"), "{error}");
     }

@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::units;
 
+/// The most parts of a file sent at once: boto3 sends 10; beyond a few dozen, more
+/// connections only share the same link.
+const MAX_PARALLEL_PARTS: usize = 32;
+
 /// The `[upload]` table of recd.toml.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -49,6 +53,9 @@ pub struct UploadConfig {
     /// would need more than 10,000 parts).
     #[serde(with = "units::size")]
     pub part_size: ByteSize,
+    /// Parts of a file sent at once (1 to 32): each is read ahead and held in memory
+    /// until the bucket has it, so memory grows by a part's size for each.
+    pub parallel_parts: usize,
 }
 
 impl Default for UploadConfig {
@@ -67,6 +74,7 @@ impl Default for UploadConfig {
             after_reindex: false,
             keep_until_uploaded: false,
             part_size: ByteSize::mib(16),
+            parallel_parts: 4,
         }
     }
 }
@@ -82,6 +90,12 @@ impl UploadConfig {
             return Err(format!(
                 "[upload] part_size {} is below S3's minimum of 5 MiB",
                 self.part_size
+            ));
+        }
+        if !(1..=MAX_PARALLEL_PARTS).contains(&self.parallel_parts) {
+            return Err(format!(
+                "[upload] parallel_parts {} is not between 1 and {MAX_PARALLEL_PARTS}",
+                self.parallel_parts
             ));
         }
         if self.max_rate == Some(ByteSize::b(0)) {
@@ -118,6 +132,7 @@ impl UploadConfig {
             delete_after_upload: self.delete_after_upload,
             after_reindex: self.after_reindex,
             part_size: self.part_size.as_u64(),
+            parallel_parts: self.parallel_parts,
         })
     }
 }
