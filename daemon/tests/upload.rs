@@ -1,7 +1,8 @@
 //! Uploads to a real S3-compatible store (SeaweedFS, started by each test on 127.0.0.1):
 //! a split session arrives byte-exact with its metadata, uploads resume after the server
 //! or recd dies, nothing is deleted before it is verified, a file changed after queueing
-//! is not uploaded as the recording, `max_rate` paces, wrong credentials wait for a fix.
+//! is not uploaded as the recording, parts damaged on the way are sent again, `max_rate`
+//! paces, wrong credentials wait for a fix.
 //! Objects are read back with boto3 (tests/python/s3_objects.py), not with recd's client.
 
 use std::collections::BTreeMap;
@@ -467,6 +468,38 @@ fn parts_go_up_several_at_a_time_and_the_object_is_byte_exact() {
         rig.recd.log()
     );
     let objects = rig.s3.objects("fleet/car-7/wide/");
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0].size, std::fs::metadata(file).unwrap().len());
+    assert_eq!(objects[0].sha256, sha256(file), "byte-exact");
+}
+
+#[test]
+fn parts_damaged_on_the_way_are_refused_by_the_store_and_sent_again() {
+    // recd hashes one part per attempt itself and trusts the store's check of each part's
+    // CRC64-NVME for the rest: a part damaged between them must not end in the object.
+    let s3 = SeaweedFs::start("recordings");
+    let proxy = TcpProxy::start(s3.s3_addr());
+    proxy.damage_up(3);
+    let rig = Rig::start_with(
+        s3,
+        &proxy.endpoint(),
+        "",
+        "part_size = \"5MiB\"\nparallel_parts = 4",
+        "",
+        true,
+    );
+    // 20 FullHD frames: one file of about 125 MB, 24 parts of 5 MiB.
+    let files = record(&rig.recd, &rig.domain, "damaged", 6_220_800, 20, &[]);
+    let status = wait_settled(&rig.recd, &files, Duration::from_secs(120));
+    let file = &files[0];
+    assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
+    assert_eq!(proxy.damaged(), 3, "the proxy damaged parts on their way");
+    assert!(
+        rig.recd.log().contains("retrying"),
+        "a refused part is sent again:\n{}",
+        rig.recd.log()
+    );
+    let objects = rig.s3.objects("fleet/car-7/damaged/");
     assert_eq!(objects.len(), 1);
     assert_eq!(objects[0].size, std::fs::metadata(file).unwrap().len());
     assert_eq!(objects[0].sha256, sha256(file), "byte-exact");

@@ -1,6 +1,7 @@
 //! A TCP forwarder on 127.0.0.1 between a client under test and its server: it counts the
-//! bytes the client really sent, and can cut every connection (and refuse new ones) to
-//! simulate a network loss. Plain threads, two per connection and one accepting.
+//! bytes the client really sent, can cut every connection (and refuse new ones) to
+//! simulate a network loss, and can damage what the client sends. Plain threads, two per
+//! connection and one accepting.
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -12,6 +13,13 @@ use std::time::Duration;
 
 /// How long the proxy tries to reach its upstream for a new connection before closing it.
 const CONNECT_LIMIT: Duration = Duration::from_secs(5);
+
+/// How far into a connection's upstream bytes damage starts: past any request's headers,
+/// in the body of a large one.
+const DAMAGE_AFTER: u64 = 1 << 20;
+
+/// Only reads this large are damaged: a part's body, not a small request's headers.
+const MIN_DAMAGED_READ: usize = 16 * 1024;
 
 /// A TCP forwarder from a port of 127.0.0.1 to `upstream`; its threads end when it is
 /// dropped.
@@ -26,6 +34,9 @@ struct Shared {
     upstream: SocketAddr,
     /// Client-to-server bytes received (see [`TcpProxy::bytes_up`]).
     bytes_up: AtomicU64,
+    /// Reads still to damage (see [`TcpProxy::damage_up`]), and those damaged.
+    to_damage: AtomicU64,
+    damaged: AtomicU64,
     /// Set on drop: the acceptor stops.
     stopping: AtomicBool,
     state: Mutex<State>,
@@ -49,6 +60,8 @@ impl TcpProxy {
         let shared = Arc::new(Shared {
             upstream,
             bytes_up: AtomicU64::new(0),
+            to_damage: AtomicU64::new(0),
+            damaged: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             state: Mutex::new(State {
                 cut: false,
@@ -91,6 +104,18 @@ impl TcpProxy {
     /// Sets [`TcpProxy::bytes_up`] back to 0.
     pub fn reset_counter(&self) {
         self.shared.bytes_up.store(0, Ordering::SeqCst);
+    }
+
+    /// Flips one byte in each of the next `reads` client-to-server reads (of 16 KiB or
+    /// more) that come at least 1 MiB into their connection: the body of a large request arrives damaged, as over a
+    /// faulty link (TCP's own checksum passed).
+    pub fn damage_up(&self, reads: u64) {
+        self.shared.to_damage.store(reads, Ordering::SeqCst);
+    }
+
+    /// How many reads [`TcpProxy::damage_up`] damaged so far.
+    pub fn damaged(&self) -> u64 {
+        self.shared.damaged.load(Ordering::SeqCst)
     }
 
     /// How many connections are open through the proxy.
@@ -136,6 +161,20 @@ impl Drop for TcpProxy {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether this read is one to damage (counted if so).
+    fn take_damage(&self) -> bool {
+        let taken = self
+            .to_damage
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok();
+        if taken {
+            self.damaged.fetch_add(1, Ordering::SeqCst);
+        }
+        taken
     }
 }
 
@@ -191,7 +230,7 @@ fn forward(shared: &Arc<Shared>, client: TcpStream, server: TcpStream) -> std::i
         let pump = std::thread::Builder::new()
             .name("tcp-proxy-pump".to_string())
             .spawn(move || {
-                pump(from, to, up.then_some(&shared.bytes_up));
+                pump(from, to, up.then_some(&*shared));
                 if open_directions.fetch_sub(1, Ordering::SeqCst) == 1 {
                     shared.lock().connections.remove(&id);
                 }
@@ -203,9 +242,11 @@ fn forward(shared: &Arc<Shared>, client: TcpStream, server: TcpStream) -> std::i
 }
 
 /// Copies `from` to `to` until `from` ends (then ends `to`'s direction too) or fails
-/// (then shuts both down), adding what it read to `counter`.
-fn pump(mut from: TcpStream, mut to: TcpStream, counter: Option<&AtomicU64>) {
+/// (then shuts both down); client-to-server (`up`), counting what it read and damaging
+/// what it was asked to.
+fn pump(mut from: TcpStream, mut to: TcpStream, up: Option<&Shared>) {
     let mut buffer = vec![0u8; 64 * 1024];
+    let mut offset = 0u64;
     loop {
         match from.read(&mut buffer) {
             Ok(0) => {
@@ -215,8 +256,12 @@ fn pump(mut from: TcpStream, mut to: TcpStream, counter: Option<&AtomicU64>) {
             Ok(read) => {
                 // Counted before it is passed on: once the server answers, what it
                 // answers to is counted.
-                if let Some(counter) = counter {
-                    counter.fetch_add(read as u64, Ordering::SeqCst);
+                if let Some(shared) = up {
+                    shared.bytes_up.fetch_add(read as u64, Ordering::SeqCst);
+                    offset += read as u64;
+                    if offset > DAMAGE_AFTER && read >= MIN_DAMAGED_READ && shared.take_damage() {
+                        buffer[read / 2] ^= 0xff;
+                    }
                 }
                 if to.write_all(&buffer[..read]).is_err() {
                     break;

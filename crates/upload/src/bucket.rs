@@ -2,6 +2,7 @@
 //! every part carrying a SHA-256 the store checks, and what went wrong sorted into what
 //! the uploader can do about it.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +23,9 @@ pub(crate) struct Bucket {
     /// `If-None-Match: *`. object_store's `MultipartStore::complete_multipart` always
     /// overwrites; S3 refuses a completion whose key exists when this header is set.
     pub(crate) create_only: AmazonS3,
+    /// Set once the store answered a part without its CRC64-NVME, i.e. without showing
+    /// that it checked one: from then on recd computes every part's MD5 itself.
+    pub(crate) unconfirmed_checksums: AtomicBool,
 }
 
 /// What a failed request means to the uploader.
@@ -47,6 +51,7 @@ impl Bucket {
         Ok(Self {
             store: builder(settings, credentials.clone(), HeaderMap::new()).build()?,
             create_only: builder(settings, credentials, if_none_match).build()?,
+            unconfirmed_checksums: AtomicBool::new(false),
         })
     }
 }
@@ -82,9 +87,8 @@ fn builder(
         .with_region(&settings.region)
         .with_credentials(credentials)
         // The store verifies each part against its CRC64-NVME (SeaweedFS and S3 refuse a
-        // part that does not match: BadDigest), and the object's ETag is checked against
-        // the MD5s of the parts read from the file; a signed payload would hash every byte
-        // a third time with SHA-256.
+        // part that does not match: BadDigest) and answers with it; a signed payload
+        // would hash every byte again with SHA-256 (see transfer.rs for the ETags).
         .with_checksum_algorithm(Checksum::CRC64NVME)
         .with_unsigned_payload(true)
         .with_client_options(client)

@@ -3,9 +3,9 @@
 //!
 //! Files wait in the catalog's durable queue ([`recd_catalog::QueuedUpload`]); each is
 //! sent as a multipart upload whose id and parts are journaled there, so that a restart
-//! resumes at the next part; every part carries a SHA-256 the store checks, and a file is
-//! `uploaded` only once the object's size and ETag match what was read from the local
-//! file, which must not have changed since it was queued.
+//! resumes at the next part; every part carries a CRC64-NVME the store checks, and a file
+//! is `uploaded` only once the object's size and ETag match the parts the store
+//! acknowledged, and the local file has not changed since it was queued.
 
 #![warn(missing_docs)]
 

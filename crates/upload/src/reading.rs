@@ -1,6 +1,7 @@
 //! Reading a file's parts one ahead of sending them: while a part is sent, the next is
-//! read (and its MD5 computed) on a blocking thread at the uploader's low priority, then
-//! dropped from the page cache, which is the recordings'.
+//! read on a blocking thread at the uploader's low priority, then dropped from the page
+//! cache, which is the recordings'. The parts [`Hashing`] names also have their MD5
+//! computed here.
 
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -8,24 +9,35 @@ use std::sync::Arc;
 use md5::{Digest, Md5};
 use tokio::task::JoinHandle;
 
-/// A part's bytes and their MD5.
-pub(crate) type ReadPart = (Vec<u8>, [u8; 16]);
+/// A part's bytes, and their MD5 where it was asked for.
+pub(crate) type ReadPart = (Vec<u8>, Option<[u8; 16]>);
+
+/// Which parts' MD5s recd computes itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hashing {
+    /// This one, to check that the bucket's part ETags are MD5s of what it received.
+    One(u64),
+    /// Every part: the bucket does not show that it checks their CRC64-NVMEs.
+    Every,
+}
 
 /// Reads parts of `part_size` bytes of one file, the next one ahead.
 pub(crate) struct PartReader {
     file: Arc<std::fs::File>,
     size: u64,
     part_size: u64,
+    hashing: Hashing,
     ahead: Option<(u64, JoinHandle<std::io::Result<ReadPart>>)>,
 }
 
 impl PartReader {
-    /// Parts of `file`, `size` bytes long.
-    pub(crate) fn new(file: std::fs::File, size: u64, part_size: u64) -> Self {
+    /// Parts of `file`, `size` bytes long, those `hashing` names with their MD5.
+    pub(crate) fn new(file: std::fs::File, size: u64, part_size: u64, hashing: Hashing) -> Self {
         Self {
             file: Arc::new(file),
             size,
             part_size,
+            hashing,
             ahead: None,
         }
     }
@@ -50,11 +62,15 @@ impl PartReader {
         let file = self.file.clone();
         let offset = number * self.part_size;
         let length = self.part_size.min(self.size.saturating_sub(offset));
+        let hash = match self.hashing {
+            Hashing::One(hashed) => hashed == number,
+            Hashing::Every => true,
+        };
         tokio::task::spawn_blocking(move || {
             // Blocking threads are the runtime's: lowered each time (cheap), whichever ran.
             let _ = crate::priority::lower_this_thread();
             let bytes = read_uncached(&file, offset, length)?;
-            let md5 = Md5::digest(&bytes).into();
+            let md5 = hash.then(|| Md5::digest(&bytes).into());
             Ok((bytes, md5))
         })
     }

@@ -1,9 +1,17 @@
 //! Sending one queued file: a multipart upload resumed from its journal, each part read
 //! at low I/O priority, paced by `max_rate`, checksummed and journaled once the bucket
 //! has it; completed only if no object holds the key, and verified before it counts.
+//!
+//! Each part carries a CRC64-NVME of the bytes read from the file, which the store checks
+//! before it acknowledges the part, answering with that CRC and the part's ETag, the MD5
+//! of what it received; the object's ETag (the MD5 of those MD5s) then shows it is made
+//! of exactly the acknowledged parts, in order. So recd need not hash every byte a second
+//! time: it computes one part's MD5 per attempt, to check that the bucket's ETags are such
+//! MD5s (they are not under SSE-KMS, say), and every part's only when the bucket answers
+//! without the CRC (a store that may not check it).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use md5::{Digest, Md5};
@@ -18,7 +26,7 @@ use tokio::task::JoinSet;
 use crate::bucket::{classify, Bucket, Trouble};
 use crate::pressure::Pressure;
 use crate::rate::RateLimit;
-use crate::reading::PartReader;
+use crate::reading::{Hashing, PartReader};
 use crate::settings::UploadSettings;
 
 /// S3's limits: at most 10,000 parts, each but the last at least 5 MiB.
@@ -45,10 +53,10 @@ impl From<CatalogError> for Failure {
 /// How often a transfer held back by a recording looks again.
 const PRESSURE_LOOK: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// A part's number, MD5 and length, and the bucket's answer to it.
+/// A part's number, MD5 (where it was computed) and length, and the bucket's answer to it.
 type SentPart = (
     u64,
-    [u8; 16],
+    Option<[u8; 16]>,
     u64,
     object_store::Result<object_store::multipart::PartId>,
 );
@@ -117,7 +125,12 @@ impl Transfer<'_> {
         let missing: Vec<u64> = (0..count)
             .filter(|&number| parts[number as usize].is_none())
             .collect();
-        let mut reader = PartReader::new(file, size, part_size);
+        let hashing = if self.bucket.unconfirmed_checksums.load(Ordering::Relaxed) {
+            Hashing::Every
+        } else {
+            Hashing::One(missing.first().copied().unwrap_or(0))
+        };
+        let mut reader = PartReader::new(file, size, part_size, hashing);
         // Tasks of their own, so that parts in flight go on while the next is read or
         // paced; dropping the set (on an error) abandons the others.
         let mut sending = JoinSet::new();
@@ -245,10 +258,30 @@ impl Transfer<'_> {
             Failure::Trouble(Trouble::Transient(format!("a part's task failed: {e}")))
         })?;
         let part = sent.map_err(|e| self.trouble(&e, job))?;
+        let answer = PartAnswer::of(&part.content_id);
+        let received =
+            part_md5(&answer.e_tag).filter(|received| md5.is_none_or(|read| read == *received));
+        let Some(received) = received else {
+            return Err(Failure::GiveUp(format!(
+                "the bucket's ETag for part {} is {}, not the MD5 of the part read from the file{}: recd cannot verify the object (does the bucket encrypt with SSE-KMS?); the local file is kept",
+                number + 1,
+                answer.e_tag,
+                md5.map(|m| format!(" ({})", hex(&m))).unwrap_or_default(),
+            )));
+        };
+        if md5.is_none() && answer.checksum_crc64nvme.is_none() {
+            self.bucket
+                .unconfirmed_checksums
+                .store(true, Ordering::Relaxed);
+            return Err(Failure::Trouble(Trouble::Transient(format!(
+                "the bucket answered part {} without its CRC64-NVME, so it may not check it: recd computes every part's MD5 itself from now on and sends the parts again",
+                number + 1
+            ))));
+        }
         let journaled = JournaledPart {
             number: number as u32,
             content_id: part.content_id,
-            md5,
+            md5: received,
             bytes: length,
         };
         self.catalog.journal_part(&job.path, &journaled)?;
@@ -364,7 +397,7 @@ impl Transfer<'_> {
             return Ok(e_tag);
         }
         Err(Failure::GiveUp(format!(
-            "verification failed: the bucket holds {} bytes with ETag {e_tag} at {}, the file's {size} bytes give {expected}; the local file is kept",
+            "verification failed: the bucket holds {} bytes with ETag {e_tag} at {}, the file's {size} bytes in the parts it acknowledged give {expected}; the local file is kept",
             meta.size, job.key
         )))
     }
@@ -401,8 +434,41 @@ fn composite_e_tag(parts: &[JournaledPart]) -> String {
         md5.update(part.md5);
     }
     let digest: [u8; 16] = md5.finalize().into();
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{hex}-{}", parts.len())
+    format!("{}-{}", hex(&digest), parts.len())
+}
+
+/// What the bucket answered to a part, as object_store keeps it in the part's id: its
+/// XML with the ETag and the checksum echoed, or the bare ETag.
+#[derive(Debug, serde::Deserialize)]
+struct PartAnswer {
+    e_tag: String,
+    checksum_crc64nvme: Option<String>,
+}
+
+impl PartAnswer {
+    fn of(content_id: &str) -> Self {
+        quick_xml::de::from_str(content_id).unwrap_or_else(|_| Self {
+            e_tag: content_id.to_string(),
+            checksum_crc64nvme: None,
+        })
+    }
+}
+
+/// The MD5 a part's ETag gives (32 hex digits, quoted or not), if it is one.
+fn part_md5(e_tag: &str) -> Option<[u8; 16]> {
+    let digits = e_tag.trim_matches('"').as_bytes();
+    if digits.len() != 32 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut md5 = [0; 16];
+    for (byte, pair) in md5.iter_mut().zip(digits.chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(md5)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Where `after_reindex` keeps the zstd copy of `file` until it is uploaded.
@@ -441,5 +507,30 @@ mod tests {
             composite_e_tag(&parts),
             "c41893c5776b9e6a8cf1f0828e914df7-2"
         );
+    }
+
+    #[test]
+    fn a_part_answer_is_read_from_object_store_s_xml_or_as_a_bare_e_tag() {
+        // As SeaweedFS's answer reached recd through object_store 0.14.
+        let answer = PartAnswer::of("<PartMetadata><e_tag>\"2b61dbc19bad4ac6918defd40074cccb\"</e_tag><checksum_crc64nvme>P1Tc1yZtjH0=</checksum_crc64nvme></PartMetadata>");
+        assert_eq!(answer.e_tag, "\"2b61dbc19bad4ac6918defd40074cccb\"");
+        assert_eq!(answer.checksum_crc64nvme.as_deref(), Some("P1Tc1yZtjH0="));
+        let unconfirmed = PartAnswer::of("<PartMetadata><e_tag>&quot;2b61dbc19bad4ac6918defd40074cccb&quot;</e_tag></PartMetadata>");
+        assert!(part_md5(&unconfirmed.e_tag).is_some());
+        assert_eq!(unconfirmed.checksum_crc64nvme, None);
+        let bare = PartAnswer::of("\"2b61dbc19bad4ac6918defd40074cccb\"");
+        assert!(part_md5(&bare.e_tag).is_some());
+        assert_eq!(bare.checksum_crc64nvme, None);
+    }
+
+    #[test]
+    fn a_part_e_tag_gives_its_md5_only_when_it_is_one() {
+        let expected = Some(*b"\xb3\x50\x26\x5d\x06\xdb\x03\x05\x23\x9c\x85\x36\x3d\x1a\xe9\x7c");
+        assert_eq!(part_md5("\"b350265d06db0305239c85363d1ae97c\""), expected);
+        assert_eq!(part_md5("b350265d06db0305239c85363d1ae97c"), expected);
+        // A multipart object's, a KMS-encrypted part's (not hex), a sign in the digits.
+        assert_eq!(part_md5("c41893c5776b9e6a8cf1f0828e914df7-2"), None);
+        assert_eq!(part_md5("Zb350265d06db0305239c85363d1ae97"), None);
+        assert_eq!(part_md5("+b50265d06db0305239c85363d1ae97c"), None);
     }
 }
