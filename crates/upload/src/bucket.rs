@@ -1,5 +1,5 @@
 //! The bucket, as object_store's S3 client sees it: requests signed with the credentials,
-//! every part carrying a SHA-256 the store checks, and what went wrong sorted into what
+//! every part carrying a CRC64-NVME the store checks, and what went wrong sorted into what
 //! the uploader can do about it.
 
 use std::sync::atomic::AtomicBool;
