@@ -58,6 +58,23 @@ impl Rig {
     /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), with
     /// `top_level` configuration lines and `recording` ones, its credentials file right
     /// or not.
+    /// recd uploading through a [`TcpProxy`] in front of a fresh SeaweedFS, with `extra`
+    /// lines in `[upload]`; the proxy comes first so that it outlives recd.
+    fn behind_proxy(extra: &str) -> (TcpProxy, Self) {
+        let s3 = SeaweedFs::start("recordings");
+        let proxy = TcpProxy::start(s3.s3_addr());
+        let rig = Self::start_with(s3, &proxy.endpoint(), "", extra, "", true);
+        (proxy, rig)
+    }
+
+    /// Asserts that the bucket holds one object under `prefix`, byte for byte `file`.
+    fn assert_one_byte_exact_object(&self, prefix: &str, file: &Path) {
+        let objects = self.s3.objects(prefix);
+        assert_eq!(objects.len(), 1);
+        assert_eq!(objects[0].size, std::fs::metadata(file).unwrap().len());
+        assert_eq!(objects[0].sha256, sha256(file), "byte-exact");
+    }
+
     fn start_with(
         s3: SeaweedFs,
         endpoint: &str,
@@ -268,16 +285,7 @@ fn a_split_session_arrives_byte_exact_with_its_metadata_and_the_catalog_keeps_it
 
 #[test]
 fn an_upload_resumes_after_the_server_and_then_recd_are_killed() {
-    let s3 = SeaweedFs::start("recordings");
-    let proxy = TcpProxy::start(s3.s3_addr());
-    let mut rig = Rig::start_with(
-        s3,
-        &proxy.endpoint(),
-        "",
-        "max_rate = \"40MiB\"\npart_size = \"16MiB\"",
-        "",
-        true,
-    );
+    let (proxy, mut rig) = Rig::behind_proxy("max_rate = \"40MiB\"\npart_size = \"16MiB\"");
     // 50 FullHD frames: one file of about 300 MB.
     let files = record(&rig.recd, &rig.domain, "long", 6_220_800, 50, &[]);
     assert_eq!(files.len(), 1);
@@ -432,16 +440,7 @@ fn files_are_deleted_only_once_verified_and_a_file_changed_after_queueing_is_not
 
 #[test]
 fn parts_go_up_several_at_a_time_and_the_object_is_byte_exact() {
-    let s3 = SeaweedFs::start("recordings");
-    let proxy = TcpProxy::start(s3.s3_addr());
-    let rig = Rig::start_with(
-        s3,
-        &proxy.endpoint(),
-        "",
-        "part_size = \"5MiB\"\nparallel_parts = 4",
-        "",
-        true,
-    );
+    let (proxy, rig) = Rig::behind_proxy("part_size = \"5MiB\"\nparallel_parts = 4");
     // The most connections open at once while the file goes up: one per part in flight
     // (one part at a time reuses one connection, beside the completion's own).
     let most = std::sync::atomic::AtomicUsize::new(0);
@@ -467,27 +466,15 @@ fn parts_go_up_several_at_a_time_and_the_object_is_byte_exact() {
         "at most {most} connections were open at once\n{}",
         rig.recd.log()
     );
-    let objects = rig.s3.objects("fleet/car-7/wide/");
-    assert_eq!(objects.len(), 1);
-    assert_eq!(objects[0].size, std::fs::metadata(file).unwrap().len());
-    assert_eq!(objects[0].sha256, sha256(file), "byte-exact");
+    rig.assert_one_byte_exact_object("fleet/car-7/wide/", file);
 }
 
 #[test]
 fn parts_damaged_on_the_way_are_refused_by_the_store_and_sent_again() {
     // recd hashes one part per attempt itself and trusts the store's check of each part's
     // CRC64-NVME for the rest: a part damaged between them must not end in the object.
-    let s3 = SeaweedFs::start("recordings");
-    let proxy = TcpProxy::start(s3.s3_addr());
+    let (proxy, rig) = Rig::behind_proxy("part_size = \"5MiB\"\nparallel_parts = 4");
     proxy.damage_up(3);
-    let rig = Rig::start_with(
-        s3,
-        &proxy.endpoint(),
-        "",
-        "part_size = \"5MiB\"\nparallel_parts = 4",
-        "",
-        true,
-    );
     // 20 FullHD frames: one file of about 125 MB, 24 parts of 5 MiB.
     let files = record(&rig.recd, &rig.domain, "damaged", 6_220_800, 20, &[]);
     let status = wait_settled(&rig.recd, &files, Duration::from_secs(120));
@@ -499,10 +486,7 @@ fn parts_damaged_on_the_way_are_refused_by_the_store_and_sent_again() {
         "a refused part is sent again:\n{}",
         rig.recd.log()
     );
-    let objects = rig.s3.objects("fleet/car-7/damaged/");
-    assert_eq!(objects.len(), 1);
-    assert_eq!(objects[0].size, std::fs::metadata(file).unwrap().len());
-    assert_eq!(objects[0].sha256, sha256(file), "byte-exact");
+    rig.assert_one_byte_exact_object("fleet/car-7/damaged/", file);
 }
 
 #[test]

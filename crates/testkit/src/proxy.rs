@@ -107,8 +107,8 @@ impl TcpProxy {
     }
 
     /// Flips one byte in each of the next `reads` client-to-server reads (of 16 KiB or
-    /// more) that come at least 1 MiB into their connection: the body of a large request arrives damaged, as over a
-    /// faulty link (TCP's own checksum passed).
+    /// more) that come at least 1 MiB into their connection: the body of a large request
+    /// arrives damaged, as over a faulty link (TCP's own checksum passed).
     pub fn damage_up(&self, reads: u64) {
         self.shared.to_damage.store(reads, Ordering::SeqCst);
     }

@@ -487,16 +487,10 @@ mod tests {
     #[test]
     fn the_composite_e_tag_is_the_md5_of_the_parts_md5s() {
         // The value SeaweedFS returned for two 6 MiB parts with these MD5s.
-        let md5 = |hex: &str| -> [u8; 16] {
-            let bytes: Vec<u8> = (0..16)
-                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-                .collect();
-            bytes.try_into().unwrap()
-        };
         let part = |number, hex| JournaledPart {
             number,
             content_id: String::new(),
-            md5: md5(hex),
+            md5: part_md5(hex).unwrap(),
             bytes: 6 << 20,
         };
         let parts = [
