@@ -1,16 +1,81 @@
 //! Reading a file's parts one ahead of sending them: while a part is sent, the next is
 //! read on a blocking thread at the uploader's low priority, then dropped from the page
 //! cache, which is the recordings'. The parts [`Hashing`] names also have their MD5
-//! computed here.
+//! computed here. Parts are read into buffers the uploader keeps ([`PartBuffers`]).
 
 use std::os::unix::fs::FileExt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use md5::{Digest, Md5};
 use tokio::task::JoinHandle;
 
 /// A part's bytes, and their MD5 where it was asked for.
-pub(crate) type ReadPart = (Vec<u8>, Option<[u8; 16]>);
+pub(crate) type ReadPart = (Bytes, Option<[u8; 16]>);
+
+/// The buffers parts are read into, each given back when the store is done with its
+/// part, kept for the next parts and files (at most `keep` of them).
+///
+/// A part is 16 MiB or more, and a buffer freshly allocated for each is either a mapping
+/// of its own, faulted in page by page, or (once glibc has seen one that size freed) a
+/// piece of the arena of whichever blocking thread read it, kept resident there after it
+/// is freed: recd's memory crept up by tens of MB as reads moved between threads.
+#[derive(Clone)]
+pub(crate) struct PartBuffers {
+    free: Arc<Mutex<Vec<Vec<u8>>>>,
+    keep: usize,
+}
+
+impl PartBuffers {
+    /// A pool that keeps up to `keep` buffers.
+    pub(crate) fn new(keep: usize) -> Self {
+        Self {
+            free: Arc::default(),
+            keep,
+        }
+    }
+
+    /// A buffer of at least `len` bytes (its contents are whatever was read into it last).
+    fn take(&self, len: usize) -> Vec<u8> {
+        let mut buffer = self.lock().pop().unwrap_or_default();
+        if buffer.len() < len {
+            buffer.resize(len, 0);
+        }
+        buffer
+    }
+
+    fn give_back(&self, buffer: Vec<u8>) {
+        let mut free = self.lock();
+        if free.len() < self.keep {
+            free.push(buffer);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+        // A panic elsewhere with the lock held leaves a list of buffers, still whole.
+        self.free
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A buffer lent to a part's bytes; back to its pool once the last view of them is gone.
+struct Lent {
+    buffer: Vec<u8>,
+    pool: PartBuffers,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.buffer
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        self.pool.give_back(std::mem::take(&mut self.buffer));
+    }
+}
 
 /// Which parts' MD5s recd computes itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,17 +92,26 @@ pub(crate) struct PartReader {
     size: u64,
     part_size: u64,
     hashing: Hashing,
+    buffers: PartBuffers,
     ahead: Option<(u64, JoinHandle<std::io::Result<ReadPart>>)>,
 }
 
 impl PartReader {
-    /// Parts of `file`, `size` bytes long, those `hashing` names with their MD5.
-    pub(crate) fn new(file: std::fs::File, size: u64, part_size: u64, hashing: Hashing) -> Self {
+    /// Parts of `file`, `size` bytes long, read into `buffers`, those `hashing` names
+    /// with their MD5.
+    pub(crate) fn new(
+        file: std::fs::File,
+        size: u64,
+        part_size: u64,
+        hashing: Hashing,
+        buffers: PartBuffers,
+    ) -> Self {
         Self {
             file: Arc::new(file),
             size,
             part_size,
             hashing,
+            buffers,
             ahead: None,
         }
     }
@@ -66,21 +140,29 @@ impl PartReader {
             Hashing::One(hashed) => hashed == number,
             Hashing::Every => true,
         };
+        let buffers = self.buffers.clone();
         tokio::task::spawn_blocking(move || {
             // Blocking threads are the runtime's: lowered each time (cheap), whichever ran.
             let _ = crate::priority::lower_this_thread();
-            let bytes = read_uncached(&file, offset, length)?;
-            let md5 = hash.then(|| Md5::digest(&bytes).into());
-            Ok((bytes, md5))
+            let length = length as usize;
+            let mut buffer = buffers.take(length);
+            let read = read_uncached(&file, offset, &mut buffer[..length]);
+            let lent = Lent {
+                buffer,
+                pool: buffers,
+            };
+            read?;
+            let md5 = hash.then(|| Md5::digest(&lent.buffer[..length]).into());
+            Ok((Bytes::from_owner(lent).slice(..length), md5))
         })
     }
 }
 
-/// Reads `length` bytes at `offset`, then tells the kernel it need not cache them.
-fn read_uncached(file: &std::fs::File, offset: u64, length: u64) -> std::io::Result<Vec<u8>> {
+/// Reads `bytes.len()` bytes at `offset`, then tells the kernel it need not cache them.
+fn read_uncached(file: &std::fs::File, offset: u64, bytes: &mut [u8]) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let mut bytes = vec![0; length as usize];
-    file.read_exact_at(&mut bytes, offset)?;
+    let length = bytes.len();
+    file.read_exact_at(bytes, offset)?;
     // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
     unsafe {
         libc::posix_fadvise(
@@ -90,5 +172,41 @@ fn read_uncached(file: &std::fs::File, offset: u64, length: u64) -> std::io::Res
             libc::POSIX_FADV_DONTNEED,
         );
     }
-    Ok(bytes)
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[tokio::test]
+    async fn parts_are_read_into_the_buffers_of_parts_the_store_is_done_with() {
+        let mut file = tempfile::tempfile().expect("a temporary file");
+        let content: Vec<u8> = (0..2500u32).map(|i| (i % 251) as u8).collect();
+        file.write_all(&content).expect("written");
+        let buffers = PartBuffers::new(2);
+        let mut reader = PartReader::new(file, 2500, 1000, Hashing::One(2), buffers.clone());
+
+        let (first, md5) = reader.read(0, None).await.expect("part 0");
+        assert_eq!(&first[..], &content[..1000]);
+        assert!(md5.is_none(), "only part 2 is hashed");
+        let first_at = first.as_ptr();
+        drop(first);
+
+        let (second, _) = reader.read(1, None).await.expect("part 1");
+        assert_eq!(&second[..], &content[1000..2000]);
+        assert_eq!(second.as_ptr(), first_at, "the first part's buffer again");
+
+        // The last part is shorter than the buffer it gets: only its own bytes show.
+        let (last, md5) = reader.read(2, None).await.expect("part 2");
+        assert_eq!(&last[..], &content[2000..]);
+        assert_eq!(md5, Some(Md5::digest(&content[2000..]).into()));
+        drop((second, last));
+        assert_eq!(
+            buffers.lock().len(),
+            2,
+            "both buffers kept for the next parts"
+        );
+    }
 }

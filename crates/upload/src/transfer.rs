@@ -26,7 +26,7 @@ use tokio::task::JoinSet;
 use crate::bucket::{classify, Bucket, Trouble};
 use crate::pressure::Pressure;
 use crate::rate::RateLimit;
-use crate::reading::{Hashing, PartReader};
+use crate::reading::{Hashing, PartBuffers, PartReader};
 use crate::settings::UploadSettings;
 
 /// S3's limits: at most 10,000 parts, each but the last at least 5 MiB.
@@ -97,6 +97,8 @@ pub(crate) struct Transfer<'a> {
     pub(crate) progress: &'a dyn Progress,
     /// Set when recd stops: an `after_reindex` copy being made is abandoned.
     pub(crate) stopping: &'a AtomicBool,
+    /// What parts are read into.
+    pub(crate) buffers: &'a PartBuffers,
 }
 
 impl Transfer<'_> {
@@ -130,7 +132,7 @@ impl Transfer<'_> {
         } else {
             Hashing::One(missing.first().copied().unwrap_or(0))
         };
-        let mut reader = PartReader::new(file, size, part_size, hashing);
+        let mut reader = PartReader::new(file, size, part_size, hashing, self.buffers.clone());
         // Tasks of their own, so that parts in flight go on while the next is read or
         // paced; dropping the set (on an error) abandons the others.
         let mut sending = JoinSet::new();

@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 use crate::bucket::{Bucket, Trouble};
 use crate::pressure::Pressure;
 use crate::rate::RateLimit;
+use crate::reading::PartBuffers;
 use crate::settings::UploadSettings;
 use crate::transfer::{Failure, Progress, Transfer};
 
@@ -95,6 +96,8 @@ impl Uploader {
             wake: wake.clone(),
             pressure,
             rate: settings.max_rate.map(RateLimit::new),
+            // Those in flight, the one read ahead and one being hashed.
+            buffers: PartBuffers::new(settings.parallel_parts.max(1) + 2),
         };
         let stop_signal = stop.clone();
         let thread = std::thread::Builder::new()
@@ -175,6 +178,8 @@ struct Task {
     pressure: Arc<Pressure>,
     rate: Option<RateLimit>,
     stopping: Arc<AtomicBool>,
+    /// Kept from part to part and file to file.
+    buffers: PartBuffers,
 }
 
 impl Task {
@@ -256,6 +261,7 @@ impl Task {
             pressure: &self.pressure,
             progress: &*self.live,
             stopping: &self.stopping,
+            buffers: &self.buffers,
         }
         .run(job)
         .await?;
