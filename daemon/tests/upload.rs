@@ -55,9 +55,6 @@ impl Rig {
         Self::start_with(s3, &endpoint, "", extra, recording, true)
     }
 
-    /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), with
-    /// `top_level` configuration lines and `recording` ones, its credentials file right
-    /// or not.
     /// recd uploading through a [`TcpProxy`] in front of a fresh SeaweedFS, with `extra`
     /// lines in `[upload]`; the proxy comes first so that it outlives recd.
     fn behind_proxy(extra: &str) -> (TcpProxy, Self) {
@@ -75,6 +72,9 @@ impl Rig {
         assert_eq!(objects[0].sha256, sha256(file), "byte-exact");
     }
 
+    /// recd uploading to `s3` at `endpoint` (a proxy in front of it, say), with
+    /// `top_level` configuration lines and `recording` ones, its credentials file right
+    /// or not.
     fn start_with(
         s3: SeaweedFs,
         endpoint: &str,

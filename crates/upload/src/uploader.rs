@@ -96,7 +96,8 @@ impl Uploader {
             wake: wake.clone(),
             pressure,
             rate: settings.max_rate.map(RateLimit::new),
-            // Those in flight, the one read ahead and one being hashed.
+            // Those in flight and the one read ahead, and one more while a sent part's
+            // bytes are still on their way out of the HTTP client.
             buffers: PartBuffers::new(settings.parallel_parts.max(1) + 2),
         };
         let stop_signal = stop.clone();
