@@ -20,13 +20,38 @@ pub(super) struct RawChunk {
 }
 
 /// Appends records to the chunk under construction.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ChunkBuilder {
     chunk: RawChunk,
     messages: u64,
+    /// What each chunk's records are allocated with at its start.
+    capacity: usize,
+    /// Whether `capacity` is the chunk size: then a record that does not fit is the
+    /// last of its chunk, and the records grow to exactly what it needs.
+    closes_when_full: bool,
 }
 
+/// The most a chunk's records are allocated with before its first record: a larger
+/// `chunk_size` grows past it as records come.
+const MAX_PREALLOCATED: usize = 64 << 20;
+
 impl ChunkBuilder {
+    /// A builder for chunks closed at `chunk_size` bytes. Each chunk's records are
+    /// allocated at that size once, and grown at most once more, to exactly what the
+    /// record that closes it needs: grown by doubling, a 4 MiB chunk went through a
+    /// dozen allocations and ended in an 8 MiB one, and the freed steps stayed in the
+    /// allocator's arenas of the threads that finish files.
+    pub fn new(chunk_size: u64) -> Self {
+        let capacity =
+            usize::try_from(chunk_size).map_or(MAX_PREALLOCATED, |size| size.min(MAX_PREALLOCATED));
+        Self {
+            chunk: RawChunk::with_capacity(capacity),
+            messages: 0,
+            capacity,
+            closes_when_full: capacity as u64 == chunk_size,
+        }
+    }
+
     /// Bytes gathered so far.
     pub fn len(&self) -> usize {
         self.chunk.records.len()
@@ -51,6 +76,12 @@ impl ChunkBuilder {
     pub fn push_message(&mut self, header: &MessageHeader, data: &[u8]) {
         let records = &mut self.chunk.records;
         let offset = records.len() as u64;
+        let needed = wire::MESSAGE_PREFIX_LEN + data.len();
+        if self.closes_when_full {
+            records.reserve_exact(needed);
+        } else {
+            records.reserve(needed);
+        }
         records.extend_from_slice(&wire::message_prefix(
             header.channel_id,
             header.sequence,
@@ -80,6 +111,61 @@ impl ChunkBuilder {
     /// Hands over the chunk gathered so far and starts an empty one.
     pub fn take(&mut self) -> RawChunk {
         self.messages = 0;
-        std::mem::take(&mut self.chunk)
+        std::mem::replace(&mut self.chunk, RawChunk::with_capacity(self.capacity))
+    }
+}
+
+impl RawChunk {
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            records: Vec::with_capacity(capacity),
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(sequence: u32) -> MessageHeader {
+        MessageHeader {
+            channel_id: 1,
+            sequence,
+            log_time: u64::from(sequence),
+            publish_time: u64::from(sequence),
+        }
+    }
+
+    #[test]
+    fn records_start_at_the_chunk_size_and_grow_only_to_the_record_that_closes_the_chunk() {
+        let record = wire::MESSAGE_PREFIX_LEN + 300;
+        let mut builder = ChunkBuilder::new(1000);
+        assert_eq!(builder.chunk.records.capacity(), 1000);
+        // Three records fit in 1000 bytes; the fourth is the one after which the writer
+        // closes the chunk.
+        for sequence in 0..4 {
+            builder.push_message(&message(sequence), &[7; 300]);
+        }
+        let chunk = builder.take();
+        assert_eq!(chunk.records.len(), 4 * record);
+        assert_eq!(chunk.records.capacity(), 4 * record, "grown by doubling");
+        assert_eq!(chunk.indexes[&1].len(), 4);
+        assert_eq!((chunk.start_time, chunk.end_time), (0, 3));
+        assert_eq!(builder.chunk.records.capacity(), 1000);
+        assert!(builder.is_empty());
+    }
+
+    #[test]
+    fn a_chunk_size_beyond_the_preallocation_grows_as_records_come() {
+        let mut builder = ChunkBuilder::new(1 << 40);
+        assert_eq!(builder.chunk.records.capacity(), MAX_PREALLOCATED);
+        builder.push_message(&message(0), &vec![0; MAX_PREALLOCATED]);
+        builder.push_message(&message(1), &[0; 10]);
+        let capacity = builder.chunk.records.capacity();
+        assert!(
+            capacity >= 2 * MAX_PREALLOCATED,
+            "grown per record: {capacity}"
+        );
     }
 }

@@ -78,7 +78,7 @@ impl<W: Write> ChunkedWriter<W> {
         Ok(Self {
             out,
             options,
-            builder: ChunkBuilder::default(),
+            builder: ChunkBuilder::new(options.chunk_size),
             pool: EncoderPool::new(options.compression, options.level, options.threads)?,
             pending: VecDeque::new(),
             schemas: BTreeMap::new(),
