@@ -2,9 +2,9 @@
 //! processes record a publisher none of us wrote (iceoryx2's Python bindings, with
 //! iceoryx2's default limits: 2 buffered and 2 borrowed samples per subscriber) while
 //! CPU-bound processes at normal priority, and a page-cache filler, compete for the cores
-//! and the memory. Every sample sent is in the files or in the counts; the publisher's
-//! queue never overflows; where recd cannot know (no sequence numbers, a queue found
-//! full), it says so (`unknown_loss`, `rec stop` exits with 4) rather than hide it.
+//! and the memory. Every sample sent is in the files or in the counts; where recd cannot
+//! know (no sequence numbers, a queue found full), it says so (`unknown_loss`, `rec stop`
+//! exits with 4) rather than hide it.
 //!
 //! The tests run one at a time (they share the machine's memory and cores, so they hold a
 //! lock), and need root (tmpfs mounts, `setpriv`).
@@ -267,8 +267,9 @@ fn receive_threads(session: &Value) -> String {
 /// 8 FullHD cameras at 30 fps for 4 s (120 frames each, about 6 GB) into a tmpfs, with two
 /// CPU hogs and a page-cache filler on the disk, once per I/O mode (`rec start --io-mode`;
 /// `None`: recd's default, auto): every frame is in the file or counted, and a queue found
-/// full (usually none) is marked `unknown_loss` with `rec stop` exiting 4. Both modes
-/// run; the test fails after them if either did.
+/// full (usually none) is marked `unknown_loss` with `rec stop` exiting 4 (what it
+/// overwrote is then the only shortfall allowed). Both modes run; the test fails after
+/// them if either did.
 #[test]
 fn cameras_on_a_busy_machine_are_all_accounted_for() {
     let _machine = machine();
@@ -399,17 +400,21 @@ fn record_cameras(label: &str, io_mode: Option<&str>, count: u64) {
         let in_file = frames.get(name).map_or(&[][..], Vec::as_slice);
         assert_frames_are_distinct_and_sent(name, in_file, sent);
         assert_eq!(in_file.len() as u64, c.written, "{name}: the files agree");
-        assert_eq!(
-            in_file.len() as u64 + c.dropped + c.lost,
-            sent,
-            "{name}: in the files + dropped + lost"
-        );
         // A queue found full is said, never hidden (this VM now and then wakes even a
         // real-time thread tens of ms late: BENCHMARKS.md, issue 26).
         assert_eq!(
             c.unknown_loss,
             Some(c.overflows > 0),
             "{name}: unknown_loss says whether the queue was found full"
+        );
+        // Frames carry no sequence number: what a full queue overwrote is unknown, so
+        // only there may the counts fall short of what was sent.
+        let counted = in_file.len() as u64 + c.dropped + c.lost;
+        assert!(counted <= sent, "{name}: {counted} counted, {sent} sent");
+        assert!(
+            counted == sent || c.overflows > 0,
+            "{name}: {} of {sent} sent are missing, and no queue was found full",
+            sent - counted
         );
     }
     let unknown = counts.values().any(|c| c.unknown_loss == Some(true));
