@@ -181,6 +181,61 @@ fn assert_frames_are_distinct_and_sent(name: &str, frames: &[u64], sent: u64) {
     }
 }
 
+/// Topic `name`'s counts in rec stop's report and its frames in the files, checked to be
+/// distinct, sent (`sent` of them) and as many as the report says it wrote.
+fn checked_topic<'a>(
+    name: &str,
+    sent: u64,
+    frames: &'a BTreeMap<String, Vec<u64>>,
+    counts: &'a BTreeMap<String, Counts>,
+) -> (&'a Counts, &'a [u64]) {
+    let c = counts
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} is not in rec stop's report"));
+    let in_file = frames.get(name).map_or(&[][..], Vec::as_slice);
+    assert_frames_are_distinct_and_sent(name, in_file, sent);
+    assert_eq!(in_file.len() as u64, c.written, "{name}: the files agree");
+    (c, in_file)
+}
+
+/// Every topic sent on is in rec stop's report, its frames in the files are distinct,
+/// sent and as many as it says it wrote, and what was written, dropped and lost adds up
+/// to what was sent, or falls short only where the topic is marked `unknown_loss`; and
+/// `rec stop` exited 4 exactly where a topic is, else 0.
+fn assert_all_accounted(
+    sent: &BTreeMap<String, u64>,
+    frames: &BTreeMap<String, Vec<u64>>,
+    counts: &BTreeMap<String, Counts>,
+    code: Option<i32>,
+    stderr: &str,
+) {
+    let mut unknown = false;
+    for (name, &sent) in sent {
+        let (c, in_file) = checked_topic(name, sent, frames, counts);
+        let counted = in_file.len() as u64 + c.dropped + c.lost;
+        assert!(counted <= sent, "{name}: {counted} counted, {sent} sent");
+        let unknown_loss = c.unknown_loss.unwrap_or_else(|| {
+            panic!("{name}: rec stop --json has no unknown_loss; a shortfall would be silent")
+        });
+        assert!(
+            counted == sent || unknown_loss,
+            "{name}: {} of {sent} sent are missing and not marked unknown_loss",
+            sent - counted
+        );
+        unknown |= unknown_loss;
+    }
+    assert_stop_code(code, unknown, stderr);
+}
+
+/// `rec stop` exited 4 where a topic is marked `unknown_loss`, else 0.
+fn assert_stop_code(code: Option<i32>, unknown: bool, stderr: &str) {
+    assert_eq!(
+        code,
+        Some(if unknown { 4 } else { 0 }),
+        "rec stop's exit status with unknown_loss {unknown}: {stderr}"
+    );
+}
+
 /// The first `max` runs of consecutive numbers in sorted `numbers`, as `a-b` or `a`.
 fn runs(numbers: &[u64], max: usize) -> String {
     let mut runs: Vec<(u64, u64)> = Vec::new();
@@ -393,36 +448,17 @@ fn record_cameras(label: &str, io_mode: Option<&str>, count: u64) {
         sent.values().all(|&n| n > 0),
         "the publisher sent on every camera: {sent:?}"
     );
-    for (name, &sent) in &sent {
-        let c = counts
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} is not in rec stop's report"));
-        let in_file = frames.get(name).map_or(&[][..], Vec::as_slice);
-        assert_frames_are_distinct_and_sent(name, in_file, sent);
-        assert_eq!(in_file.len() as u64, c.written, "{name}: the files agree");
-        // A queue found full is said, never hidden (this VM now and then wakes even a
-        // real-time thread tens of ms late: BENCHMARKS.md, issue 26).
+    // A queue found full is said, never hidden (this VM now and then wakes even a
+    // real-time thread tens of ms late: BENCHMARKS.md, issue 26). Frames carry no sequence
+    // number, so what it overwrote is the only shortfall allowed.
+    for (name, c) in &counts {
         assert_eq!(
             c.unknown_loss,
             Some(c.overflows > 0),
             "{name}: unknown_loss says whether the queue was found full"
         );
-        // Frames carry no sequence number: what a full queue overwrote is unknown, so
-        // only there may the counts fall short of what was sent.
-        let counted = in_file.len() as u64 + c.dropped + c.lost;
-        assert!(counted <= sent, "{name}: {counted} counted, {sent} sent");
-        assert!(
-            counted == sent || c.overflows > 0,
-            "{name}: {} of {sent} sent are missing, and no queue was found full",
-            sent - counted
-        );
     }
-    let unknown = counts.values().any(|c| c.unknown_loss == Some(true));
-    assert_eq!(
-        code,
-        Some(if unknown { 4 } else { 0 }),
-        "rec stop: {stderr}"
-    );
+    assert_all_accounted(&sent, &frames, &counts, code, &stderr);
 }
 
 /// recd without CAP_SYS_NICE (its bounding set without it, so not even root gets it back)
@@ -542,31 +578,7 @@ fn without_the_right_to_realtime_priority_recd_warns_and_never_hides_a_loss() {
         cameras + raw_topics,
         "every publisher matched: {sent:?}"
     );
-    let mut unknown = false;
-    for (name, &sent) in &sent {
-        let c = counts
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} is not in rec stop's report"));
-        let in_file = frames.get(name).map_or(&[][..], Vec::as_slice);
-        assert_frames_are_distinct_and_sent(name, in_file, sent);
-        assert_eq!(in_file.len() as u64, c.written, "{name}: the files agree");
-        let counted = in_file.len() as u64 + c.dropped + c.lost;
-        assert!(counted <= sent, "{name}: {counted} counted, {sent} sent");
-        let unknown_loss = c.unknown_loss.unwrap_or_else(|| {
-            panic!("{name}: rec stop --json has no unknown_loss; a shortfall would be silent")
-        });
-        assert!(
-            counted == sent || unknown_loss,
-            "{name}: {} of {sent} sent are missing and not marked unknown_loss",
-            sent - counted
-        );
-        unknown |= unknown_loss;
-    }
-    assert_eq!(
-        code,
-        Some(if unknown { 4 } else { 0 }),
-        "rec stop's exit status with unknown_loss {unknown}: {stderr}"
-    );
+    assert_all_accounted(&sent, &frames, &counts, code, &stderr);
 
     assert_eq!(
         warnings.len(),
@@ -652,12 +664,7 @@ fn twenty_raw_topics_at_1khz_on_a_busy_machine_are_in_the_file_or_marked_unknown
     assert_eq!(receive["scheduling"], "SCHED_FIFO 10", "{receive}");
     let mut unknown = false;
     for (name, &sent) in &sent {
-        let c = counts
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} is not in rec stop's report"));
-        let in_file = frames.get(name).map_or(&[][..], Vec::as_slice);
-        assert_frames_are_distinct_and_sent(name, in_file, sent);
-        assert_eq!(in_file.len() as u64, c.written, "{name}: the files agree");
+        let (c, in_file) = checked_topic(name, sent, &frames, &counts);
         let missing: Vec<u64> = {
             let mut sorted = in_file.to_vec();
             sorted.sort_unstable();
@@ -683,9 +690,5 @@ fn twenty_raw_topics_at_1khz_on_a_busy_machine_are_in_the_file_or_marked_unknown
         }
         unknown |= unknown_loss;
     }
-    assert_eq!(
-        code,
-        Some(if unknown { 4 } else { 0 }),
-        "rec stop's exit status with unknown_loss {unknown}: {stderr}"
-    );
+    assert_stop_code(code, unknown, &stderr);
 }
