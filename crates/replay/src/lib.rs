@@ -326,7 +326,7 @@ pub fn play_steered(
     .map_err(PlayError::Thread)?;
     let mut player = Player::new(senders, totals, &timeline, options, length);
     let clock_stop = AtomicBool::new(false);
-    let outcome = std::thread::scope(|scope| {
+    let (outcome, (played, last)) = std::thread::scope(|scope| {
         if let (Some(topic), Some(hz)) = (&outputs.clock, options.clock) {
             let (timeline, stop) = (&timeline, &clock_stop);
             scope.spawn(move || clock::publish(topic, hz, timeline, stop));
@@ -337,10 +337,13 @@ pub fn play_steered(
                 other => break other,
             }
         };
+        // The reader ends its pass as far ahead of the playback as it reads (all of a
+        // short file before it starts): /clock runs until the senders sent the last
+        // message.
+        let finished = player.finish();
         clock_stop.store(true, Ordering::Relaxed);
-        outcome
+        (outcome, finished)
     });
-    let (played, last) = player.finish();
     if !stopped() {
         outputs.flush(FLUSH_LIMIT);
     }
