@@ -132,6 +132,9 @@ fn print_man_page() -> ExitCode {
 }
 
 fn run(mut config: DaemonConfig) -> Result<(), String> {
+    if let Some(upload) = &config.upload {
+        upload.check_credentials_file()?;
+    }
     for dir in [&config.state_dir, &config.data_dir] {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

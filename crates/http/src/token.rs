@@ -1,34 +1,24 @@
 //! The bearer token: read from its file, read again whenever the file changes (so that
-//! rotating it needs no restart), refused when others may read it. Its value never
-//! reaches an error message or the log.
+//! rotating it needs no restart), refused when others may read it (a [`SecretFile`]). Its
+//! value never reaches an error message or the log.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
-use std::time::SystemTime;
+
+use recd_secret::{SecretFile, SecretFileError, Version};
 
 /// Tokens shorter than this are refused as guessable.
 pub const MIN_TOKEN_CHARS: usize = 16;
 
+/// What the token file holds, for messages.
+const WHAT: &str = "HTTP token";
+
 /// Why the token file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
-    /// It cannot be read.
-    #[error("cannot read the HTTP token file {path}: {reason}")]
-    Unreadable {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-    /// Others than its owner and group may read it, or its group may write it.
-    #[error("the HTTP token file {path} has mode {mode:04o}: others must not read it nor its group write it (chmod 600 {path})")]
-    Exposed {
-        /// The file.
-        path: String,
-        /// Its permission bits.
-        mode: u32,
-    },
+    /// It cannot be read, or others may read it.
+    #[error(transparent)]
+    File(#[from] SecretFileError),
     /// It holds fewer than [`MIN_TOKEN_CHARS`] characters.
     #[error("the HTTP token in {path} is shorter than {MIN_TOKEN_CHARS} characters")]
     TooShort {
@@ -37,24 +27,21 @@ pub enum TokenError {
     },
 }
 
-/// The file's identity, age, size and the change time of its mode: a change of any
-/// means it must be read again.
-type Version = (u64, u64, Option<SystemTime>, u64, (i64, i64));
-
 /// A token file, read again when it changes.
 #[derive(Debug)]
 pub struct TokenFile {
-    path: PathBuf,
+    file: SecretFile,
     loaded: Mutex<(Option<Version>, Result<String, TokenError>)>,
 }
 
 impl TokenFile {
     /// Reads the token file; an unusable one is refused.
     pub fn open(path: &Path) -> Result<Self, TokenError> {
-        let (version, token) = read(path);
+        let file = SecretFile::new(path, WHAT);
+        let (version, token) = read(&file);
         token.as_ref().map_err(Clone::clone)?;
         Ok(Self {
-            path: path.to_path_buf(),
+            file,
             loaded: Mutex::new((version, token)),
         })
     }
@@ -63,13 +50,14 @@ impl TokenFile {
     /// unusable accepts nothing, and says why in the log once.
     pub fn accepts(&self, presented: &str) -> bool {
         let mut loaded = self.loaded.lock().expect("token lock");
-        let now = version(&self.path);
+        let now = self.file.version();
         if now != loaded.0 {
-            let (version, token) = read(&self.path);
+            let (version, token) = read(&self.file);
             if let Err(error) = &token {
                 tracing::warn!("HTTP requests needing the token are refused: {error}");
             }
-            *loaded = (version, token);
+            // An unusable file is read (and logged) again only once it changes.
+            *loaded = (version.or(now), token);
         }
         match &loaded.1 {
             Ok(token) => same(token.as_bytes(), presented.as_bytes()),
@@ -78,42 +66,18 @@ impl TokenFile {
     }
 }
 
-fn version(path: &Path) -> Option<Version> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((
-        meta.dev(),
-        meta.ino(),
-        meta.modified().ok(),
-        meta.len(),
-        (meta.ctime(), meta.ctime_nsec()),
-    ))
-}
-
-fn read(path: &Path) -> (Option<Version>, Result<String, TokenError>) {
-    let shown = path.display().to_string();
-    let version = version(path);
-    let result = std::fs::metadata(path)
-        .and_then(|meta| std::fs::read_to_string(path).map(|text| (meta.mode(), text)))
-        .map_err(|error| TokenError::Unreadable {
-            path: shown.clone(),
-            reason: error.to_string(),
-        })
-        .and_then(|(mode, text)| {
-            if mode & 0o027 != 0 {
-                return Err(TokenError::Exposed {
-                    path: shown.clone(),
-                    mode: mode & 0o7777,
-                });
-            }
+fn read(file: &SecretFile) -> (Option<Version>, Result<String, TokenError>) {
+    match file.read() {
+        Ok((version, text)) => {
             let token = text.trim().to_string();
             if token.chars().count() < MIN_TOKEN_CHARS {
-                return Err(TokenError::TooShort {
-                    path: shown.clone(),
-                });
+                let path = file.path().display().to_string();
+                return (Some(version), Err(TokenError::TooShort { path }));
             }
-            Ok(token)
-        });
-    (version, result)
+            (Some(version), Ok(token))
+        }
+        Err(error) => (None, Err(error.into())),
+    }
 }
 
 /// Compares in time that depends on the lengths only, not on where they differ.
@@ -129,6 +93,7 @@ fn same(expected: &[u8], presented: &[u8]) -> bool {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
 
     fn write(dir: &Path, text: &str, mode: u32) -> PathBuf {
         let path = dir.join("token");
@@ -153,7 +118,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = write(dir.path(), "0123456789abcdef-secret", 0o644);
         let error = TokenFile::open(&path).unwrap_err();
-        assert!(matches!(error, TokenError::Exposed { mode: 0o644, .. }));
+        assert!(matches!(
+            error,
+            TokenError::File(SecretFileError::Exposed { mode: 0o644, .. })
+        ));
         assert!(!error.to_string().contains("secret"), "{error}");
         let path = write(dir.path(), "short", 0o600);
         assert!(matches!(
@@ -162,7 +130,7 @@ mod tests {
         ));
         assert!(matches!(
             TokenFile::open(&dir.path().join("absent")),
-            Err(TokenError::Unreadable { .. })
+            Err(TokenError::File(SecretFileError::Unreadable { .. }))
         ));
     }
 

@@ -448,14 +448,25 @@ fn weed() -> PathBuf {
     })
 }
 
+/// Writes a credentials file readable by its owner only, as recd requires (mode 0600,
+/// also where it was there already).
 fn write_credentials(path: &Path, access_key: &str, secret_key: &str) {
-    std::fs::write(
-        path,
-        format!(
-            "[default]\naws_access_key_id = {access_key}\naws_secret_access_key = {secret_key}\n"
-        ),
-    )
-    .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            write!(
+                file,
+                "[default]\naws_access_key_id = {access_key}\naws_secret_access_key = {secret_key}\n"
+            )
+        });
+    written.unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
 }
 
 /// The ports of one server, passed as flags so that nothing listens on a default port.

@@ -1,13 +1,17 @@
 //! Upload credentials: an AWS shared credentials file, read again whenever it changes (so
-//! that fixing it needs no restart), or the standard AWS environment variables. Their
+//! that fixing it needs no restart) and refused while others may read it (a
+//! [`SecretFile`], as the HTTP token's), or the standard AWS environment variables. Their
 //! values never reach an error message, the log or the catalog.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use object_store::aws::AwsCredential;
 use object_store::CredentialProvider;
+use recd_secret::{SecretFile, SecretFileError, Version};
+
+/// What the credentials file holds, for messages.
+const WHAT: &str = "upload credentials";
 
 /// Where the access key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,14 +31,9 @@ pub enum CredentialSource {
 /// Why no credentials could be had; names the file, profile or variable, never a value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CredentialError {
-    /// The file cannot be read.
-    #[error("cannot read the upload credentials file {path}: {reason}")]
-    Unreadable {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
+    /// The file cannot be read, or others may read it.
+    #[error(transparent)]
+    File(#[from] SecretFileError),
     /// The file lacks the profile or one of its keys.
     #[error("the upload credentials file {path} has no {what} in profile [{profile}]")]
     Incomplete {
@@ -54,15 +53,20 @@ pub enum CredentialError {
 }
 
 impl CredentialSource {
+    /// Refuses a credentials file others may read or its group write, as recd does at
+    /// start-up (a file not there yet passes: the uploader waits for it).
+    pub fn check_exposure(&self) -> Result<(), CredentialError> {
+        match self {
+            Self::File { path, .. } => Ok(SecretFile::new(path, WHAT).check_exposure()?),
+            Self::Environment => Ok(()),
+        }
+    }
+
     /// Reads the credentials now.
     pub fn load(&self) -> Result<AwsCredential, CredentialError> {
         match self {
             Self::File { path, profile } => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|error| CredentialError::Unreadable {
-                        path: path.display().to_string(),
-                        reason: error.to_string(),
-                    })?;
+                let (_, text) = SecretFile::new(path, WHAT).read()?;
                 let incomplete = |what| CredentialError::Incomplete {
                     path: path.display().to_string(),
                     profile: profile.clone(),
@@ -96,10 +100,11 @@ impl CredentialSource {
         }
     }
 
-    /// When the credentials last changed, for reading a file again only then.
-    fn version(&self) -> Option<SystemTime> {
+    /// When the credentials last changed (content, replacement or mode), for reading a
+    /// file again only then.
+    fn version(&self) -> Option<Version> {
         match self {
-            Self::File { path, .. } => std::fs::metadata(path).and_then(|m| m.modified()).ok(),
+            Self::File { path, .. } => SecretFile::new(path, WHAT).version(),
             Self::Environment => None,
         }
     }
@@ -132,7 +137,7 @@ fn profile_section<'a>(text: &'a str, profile: &str) -> Option<Vec<(&'a str, &'a
 #[derive(Debug)]
 pub(crate) struct Credentials {
     source: CredentialSource,
-    cached: Mutex<Option<(Option<SystemTime>, Arc<AwsCredential>)>>,
+    cached: Mutex<Option<(Option<Version>, Arc<AwsCredential>)>>,
 }
 
 impl Credentials {
@@ -179,16 +184,24 @@ impl CredentialProvider for Credentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A credentials file of mode `mode` holding `text`, in `dir`.
+    fn write(dir: &std::path::Path, text: &str, mode: u32) -> PathBuf {
+        let path = dir.join("credentials");
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
 
     #[test]
     fn a_profile_of_a_shared_credentials_file_is_read_and_gaps_are_named_without_values() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("credentials");
-        std::fs::write(
-            &path,
+        let path = write(
+            dir.path(),
             "# fleet\n[default]\naws_access_key_id = AKID1\naws_secret_access_key=s3cr3t\n\n[car]\naws_access_key_id = AKID2\n",
-        )
-        .unwrap();
+            0o600,
+        );
         let source = |profile: &str| CredentialSource::File {
             path: path.clone(),
             profile: profile.into(),
@@ -214,5 +227,46 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("cannot read"));
+    }
+
+    #[test]
+    fn a_credentials_file_others_may_read_is_refused_until_fixed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "[default]\naws_access_key_id = AKID1\naws_secret_access_key = s3cr3t\n",
+            0o644,
+        );
+        let source = CredentialSource::File {
+            path: path.clone(),
+            profile: "default".into(),
+        };
+        let error = source.check_exposure().unwrap_err();
+        assert_eq!(source.load().unwrap_err(), error);
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("upload credentials file {}", path.display()))
+                && message.contains("0644")
+                && message.contains(&format!("chmod 600 {}", path.display())),
+            "{message}"
+        );
+        assert!(
+            !message.contains("s3cr3t") && !message.contains("AKID1"),
+            "{message}"
+        );
+
+        // The provider reads it again once the mode is fixed.
+        let provider = Credentials::new(source.clone());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert!(runtime.block_on(provider.get_credential()).is_err());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        source.check_exposure().unwrap();
+        let credential = runtime.block_on(provider.get_credential()).unwrap();
+        assert_eq!(credential.key_id, "AKID1");
+
+        // An environment source has no file to check.
+        assert_eq!(CredentialSource::Environment.check_exposure(), Ok(()));
     }
 }

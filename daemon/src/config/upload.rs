@@ -104,6 +104,25 @@ impl UploadConfig {
         Ok(())
     }
 
+    /// Where the credentials come from.
+    fn credentials(&self) -> CredentialSource {
+        match &self.credentials_file {
+            Some(path) => CredentialSource::File {
+                path: path.clone(),
+                profile: self.profile.clone(),
+            },
+            None => CredentialSource::Environment,
+        }
+    }
+
+    /// Refuses a credentials file that others may read or its group write (recd checks
+    /// it at start-up, before touching anything, as it refuses such an HTTP token file).
+    pub fn check_credentials_file(&self) -> Result<(), String> {
+        self.credentials()
+            .check_exposure()
+            .map_err(|error| error.to_string())
+    }
+
     /// The uploader's settings; `hostname` is the default vehicle id.
     pub fn settings(&self, hostname: &str) -> Result<UploadSettings, String> {
         self.validate()?;
@@ -121,13 +140,7 @@ impl UploadConfig {
                 .clone()
                 .unwrap_or_else(|| vehicle_id.clone()),
             vehicle_id,
-            credentials: match &self.credentials_file {
-                Some(path) => CredentialSource::File {
-                    path: path.clone(),
-                    profile: self.profile.clone(),
-                },
-                None => CredentialSource::Environment,
-            },
+            credentials: self.credentials(),
             max_rate: self.max_rate.map(|rate| rate.as_u64()),
             delete_after_upload: self.delete_after_upload,
             after_reindex: self.after_reindex,
