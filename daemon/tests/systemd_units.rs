@@ -1,6 +1,7 @@
 //! Checks the systemd integration files in `systemd/`: the unit passes
-//! `systemd-analyze verify`, and the example configuration is accepted by recd and only
-//! spells out the defaults.
+//! `systemd-analyze verify`, lets recd lock the spill pools of as many sessions as it
+//! allows, and the example configuration is accepted by recd and only spells out the
+//! defaults.
 //!
 //! Needs `systemd-analyze` (package `systemd`; CI installs it), but neither network nor a
 //! running systemd.
@@ -150,5 +151,50 @@ fn the_example_config_is_accepted_and_keeps_the_defaults() {
     assert_eq!(
         example, defaults,
         "systemd/recd.toml should show exactly the defaults"
+    );
+}
+
+/// A size as systemd reads a resource limit: bytes, or with K, M, G or T (powers of 1024).
+fn systemd_size(value: &str) -> u64 {
+    let (digits, unit) = value.split_at(value.trim_end_matches(['K', 'M', 'G', 'T']).len());
+    let shift = match unit {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        other => panic!("unit {other} of {value}"),
+    };
+    digits.parse::<u64>().expect("a number of bytes") << shift
+}
+
+#[test]
+fn the_memlock_limit_holds_the_spill_pools_of_max_sessions_sessions() {
+    let unit = std::fs::read_to_string(UNIT).expect("read systemd/recd.service");
+    let limit = unit
+        .lines()
+        .find_map(|line| line.strip_prefix("LimitMEMLOCK="))
+        .map(systemd_size)
+        .expect("the unit sets LimitMEMLOCK");
+
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("write an empty configuration");
+    let defaults: toml::Table = print_config(&empty).parse().expect("TOML");
+    let sessions = defaults["max_sessions"].as_integer().expect("max_sessions") as u64;
+    let spill: bytesize::ByteSize = defaults["recording"]["spill_bytes"]
+        .as_str()
+        .expect("spill_bytes")
+        .parse()
+        .expect("a size");
+    assert_eq!(
+        limit,
+        sessions * spill.as_u64(),
+        "LimitMEMLOCK should be max_sessions ({sessions}) x spill_bytes ({spill})"
+    );
+    // The comment says the same.
+    assert!(
+        unit.contains(&format!("max_sessions ({sessions}) x spill_bytes")),
+        "{unit}"
     );
 }
