@@ -14,6 +14,7 @@ mod ddsperf;
 mod hogs;
 mod http;
 mod load;
+mod man;
 mod mount;
 mod netns;
 mod node;
@@ -22,14 +23,17 @@ mod prometheus;
 mod proxy;
 mod pty;
 mod python;
+mod recorded;
 mod script;
 mod seaweed;
+mod stopped;
 mod throttle;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs};
 pub use http::{http_get, http_request, HttpReply};
 pub use load::RecdLoad;
+pub use man::render_man_page;
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
 pub use node::{
@@ -47,8 +51,10 @@ pub use python::{
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;
+pub use recorded::recorded_queue_depth;
 pub use script::{clock_subscribe, shm_slice_subscribe, Script};
 pub use seaweed::{S3Object, SeaweedFs};
+pub use stopped::{Shortfall, StopCounts, Stopped};
 pub use throttle::{drop_page_cache, CgroupVersion, ThrottledDisk};
 
 /// A binary of the workspace, built beside the running test (`cargo test --workspace`
@@ -412,6 +418,26 @@ impl Drop for Recd {
             let _ = child.wait();
         }
     }
+}
+
+/// Runs recd on `config`, asserts that it refuses to start (bounded: 20 s), and returns
+/// what it said on stderr.
+pub fn recd_refused(config: &Path) -> String {
+    let child = Command::new(binary("recd"))
+        .arg("--config")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("recd starts");
+    let output = wait_bounded(child, Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !output.status.success(),
+        "recd started on {}",
+        config.display()
+    );
+    stderr
 }
 
 /// Messages the first stopped session in `rec stop --json` dropped or lost.
