@@ -4,10 +4,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use recd_testkit::{binary, http_get, http_request, wait_bounded, wait_until, Domain, Mount, Recd};
+use recd_testkit::{http_get, http_request, recd_refused, wait_until, Domain, Mount, Recd};
 
 const TOKEN: &str = "probe-token-0123456789abcdef";
 
@@ -42,25 +41,6 @@ fn with_token(http: &str) -> WithToken {
         _root: root,
         _domain: domain,
     }
-}
-
-/// Runs recd on `config`, asserts that it refuses to start, and returns what it said.
-fn refused_start(config: &Path) -> String {
-    let child = Command::new(binary("recd"))
-        .arg("--config")
-        .arg(config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let output = wait_bounded(child, Duration::from_secs(20));
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(
-        !output.status.success(),
-        "recd started on {}",
-        config.display()
-    );
-    stderr
 }
 
 /// `/readyz?verbose` until `condition` holds of its status and text (bounded).
@@ -170,7 +150,7 @@ fn readyz_fails_when_the_catalog_cannot_be_read_and_recd_will_not_start_on_it() 
     recd.signal_and_wait(libc::SIGTERM, Duration::from_secs(30));
 
     // A restart on it is refused, naming the file.
-    let stderr = refused_start(&root.path().join("recd.toml"));
+    let stderr = recd_refused(&root.path().join("recd.toml"));
     assert!(stderr.contains("catalog.sqlite"), "{stderr}");
 }
 
@@ -402,7 +382,7 @@ fn unsafe_setups_are_refused_at_start_up() {
             ),
         )
         .unwrap();
-        let stderr = refused_start(&path);
+        let stderr = recd_refused(&path);
         assert!(stderr.contains(expected), "{config}: {stderr}");
         assert!(!stderr.contains(TOKEN), "{stderr}");
     }

@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    finish_load, stopped_dropped, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs,
-    TcpProxy,
+    finish_load, recd_refused, stopped_dropped, stopped_files, wait_until, Domain, Recd, RecdLoad,
+    SeaweedFs, TcpProxy,
 };
 use serde_json::Value;
 
@@ -679,6 +679,60 @@ fn keep_until_uploaded_holds_files_back_from_retention_until_they_are_uploaded()
         assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
     }
     assert!(!files[0].exists(), "the oldest went first");
+}
+
+/// A credentials file others may read, or its group write, stops recd at start-up before
+/// it touches its data or state directory, with an error that names the file and the
+/// `chmod` that fixes it and not the key; once fixed, recd starts and uploads with it.
+#[test]
+fn a_credentials_file_others_may_read_is_refused_at_start_up_naming_the_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    let s3 = SeaweedFs::start("recordings");
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let credentials = root.path().join("credentials");
+    s3.credentials_file(&credentials);
+    let (data, state) = (root.path().join("data"), root.path().join("state"));
+    let config = root.path().join("refused.toml");
+    std::fs::write(
+        &config,
+        upload_config(
+            &s3.endpoint,
+            &s3.bucket,
+            root.path(),
+            &format!(
+                "socket = {:?}\ndata_dir = {data:?}\nstate_dir = {state:?}",
+                root.path().join("recd.sock")
+            ),
+            "",
+        ),
+    )
+    .unwrap();
+    for mode in [0o644, 0o604, 0o660] {
+        std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(mode)).unwrap();
+        let stderr = recd_refused(&config);
+        let shown = credentials.display();
+        assert!(
+            stderr.contains(&format!(
+                "the upload credentials file {shown} has mode {mode:04o}"
+            )) && stderr.contains(&format!("(chmod 600 {shown})")),
+            "{stderr}"
+        );
+        assert!(
+            !stderr.contains(&s3.secret_key) && !stderr.contains(&s3.access_key),
+            "{stderr}"
+        );
+        assert!(!data.exists() && !state.exists(), "recd touched nothing");
+    }
+
+    std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let upload = upload_config(&s3.endpoint, &s3.bucket, root.path(), "", "");
+    let recd = Recd::start_configured(root.path(), &domain, &upload, "", &[]);
+    let files = record(&recd, &domain, "fixed", 1_000_000, 10, &[]);
+    wait_settled(&recd, &files, Duration::from_secs(30));
+    let objects = s3.objects("fleet/car-7/fixed/");
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    assert_eq!(objects[0].sha256, sha256(&files[0]));
 }
 
 #[test]
