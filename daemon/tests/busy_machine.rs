@@ -16,8 +16,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    available_memory, script_done, shm_camera, stopped_files, wait_until, Domain, Hogs, Mount,
-    Phases, Recd,
+    available_memory, script_done, shm_camera, wait_until, Domain, Hogs, Mount, Phases, Recd,
+    Shortfall, StopCounts, Stopped,
 };
 use serde_json::Value;
 
@@ -105,45 +105,12 @@ fn frames_in(files: &[PathBuf]) -> BTreeMap<String, Vec<u64>> {
     frames
 }
 
-/// A topic's counts in `rec stop --json` / `rec status --json`.
-struct Counts {
-    received: u64,
-    written: u64,
-    dropped: u64,
-    lost: u64,
-    overflows: u64,
-    /// `None` where the report has no `unknown_loss` (a recd from before it).
-    unknown_loss: Option<bool>,
-}
-
-fn counts_by_topic(session: &Value) -> BTreeMap<String, Counts> {
-    session["topics"]
-        .as_array()
-        .unwrap_or_else(|| panic!("a session lists its topics: {session}"))
-        .iter()
-        .map(|t| {
-            let n = |key: &str| t[key].as_u64().unwrap_or_else(|| panic!("{key} in {t}"));
-            (
-                t["name"].as_str().unwrap().to_string(),
-                Counts {
-                    received: n("received"),
-                    written: n("written"),
-                    dropped: n("dropped"),
-                    lost: n("lost"),
-                    overflows: n("overflows"),
-                    unknown_loss: t["unknown_loss"].as_bool(),
-                },
-            )
-        })
-        .collect()
-}
-
 /// One line per topic: sent, in the files, written, dropped, lost, overflows, unknown
 /// loss; printed before any assertion, so that a failing run shows its numbers.
 fn table(
     sent: &BTreeMap<String, u64>,
     frames: &BTreeMap<String, Vec<u64>>,
-    counts: &BTreeMap<String, Counts>,
+    counts: &BTreeMap<String, StopCounts>,
 ) -> String {
     let mut lines = vec![format!(
         "{:<22} {:>7} {:>7} {:>7} {:>7} {:>5} {:>9} {:>12}",
@@ -154,12 +121,7 @@ fn table(
         let line = match counts.get(name) {
             Some(c) => format!(
                 "{name:<22} {sent:>7} {in_file:>7} {:>7} {:>7} {:>5} {:>9} {:>12}",
-                c.written,
-                c.dropped,
-                c.lost,
-                c.overflows,
-                c.unknown_loss
-                    .map_or("(absent)".to_string(), |u| u.to_string())
+                c.written, c.dropped, c.lost, c.overflows, c.unknown_loss
             ),
             None => format!("{name:<22} {sent:>7} {in_file:>7} (not in the report)"),
         };
@@ -187,8 +149,8 @@ fn checked_topic<'a>(
     name: &str,
     sent: u64,
     frames: &'a BTreeMap<String, Vec<u64>>,
-    counts: &'a BTreeMap<String, Counts>,
-) -> (&'a Counts, &'a [u64]) {
+    counts: &'a BTreeMap<String, StopCounts>,
+) -> (&'a StopCounts, &'a [u64]) {
     let c = counts
         .get(name)
         .unwrap_or_else(|| panic!("{name} is not in rec stop's report"));
@@ -199,41 +161,20 @@ fn checked_topic<'a>(
 }
 
 /// Every topic sent on is in rec stop's report, its frames in the files are distinct,
-/// sent and as many as it says it wrote, and what was written, dropped and lost adds up
-/// to what was sent, or falls short only where the topic is marked `unknown_loss`; and
-/// `rec stop` exited 4 exactly where a topic is, else 0.
+/// sent and as many as it says it wrote, and the stop holds to the rule (testkit's
+/// [`Stopped::assert_accounted`]): what was written, dropped and lost adds up to what was
+/// sent, or falls short only where the topic is marked `unknown_loss`, and `rec stop`
+/// exited 4 exactly where a topic is, else 0.
 fn assert_all_accounted(
     sent: &BTreeMap<String, u64>,
     frames: &BTreeMap<String, Vec<u64>>,
-    counts: &BTreeMap<String, Counts>,
-    code: Option<i32>,
-    stderr: &str,
+    stopped: &Stopped,
 ) {
-    let mut unknown = false;
+    let counts = stopped.counts();
     for (name, &sent) in sent {
-        let (c, in_file) = checked_topic(name, sent, frames, counts);
-        let counted = in_file.len() as u64 + c.dropped + c.lost;
-        assert!(counted <= sent, "{name}: {counted} counted, {sent} sent");
-        let unknown_loss = c.unknown_loss.unwrap_or_else(|| {
-            panic!("{name}: rec stop --json has no unknown_loss; a shortfall would be silent")
-        });
-        assert!(
-            counted == sent || unknown_loss,
-            "{name}: {} of {sent} sent are missing and not marked unknown_loss",
-            sent - counted
-        );
-        unknown |= unknown_loss;
+        checked_topic(name, sent, frames, &counts);
     }
-    assert_stop_code(code, unknown, stderr);
-}
-
-/// `rec stop` exited 4 where a topic is marked `unknown_loss`, else 0.
-fn assert_stop_code(code: Option<i32>, unknown: bool, stderr: &str) {
-    assert_eq!(
-        code,
-        Some(if unknown { 4 } else { 0 }),
-        "rec stop's exit status with unknown_loss {unknown}: {stderr}"
-    );
+    stopped.assert_accounted(sent, Shortfall::WhereUnknownLoss);
 }
 
 /// The first `max` runs of consecutive numbers in sorted `numbers`, as `a-b` or `a`.
@@ -291,27 +232,6 @@ fn wait_received(recd: &Recd, session: &str, sent: &BTreeMap<String, u64>, limit
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// `rec stop <session> --json`, whatever its exit status (4 where a topic has
-/// `unknown_loss`): the status, the stopped session's report and what rec said on stderr.
-fn stop(recd: &Recd, session: &str) -> (Option<i32>, Value, String) {
-    let output = recd.rec(&["stop", session, "--json"]);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    let stopped: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "rec stop --json ({}) prints JSON ({e}): {}\n{stderr}\nrecd log:\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            recd.log()
-        )
-    });
-    let stopped = if stopped.is_array() {
-        stopped[0].clone()
-    } else {
-        stopped
-    };
-    (output.status.code(), stopped, stderr)
 }
 
 /// The session's receive threads (`receive_threads`), for the test's output.
@@ -425,17 +345,18 @@ fn record_cameras(label: &str, io_mode: Option<&str>, count: u64) {
     );
     wait_received(&recd, "busy", &sent, Duration::from_secs(2));
     let stopping = Instant::now();
-    let (code, stopped, stderr) = stop(&recd, "busy");
+    let stopped = recd.stop("busy");
     drop(hogs);
     eprintln!(
-        "[{label}] rec stop exited with {code:?} after {:.1} s; receive threads: {}",
+        "[{label}] rec stop exited with {:?} after {:.1} s; receive threads: {}",
+        stopped.code,
         stopping.elapsed().as_secs_f64(),
-        receive_threads(&stopped)
+        receive_threads(&stopped.session)
     );
 
-    let files = stopped_files(&stopped);
+    let files = stopped.files();
     let frames = frames_in(&files);
-    let counts = counts_by_topic(&stopped);
+    let counts = stopped.counts();
     eprintln!(
         "[{label}] {} file(s), {:.1} s in all\n{}",
         files.len(),
@@ -454,11 +375,11 @@ fn record_cameras(label: &str, io_mode: Option<&str>, count: u64) {
     for (name, c) in &counts {
         assert_eq!(
             c.unknown_loss,
-            Some(c.overflows > 0),
+            c.overflows > 0,
             "{name}: unknown_loss says whether the queue was found full"
         );
     }
-    assert_all_accounted(&sent, &frames, &counts, code, &stderr);
+    assert_all_accounted(&sent, &frames, &stopped);
 }
 
 /// recd without CAP_SYS_NICE (its bounding set without it, so not even root gets it back)
@@ -555,21 +476,22 @@ fn without_the_right_to_realtime_priority_recd_warns_and_never_hides_a_loss() {
     eprintln!("cameras: {cameras_done}\nraw: {raw_done}");
     wait_received(&recd, "nocap", &sent, Duration::from_secs(2));
 
-    let (code, stopped, stderr) = stop(&recd, "nocap");
+    let stopped = recd.stop("nocap");
     drop(hogs);
-    let files = stopped_files(&stopped);
+    let files = stopped.files();
     let frames = frames_in(&files);
-    let counts = counts_by_topic(&stopped);
+    let counts = stopped.counts();
     let log = recd.log();
     let warnings: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("WARN") && l.contains("CAP_SYS_NICE"))
         .collect();
     eprintln!(
-        "rec stop exited with {code:?} after {:.1} s\nreceive threads while running: {}\nat stop: {}\nCAP_SYS_NICE warnings: {warnings:#?}\n{}",
+        "rec stop exited with {:?} after {:.1} s\nreceive threads while running: {}\nat stop: {}\nCAP_SYS_NICE warnings: {warnings:#?}\n{}",
+        stopped.code,
         began.elapsed().as_secs_f64(),
         receive_threads(&running),
-        receive_threads(&stopped),
+        receive_threads(&stopped.session),
         table(&sent, &frames, &counts)
     );
 
@@ -578,7 +500,7 @@ fn without_the_right_to_realtime_priority_recd_warns_and_never_hides_a_loss() {
         cameras + raw_topics,
         "every publisher matched: {sent:?}"
     );
-    assert_all_accounted(&sent, &frames, &counts, code, &stderr);
+    assert_all_accounted(&sent, &frames, &stopped);
 
     assert_eq!(
         warnings.len(),
@@ -646,23 +568,23 @@ fn twenty_raw_topics_at_1khz_on_a_busy_machine_are_in_the_file_or_marked_unknown
     );
     let sent = sent_by_service(&published.done);
     wait_received(&recd, "raw", &sent, Duration::from_secs(2));
-    let (code, stopped, stderr) = stop(&recd, "raw");
+    let stopped = recd.stop("raw");
     drop(hogs);
-    let files = stopped_files(&stopped);
+    let files = stopped.files();
     let frames = frames_in(&files);
-    let counts = counts_by_topic(&stopped);
+    let counts = stopped.counts();
     eprintln!(
-        "published: {}\nrec stop exited with {code:?}\nreceive threads: {}\n{:.1} s in all\n{}",
+        "published: {}\nrec stop exited with {:?}\nreceive threads: {}\n{:.1} s in all\n{}",
         published.done,
-        receive_threads(&stopped),
+        stopped.code,
+        receive_threads(&stopped.session),
         began.elapsed().as_secs_f64(),
         table(&sent, &frames, &counts)
     );
 
     assert_eq!(sent.len(), RAW_TOPICS, "{sent:?}");
-    let receive = &stopped["receive_threads"][0];
+    let receive = &stopped.session["receive_threads"][0];
     assert_eq!(receive["scheduling"], "SCHED_FIFO 10", "{receive}");
-    let mut unknown = false;
     for (name, &sent) in &sent {
         let (c, in_file) = checked_topic(name, sent, &frames, &counts);
         let missing: Vec<u64> = {
@@ -672,23 +594,16 @@ fn twenty_raw_topics_at_1khz_on_a_busy_machine_are_in_the_file_or_marked_unknown
                 .filter(|i| sorted.binary_search(i).is_err())
                 .collect()
         };
+        if !missing.is_empty() {
+            eprintln!("{name}: missing {}", runs(&missing, 12));
+        }
         assert_eq!(c.lost, 0, "raw samples carry no sequence numbers to count");
         assert_eq!(
             missing.len() as u64,
             c.dropped + sent - c.received,
             "{name}"
         );
-        let unknown_loss = c.unknown_loss == Some(true);
-        assert!(
-            c.received == sent || unknown_loss,
-            "{name}: {} of {sent} sent never reached recd ({}), and unknown_loss is not set",
-            sent - c.received,
-            runs(&missing, 12)
-        );
-        if !missing.is_empty() {
-            eprintln!("{name}: missing {}", runs(&missing, 12));
-        }
-        unknown |= unknown_loss;
     }
-    assert_stop_code(code, unknown, &stderr);
+    // What never reached recd is missing only where the topic is marked unknown_loss.
+    stopped.assert_accounted(&sent, Shortfall::WhereUnknownLoss);
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use recd_testkit::{wait_bounded, Domain, Recd, Script};
+use recd_testkit::{recorded_queue_depth, wait_bounded, Domain, Recd, Script};
 use serde_json::Value;
 
 const TOKEN: &str = "page-token-0123456789abcdef";
@@ -89,6 +89,10 @@ fn the_page_starts_shows_a_stall_refuses_without_the_token_marks_and_stops() {
             "40",
             "--silence",
             "imu:4:120",
+            // The queue depth an integrator configures for a recorded service (iceoryx2's
+            // 2 is found full by a pass one period late, which is not this test's point).
+            "--buffer",
+            "16",
         ],
     );
 
@@ -151,6 +155,9 @@ fn the_page_starts_shows_a_stall_refuses_without_the_token_marks_and_stops() {
         .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
         .collect();
     assert!(!files.is_empty(), "{listed}");
+    for topic in ["gps", "imu"] {
+        assert_eq!(recorded_queue_depth(&files[0], topic), 16, "{topic}");
+    }
 
     // Exactly one marker, the one sent with the token; and both topics recorded, imu less
     // (silent from 4 s on).

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """An iceoryx2 (Python bindings) publisher of N topics the busy-machine tests spawn: cameras
 (or small raw topics) none of us wrote, with iceoryx2's default service settings (2 buffered
-and 2 borrowed samples per subscriber: nothing is set but the payload type).
+and 2 borrowed samples per subscriber: nothing is set but the payload type), or with the
+queue depth an integrator configures for a recorded service (--buffer N sets
+subscriber_max_buffer_size).
 
 Each service `<name-prefix><stem>/<i>` carries a slice of u8 of --size bytes (6220800 by
 default: a FullHD RGB frame). A sample's first 8 bytes are its frame index on that service
@@ -11,7 +13,7 @@ left as loaned (not written: the test checks counts and indices, and a Python lo
 
     shm_camera.py --prefix P [--name-prefix busy/] [--stem camera] [--topics 8]
                   [--size 6220800] [--fps 30] [--count 120] [--wait 20] [--linger 0.5]
-                  [--realtime PRIORITY]
+                  [--realtime PRIORITY] [--buffer N]
 
 All topics are published from this one process, in one loop: each tick (on an absolute
 schedule, tick k at start + k / fps) publishes one sample on every topic. When the loop
@@ -52,6 +54,8 @@ def main(argv=None) -> int:
     ap.add_argument("--linger", type=float, default=0.5)
     ap.add_argument("--realtime", type=int, default=0,
                     help="run SCHED_FIFO at this priority (0: as started)")
+    ap.add_argument("--buffer", type=int,
+                    help="subscriber_max_buffer_size of the services (iceoryx2's 2 if left out)")
     args = ap.parse_args(argv)
     if args.realtime > 0:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.realtime))
@@ -65,8 +69,11 @@ def main(argv=None) -> int:
     services = []
     publishers = []
     for name in names:
-        service = (node.service_builder(iox2.ServiceName.new(name))
-                   .publish_subscribe(iox2.Slice[ctypes.c_uint8]).open_or_create())
+        builder = (node.service_builder(iox2.ServiceName.new(name))
+                   .publish_subscribe(iox2.Slice[ctypes.c_uint8]))
+        if args.buffer:
+            builder = builder.subscriber_max_buffer_size(args.buffer)
+        service = builder.open_or_create()
         services.append(service)
         publishers.append(service.publisher_builder().initial_max_slice_len(args.size).create())
 

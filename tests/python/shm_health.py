@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """An iceoryx2 (Python bindings) publisher of several topics at a steady rate, with scripted
-disturbances, for the health tests: shared memory none of us wrote, iceoryx2's defaults.
+disturbances, for the health tests: shared memory none of us wrote, iceoryx2's defaults but
+the queue depth where --buffer N sets it (subscriber_max_buffer_size, as an integrator
+configures a recorded service).
 
     shm_health.py --prefix P --services a,b,c --rate 50 --duration 5 \
-        [--silence b:2.0:0.7] [--slow c:1.5:2.0]
+        [--silence b:2.0:0.7] [--slow c:1.5:2.0] [--buffer 16]
 
 Each service carries `recd_test::Pose` with user header `recd_test::Stamp`, as shm_pubsub.py.
 `--silence S:AT:FOR` publishes nothing on S from AT s after the start for FOR s; `--slow
@@ -39,12 +41,13 @@ def main(argv=None) -> int:
     ap.add_argument("--slow", type=span, action="append", default=[])
     ap.add_argument("--wait", type=float, default=20.0)
     ap.add_argument("--linger", type=float, default=0.5)
+    ap.add_argument("--buffer", type=int, help="subscriber_max_buffer_size of the services")
     args = ap.parse_args(argv)
 
     names = args.services.split(",")
     ports = []
     for name in names:
-        node, service = open_service(args.prefix, name)
+        node, service = open_service(args.prefix, name, args.buffer)
         ports.append((name, node, service, service.publisher_builder().create()))
     deadline = time.monotonic() + args.wait
     while any(p[2].dynamic_config.number_of_subscribers == 0 for p in ports):

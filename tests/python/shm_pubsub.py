@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """An iceoryx2 (Python bindings) publisher or subscriber the playback tests spawn: shared
-memory endpoints none of us wrote, with iceoryx2's default service settings.
+memory endpoints none of us wrote, with iceoryx2's default service settings but the queue
+depth: --buffer N sets subscriber_max_buffer_size, as an integrator configures a recorded
+service (iceoryx2's default, 2, when left out).
 
 The service carries a fixed-size payload `recd_test::Pose` {u64 seq; f64 x, y, z} and a user
 header `recd_test::Stamp` {u64 stamp_ns; u32 frame; u32 flags}. A sample's bytes are the user
 header's followed by the payload's, which is how recd records them.
 
-    shm_pubsub.py publish   --prefix P --service S --count N --rate HZ
-    shm_pubsub.py subscribe --prefix P --service S --count N
+    shm_pubsub.py publish   --prefix P --service S --count N --rate HZ [--buffer N]
+    shm_pubsub.py subscribe --prefix P --service S --count N [--buffer N]
 
 The publisher waits (up to --wait, default 20 s) for a subscriber, publishes, and prints one JSON
 line per sample: {"i": 0, "sha256": "<hex of header+payload>"}. The subscriber prints
@@ -49,17 +51,20 @@ def digest(header: Stamp, payload: Pose) -> str:
     return hashlib.sha256(bytes(header) + bytes(payload)).hexdigest()
 
 
-def open_service(prefix: str, name: str):
+def open_service(prefix: str, name: str, buffer=None):
+    """The service `name` (created with subscriber_max_buffer_size `buffer` where given)."""
     config = iox2.config.default()
     config.global_cfg.prefix = iox2.FileName.new(prefix)
     node = iox2.NodeBuilder.new().config(config).create(iox2.ServiceType.Ipc)
-    service = (node.service_builder(iox2.ServiceName.new(name))
-               .publish_subscribe(Pose).user_header(Stamp).open_or_create())
-    return node, service
+    builder = (node.service_builder(iox2.ServiceName.new(name))
+               .publish_subscribe(Pose).user_header(Stamp))
+    if buffer:
+        builder = builder.subscriber_max_buffer_size(buffer)
+    return node, builder.open_or_create()
 
 
 def publish(args) -> int:
-    node, service = open_service(args.prefix, args.service)
+    node, service = open_service(args.prefix, args.service, args.buffer)
     publisher = service.publisher_builder().create()
     deadline = time.monotonic() + args.wait
     while service.dynamic_config.number_of_subscribers == 0:
@@ -90,7 +95,7 @@ def publish(args) -> int:
 
 
 def subscribe(args) -> int:
-    node, service = open_service(args.prefix, args.service)
+    node, service = open_service(args.prefix, args.service, args.buffer)
     subscriber = service.subscriber_builder().create()
     emit({"ready": True})
 
@@ -121,6 +126,7 @@ def main(argv=None) -> int:
     ap.add_argument("--linger", type=float, default=0.5)
     ap.add_argument("--idle", type=float, default=3.0)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--buffer", type=int, help="subscriber_max_buffer_size of the service")
     args = ap.parse_args(argv)
     return publish(args) if args.mode == "publish" else subscribe(args)
 

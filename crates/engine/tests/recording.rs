@@ -4,8 +4,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use recd_engine::{IoMode, Recording, RecordingSummary};
-use recd_testkit::{finish_load, kill_group, wait_until, Domain, RecdLoad};
+use recd_testkit::{finish_load, kill_group, recorded_queue_depth, wait_until, Domain, RecdLoad};
 use recd_workload::verify::{check_files, TopicCheck};
+
+/// The queue depth (`subscriber_max_buffer_size`) of the slow-writer tests' publisher:
+/// 320 ms at 50 fps.
+const QUEUE_DEPTH: usize = 16;
 
 /// Every message of every file of a recording, proven by the mcap crate.
 fn check_recording(summary: &RecordingSummary) -> BTreeMap<String, TopicCheck> {
@@ -274,10 +278,13 @@ fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
     assert!(check.messages > 0);
 }
 
-/// Records 100 frames of 1 MB at 50 fps from a publisher with iceoryx2's default limits
-/// (2 queued, 2 borrowed) while the writer takes 30 ms per message, slower than the
-/// publisher: the writer holds samples as long as it can, so the receive thread must take
-/// back the loans it has not reached whenever a sample waits in the queue.
+/// Records 100 frames of 1 MB at 50 fps from a publisher with iceoryx2's default borrow
+/// limit (2) while the writer takes 30 ms per message, slower than the publisher: the
+/// writer holds samples as long as it can, so the receive thread must take back the loans
+/// it has not reached whenever a sample waits in the queue. Without that the queue would
+/// fill within a second and overflow. The queue holds [`QUEUE_DEPTH`] frames, as an
+/// integrator configures a recorded service: iceoryx2's 2 would also overflow where a
+/// receive pass is one period late on a loaded machine, which is not these tests' point.
 fn record_with_default_service_limits_and_a_slow_writer(
     spill_bytes: usize,
 ) -> (
@@ -298,7 +305,7 @@ fn record_with_default_service_limits_and_a_slow_writer(
             .frame_size(1_000_000)
             .fps(50)
             .count(100)
-            .buffer(2)
+            .buffer(QUEUE_DEPTH)
             .borrowed(2)
             .wait_subscribers(1),
     );
@@ -306,6 +313,10 @@ fn record_with_default_service_limits_and_a_slow_writer(
     let summary = recording.stop().unwrap();
     let topic = sent.topics[0].clone();
     assert_eq!(topic.errors, 0, "no loan or send error");
+    assert_eq!(
+        recorded_queue_depth(&summary.files[0].path, &topic.service),
+        QUEUE_DEPTH
+    );
     let counts = summary.topics[0].counts;
     let check = check_recording(&summary)
         .remove(&topic.service)

@@ -1,6 +1,9 @@
 //! The spill pool's bound holds: with a writer far slower than a camera publishing with
-//! iceoryx2's default limits (2 queued, 2 borrowed), the recorder's own memory grows by
-//! no more than the pool and a fixed margin, however many frames it must drop.
+//! iceoryx2's default borrow limit (2), the recorder's own memory grows by no more than
+//! the pool and a fixed margin, however many frames it must drop. The cameras' queues hold
+//! 16 frames, as an integrator configures a recorded service (with iceoryx2's 2, a receive
+//! pass a period late on a loaded machine overwrites the first frame before it is taken,
+//! and no count can show it: not this test's point).
 //!
 //! A test binary of its own, so that the process's memory is the recording's alone.
 
@@ -9,7 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recd_engine::Recording;
-use recd_testkit::{finish_load, Domain, RecdLoad};
+use recd_testkit::{finish_load, recorded_queue_depth, Domain, RecdLoad};
+
+/// The cameras' queue depth (`subscriber_max_buffer_size`).
+const QUEUE_DEPTH: usize = 16;
 
 /// Anonymous resident memory of this process (shared memory mapped from the publisher
 /// is not the recorder's), in bytes.
@@ -56,13 +62,19 @@ fn the_recorder_stays_within_the_spill_pool_and_a_fixed_margin() {
                 .fps(60)
                 .count(150)
                 .duration(Duration::from_secs(20))
-                .buffer(2)
+                .buffer(QUEUE_DEPTH)
                 .borrowed(2)
                 .wait_subscribers(1),
         ),
     );
     let summary = recording.stop().unwrap();
     done.store(true, Ordering::Relaxed);
+    for topic in &sent.topics {
+        assert_eq!(
+            recorded_queue_depth(&summary.files[0].path, &topic.service),
+            QUEUE_DEPTH
+        );
+    }
     let peak = sampler.join().unwrap();
 
     let dropped: u64 = summary.topics.iter().map(|t| t.counts.dropped).sum();
