@@ -168,11 +168,11 @@ fn checked_topic<'a>(
 fn assert_all_accounted(
     sent: &BTreeMap<String, u64>,
     frames: &BTreeMap<String, Vec<u64>>,
+    counts: &BTreeMap<String, StopCounts>,
     stopped: &Stopped,
 ) {
-    let counts = stopped.counts();
     for (name, &sent) in sent {
-        checked_topic(name, sent, frames, &counts);
+        checked_topic(name, sent, frames, counts);
     }
     stopped.assert_accounted(sent, Shortfall::WhereUnknownLoss);
 }
@@ -379,7 +379,7 @@ fn record_cameras(label: &str, io_mode: Option<&str>, count: u64) {
             "{name}: unknown_loss says whether the queue was found full"
         );
     }
-    assert_all_accounted(&sent, &frames, &stopped);
+    assert_all_accounted(&sent, &frames, &counts, &stopped);
 }
 
 /// recd without CAP_SYS_NICE (its bounding set without it, so not even root gets it back)
@@ -500,7 +500,7 @@ fn without_the_right_to_realtime_priority_recd_warns_and_never_hides_a_loss() {
         cameras + raw_topics,
         "every publisher matched: {sent:?}"
     );
-    assert_all_accounted(&sent, &frames, &stopped);
+    assert_all_accounted(&sent, &frames, &counts, &stopped);
 
     assert_eq!(
         warnings.len(),

@@ -285,7 +285,7 @@ fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
 /// fill within a second and overflow. The queue holds [`QUEUE_DEPTH`] frames, as an
 /// integrator configures a recorded service: iceoryx2's 2 would also overflow where a
 /// receive pass is one period late on a loaded machine, which is not these tests' point.
-fn record_with_default_service_limits_and_a_slow_writer(
+fn record_with_the_default_borrow_limit_and_a_slow_writer(
     spill_bytes: usize,
 ) -> (
     recd_workload::report::TopicSent,
@@ -329,7 +329,7 @@ fn record_with_default_service_limits_and_a_slow_writer(
 #[test]
 fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue() {
     let (sent, counts, check, receive) =
-        record_with_default_service_limits_and_a_slow_writer(256 << 20);
+        record_with_the_default_borrow_limit_and_a_slow_writer(256 << 20);
     assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
     assert!(receive.spilled > 0, "loans were taken back: {receive:?}");
     assert_eq!(counts.lost, 0, "no sample was overwritten in the queue");
@@ -353,7 +353,7 @@ fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue(
 fn a_full_spill_pool_drops_samples_and_counts_every_one() {
     // Room for two frames: the writer's lag soon fills it.
     let (sent, counts, check, receive) =
-        record_with_default_service_limits_and_a_slow_writer(2_100_000);
+        record_with_the_default_borrow_limit_and_a_slow_writer(2_100_000);
     assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
     assert_eq!(
         receive.reclaimed - receive.spilled,

@@ -144,7 +144,7 @@ impl Stopped {
     /// whose publishers' queues are deep enough that a full one would be a fault, and
     /// that cannot count what was sent when they stop.
     pub fn assert_clean(&self) {
-        let flagged = self.flagged();
+        let flagged = flagged(&self.counts());
         assert!(
             self.code == Some(0) && flagged.is_empty(),
             "rec stop exited {:?} with unknown_loss on {flagged:?}: {}\n{}",
@@ -180,7 +180,7 @@ impl Stopped {
                 sent - accounted
             );
         }
-        let flagged = self.flagged();
+        let flagged = flagged(&counts);
         assert_eq!(
             self.code,
             Some(if flagged.is_empty() { 0 } else { 4 }),
@@ -188,12 +188,12 @@ impl Stopped {
             self.stderr
         );
     }
+}
 
-    /// The topics marked `unknown_loss`.
-    fn flagged(&self) -> Vec<String> {
-        (self.counts().into_iter())
-            .filter(|(_, c)| c.unknown_loss)
-            .map(|(name, _)| name)
-            .collect()
-    }
+/// The topics marked `unknown_loss`.
+fn flagged(counts: &BTreeMap<String, StopCounts>) -> Vec<String> {
+    (counts.iter())
+        .filter(|(_, c)| c.unknown_loss)
+        .map(|(name, _)| name.clone())
+        .collect()
 }
