@@ -1,4 +1,5 @@
-"""What the test scripts share: JSON lines on stdout, and a bounded receive loop."""
+"""What the test scripts share: JSON lines on stdout, a bounded receive loop, and a sensor's
+schedule of ticks."""
 
 import json
 import sys
@@ -30,3 +31,34 @@ def receive(take, count: int, idle: float, timeout: float):
         for item in items:
             received += 1
             yield item
+
+
+class Ticks:
+    """Ticks at `rate` per second on an absolute schedule (tick k at the start + k / rate), at
+    most `count` of them, as a sensor driver keeps time: iterating waits for each tick's time
+    and yields its number. When the caller falls a whole period behind (Python cannot keep
+    up, or the machine stalled it), the ticks already past are skipped (counted in
+    `skipped`) rather than sent in a burst that no subscriber's queue would hold."""
+
+    def __init__(self, rate: float, count=None):
+        self.period = 1.0 / rate
+        self.count = count
+        self.skipped = 0
+        self.started = time.monotonic()
+
+    def elapsed(self) -> float:
+        """Seconds since the schedule started."""
+        return time.monotonic() - self.started
+
+    def __iter__(self):
+        tick = 0
+        while self.count is None or tick < self.count:
+            delay = self.started + tick * self.period - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            yield tick
+            tick += 1
+            due = int(self.elapsed() / self.period)
+            if due > tick:
+                self.skipped += (due if self.count is None else min(due, self.count)) - tick
+                tick = due

@@ -37,7 +37,7 @@ import time
 
 import iceoryx2 as iox2
 
-from script_io import emit
+from script_io import Ticks, emit
 
 
 def main(argv=None) -> int:
@@ -87,15 +87,8 @@ def main(argv=None) -> int:
     size = args.size
     sent = [0] * len(publishers)
     loan_errors = 0
-    skipped = 0
-    period = 1.0 / args.fps
-    monotonic = time.monotonic
-    started = monotonic()
-    tick = 0
-    while tick < args.count:
-        delay = started + tick * period - monotonic()
-        if delay > 0:
-            time.sleep(delay)
+    ticks = Ticks(args.fps, args.count)
+    for _ in ticks:
         for t, publisher in enumerate(publishers):
             try:
                 sample = publisher.loan_slice_uninit(size)
@@ -105,12 +98,8 @@ def main(argv=None) -> int:
             ctypes.c_uint64.from_address(sample.payload_ptr).value = sent[t]
             sample.assume_init().send()
             sent[t] += 1
-        tick += 1
-        due = int((monotonic() - started) / period)
-        if due > tick:
-            skipped += min(due, args.count) - tick
-            tick = due
-    elapsed = monotonic() - started
+    elapsed = ticks.elapsed()
+    skipped = ticks.skipped
     # Let the recorder take the last samples before the publishers go.
     time.sleep(args.linger)
     emit({

@@ -9,10 +9,12 @@ configures a recorded service).
 
 Each service carries `recd_test::Pose` with user header `recd_test::Stamp`, as shm_pubsub.py.
 `--silence S:AT:FOR` publishes nothing on S from AT s after the start for FOR s; `--slow
-S:AT:FOR` publishes S at half the rate over that span. The publisher waits (up to --wait s) for
-a subscriber on every service, publishes, and ends with one JSON line: {"done": true, "sent":
-{service: n}, "silences": [{"service": S, "last_before_ns": .., "first_after_ns": ..}],
-"slow": [{"service": S, "from_ns": .., "to_ns": ..}]}, times CLOCK_REALTIME ns as recd stamps.
+S:AT:FOR` publishes S at half the rate over that span. Ticks keep an absolute schedule, and
+ticks a stalled process missed are skipped, not sent in a burst (script_io.Ticks). The
+publisher waits (up to --wait s) for a subscriber on every service, publishes, and ends with
+one JSON line: {"done": true, "sent": {service: n}, "silences": [{"service": S,
+"last_before_ns": .., "first_after_ns": ..}], "slow": [{"service": S, "from_ns": .., "to_ns":
+..}], "skipped": ticks}, times CLOCK_REALTIME ns as recd stamps.
 """
 
 import argparse
@@ -21,7 +23,7 @@ import time
 
 import iceoryx2 as iox2
 
-from script_io import emit
+from script_io import Ticks, emit
 from shm_pubsub import Pose, Stamp, open_service
 
 
@@ -56,15 +58,13 @@ def main(argv=None) -> int:
             return 3
         time.sleep(0.01)
 
-    period = 1.0 / args.rate
     sent = {name: 0 for name in names}
     silences = {s: {"service": s, "last_before_ns": None, "first_after_ns": None}
                 for s, _, _ in args.silence}
     slow = [{"service": s, "from_ns": None, "to_ns": None} for s, _, _ in args.slow]
-    started = time.monotonic()
-    tick = 0
-    while True:
-        elapsed = time.monotonic() - started
+    ticks = Ticks(args.rate)
+    for tick in ticks:
+        elapsed = ticks.elapsed()
         if elapsed >= args.duration:
             break
         for name, _, _, publisher in ports:
@@ -91,13 +91,9 @@ def main(argv=None) -> int:
                     record["last_before_ns"] = now_ns
                 elif record["first_after_ns"] is None:
                     record["first_after_ns"] = now_ns
-        tick += 1
-        delay = started + tick * period - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
     time.sleep(args.linger)
     emit({"done": True, "sent": sent, "matched": True, "silences": list(silences.values()),
-          "slow": slow})
+          "slow": slow, "skipped": ticks.skipped})
     del ports
     return 0
 
