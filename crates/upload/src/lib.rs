@@ -23,6 +23,6 @@ mod uploader;
 pub use credentials::{CredentialError, CredentialSource};
 pub use key::{object_key, KeyTemplate, KeyTemplateError};
 pub use pressure::Pressure;
-pub use rate::RateLimit;
+pub use rate::{Paced, RateLimit};
 pub use settings::UploadSettings;
 pub use uploader::{Uploader, UploaderHandle};

@@ -1,19 +1,39 @@
-//! The recordings' word to the uploader: a session is falling behind, so the disk (or the
-//! CPU) is theirs for a while.
+//! The recordings' word to background work (uploads, finishing): keep off the disk for a
+//! while, or go on at a paced rate. The daemon's background policy decides; the uploader
+//! and finishing only obey.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Why, and until when, the uploader should keep off the disk.
+/// Why, and until when, background work keeps off the disk, and the rate it keeps to
+/// meanwhile when it may go on.
 #[derive(Debug, Default)]
 pub struct Pressure {
     until: Mutex<Option<(Instant, String)>>,
+    /// Bytes per second background work keeps to, while recordings lose samples.
+    pace: Mutex<Option<u64>>,
 }
 
 impl Pressure {
-    /// A recording needs the disk: the uploader reads nothing for `hold`.
+    /// A recording needs the disk: background work reads nothing for `hold`.
     pub fn raise(&self, why: String, hold: Duration) {
         *self.until.lock().expect("pressure lock") = Some((Instant::now() + hold, why));
+    }
+
+    /// Background work may go on now.
+    pub fn clear(&self) {
+        *self.until.lock().expect("pressure lock") = None;
+    }
+
+    /// Background work keeps to `bytes_per_s` (each of its workers on its own), or goes as
+    /// fast as it can (`None`).
+    pub fn set_pace(&self, bytes_per_s: Option<u64>) {
+        *self.pace.lock().expect("pressure lock") = bytes_per_s;
+    }
+
+    /// The rate background work keeps to now, if any.
+    pub fn pace(&self) -> Option<u64> {
+        *self.pace.lock().expect("pressure lock")
     }
 
     /// Returns once no recording needs the disk; `waiting` hears why it waits meanwhile,
@@ -26,7 +46,7 @@ impl Pressure {
         waiting(None);
     }
 
-    /// Why the uploader should wait now, if it should.
+    /// Why background work should wait now, if it should.
     pub fn current(&self) -> Option<String> {
         let mut until = self.until.lock().expect("pressure lock");
         match &*until {

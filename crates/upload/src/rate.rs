@@ -29,6 +29,29 @@ impl RateLimit {
     }
 }
 
+/// Paces work to a rate that changes, or to none: the background policy's pace
+/// ([`Pressure::pace`](crate::Pressure::pace)) for uploads and finishing.
+#[derive(Debug, Default)]
+pub struct Paced {
+    limit: Option<(u64, RateLimit)>,
+}
+
+impl Paced {
+    /// How long to wait before `bytes` more at `pace` bytes per second; `None` when
+    /// there is no pace (and the next pace starts afresh).
+    pub fn delay_for(&mut self, pace: Option<u64>, bytes: u64) -> Option<Duration> {
+        let Some(pace) = pace else {
+            self.limit = None;
+            return None;
+        };
+        let limit = match &mut self.limit {
+            Some((rate, limit)) if *rate == pace => limit,
+            slot => &mut slot.insert((pace, RateLimit::new(pace))).1,
+        };
+        Some(limit.delay_for(bytes, Instant::now()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +73,27 @@ mod tests {
         // Idle time is not saved up for a burst.
         let later = now + Duration::from_secs(60);
         assert_eq!(rate.delay_for(1 << 20, later), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_pace_paces_while_it_is_set_and_starts_afresh_when_it_changes() {
+        let mut paced = Paced::default();
+        assert_eq!(paced.delay_for(None, 1 << 20), None);
+        assert_eq!(
+            paced.delay_for(Some(1 << 20), 1 << 20),
+            Some(Duration::ZERO)
+        );
+        let second = paced.delay_for(Some(1 << 20), 1 << 20).unwrap();
+        assert!(second > Duration::from_millis(900), "{second:?}");
+        // A new pace forgets what the old one had paid for.
+        assert_eq!(
+            paced.delay_for(Some(2 << 20), 1 << 20),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(paced.delay_for(None, 1 << 20), None);
+        assert_eq!(
+            paced.delay_for(Some(2 << 20), 1 << 20),
+            Some(Duration::ZERO)
+        );
     }
 }

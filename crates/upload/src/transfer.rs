@@ -25,7 +25,7 @@ use tokio::task::JoinSet;
 
 use crate::bucket::{classify, Bucket, Trouble};
 use crate::pressure::Pressure;
-use crate::rate::RateLimit;
+use crate::rate::{Paced, RateLimit};
 use crate::reading::{Hashing, PartBuffers, PartReader};
 use crate::settings::UploadSettings;
 
@@ -142,6 +142,7 @@ impl Transfer<'_> {
             since: Instant::now(),
         };
         let mut next = 0;
+        let mut paced = Paced::default();
         loop {
             // Parts are read in order, one ahead, and sent `parallel_parts` at a time;
             // each is journaled as soon as the bucket acknowledges it, in whatever order.
@@ -164,6 +165,11 @@ impl Transfer<'_> {
                 let length = bytes.len() as u64;
                 if let Some(rate) = self.rate.as_mut() {
                     let paid = Instant::now() + rate.delay_for(length, Instant::now());
+                    self.journal_until(paid, &mut sending, &mut acknowledged, job)
+                        .await?;
+                }
+                if let Some(delay) = paced.delay_for(self.pressure.pace(), length) {
+                    let paid = Instant::now() + delay;
                     self.journal_until(paid, &mut sending, &mut acknowledged, job)
                         .await?;
                 }
