@@ -11,11 +11,19 @@ use rusqlite::params;
 use crate::{Catalog, CatalogError, File};
 
 impl Catalog {
-    /// Marks the file at `path` to be finished with `mode`; `None` takes it off the queue.
-    pub fn set_finish(&self, path: &Path, mode: Option<FinishMode>) -> Result<(), CatalogError> {
+    /// Marks the file at `path` to be finished with `mode`, waiting since `now_ns` (the
+    /// first time it is queued); `None` takes it off the queue.
+    pub fn set_finish(
+        &self,
+        path: &Path,
+        mode: Option<FinishMode>,
+        now_ns: i64,
+    ) -> Result<(), CatalogError> {
         self.connection.execute(
-            "UPDATE files SET finish = ?2 WHERE path = ?1",
-            params![self.data_dir.store(path), mode.map(FinishMode::as_str)],
+            "UPDATE files SET finish = ?2,
+                 finish_since_ns = CASE WHEN ?2 IS NULL THEN NULL ELSE COALESCE(finish_since_ns, ?3) END
+             WHERE path = ?1",
+            params![self.data_dir.store(path), mode.map(FinishMode::as_str), now_ns],
         )?;
         Ok(())
     }
@@ -76,7 +84,7 @@ impl Catalog {
     /// `messages` now, and no longer waits to be finished.
     pub fn mark_indexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), CatalogError> {
         self.connection.execute(
-            "UPDATE files SET state = ?2, bytes = ?3, messages = ?4, finish = NULL WHERE path = ?1",
+            "UPDATE files SET state = ?2, bytes = ?3, messages = ?4, finish = NULL, finish_since_ns = NULL WHERE path = ?1",
             params![
                 self.data_dir.store(path),
                 FileState::Indexed.as_str(),
@@ -124,8 +132,8 @@ mod tests {
                     .upsert_file(&complete(session, path.to_str().unwrap()))
                     .unwrap();
             }
-            catalog.set_finish(a, Some(FinishMode::Zstd)).unwrap();
-            catalog.set_finish(b, Some(FinishMode::Index)).unwrap();
+            catalog.set_finish(a, Some(FinishMode::Zstd), 1).unwrap();
+            catalog.set_finish(b, Some(FinishMode::Index), 2).unwrap();
             let upload = NewUpload {
                 path: a.to_path_buf(),
                 key: "car/a.mcap".into(),
@@ -163,7 +171,7 @@ mod tests {
         let after = catalog.file(a).unwrap().unwrap();
         assert_eq!((after.state, after.bytes), (FileState::Indexed, 60));
 
-        catalog.set_finish(b, None).unwrap();
+        catalog.set_finish(b, None, 3).unwrap();
         assert!(catalog.waiting_to_finish().unwrap().is_empty());
     }
 }

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod backlog;
 mod error;
 mod files;
 mod finishing;
@@ -27,6 +28,7 @@ use std::path::Path;
 use paths::DataDir;
 use rusqlite::Connection;
 
+pub use backlog::{DeletedBefore, OldestWaiting};
 pub use error::CatalogError;
 pub use files::File;
 pub use sessions::{Session, SessionId};

@@ -57,6 +57,9 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("sessions", "health", "TEXT"),
     ("files", "damaged_at", "INTEGER"),
     ("topics", "filtered", "INTEGER NOT NULL DEFAULT 0"),
+    ("files", "finish_since_ns", "INTEGER"),
+    ("files", "deleted_unfinished", "INTEGER NOT NULL DEFAULT 0"),
+    ("files", "deleted_unuploaded", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added

@@ -341,6 +341,11 @@ impl Catalog {
             "UPDATE uploads SET state = ?2, e_tag = ?3, uploaded_ns = ?4, reason = NULL WHERE path = ?1",
             params![stored, UploadState::Uploaded.as_str(), e_tag, now_ns],
         )?;
+        // Retention may have deleted it while it was read from an open descriptor.
+        self.connection.execute(
+            "UPDATE files SET deleted_unuploaded = 0 WHERE path = ?1",
+            params![stored],
+        )?;
         Ok(())
     }
 

@@ -13,6 +13,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod attachment;
+mod backlog;
 mod client;
 mod protocol;
 mod state;
@@ -20,6 +21,7 @@ pub mod units;
 mod upload;
 
 pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
+pub use backlog::Backlog;
 pub use client::{Client, ClientError};
 pub use protocol::{
     decode_request, encode, BufferStatus, DiskFull, ErrorKind, ErrorReply, FailedRequirement,

@@ -9,6 +9,7 @@ use super::topics::TopicsFound;
 use super::topics_set::SessionTopicsChanged;
 use super::triggers::{SessionMarked, SessionTriggered};
 use crate::upload::{UploadStatus, UploadsQueued};
+use crate::Backlog;
 
 /// recd's answer to one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +33,10 @@ pub enum Response {
     Status {
         /// One entry per running session asked about.
         sessions: Vec<SessionStatus>,
+        /// The backlog of every session's files (stopped ones too) and the background
+        /// policy's state; `None` from an older recd.
+        #[serde(default)]
+        backlog: Option<Backlog>,
     },
     /// The catalog's sessions, newest first.
     List {

@@ -6,6 +6,7 @@ use recd_health::Requirement;
 use serde::{Deserialize, Serialize};
 
 use super::topics::RatedTopic;
+use crate::Backlog;
 
 /// Live view of a running session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct SessionStatus {
     /// The required rules, and whether a topic each names has come.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required: Vec<Requirement>,
+    /// Its files waiting to be finished and uploaded, and those retention deleted first.
+    #[serde(default)]
+    pub backlog: Backlog,
 }
 
 /// A receive thread of a session: how it is scheduled and how late its passes came.

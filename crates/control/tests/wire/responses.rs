@@ -70,12 +70,26 @@ pub fn cases() -> Vec<(String, Message)> {
             "response-status",
             R(Response::Status {
                 sessions: vec![status_full(), status_plain()],
+                backlog: Some(recd_control::Backlog {
+                    finish_waiting: 2,
+                    finish_oldest_s: Some(61.5),
+                    upload_waiting: 3,
+                    upload_oldest_s: None,
+                    deleted_unfinished: 1,
+                    deleted_unuploaded: 4,
+                    background_mode: "throttled".into(),
+                    background:
+                        "throttled: recordings lose samples with or without background work".into(),
+                    background_on: false,
+                    max_delay_s: Some(600.0),
+                }),
             }),
         ),
         (
             "response-status-none",
             R(Response::Status {
                 sessions: Vec::new(),
+                backlog: None,
             }),
         ),
         (

@@ -163,6 +163,7 @@ pub fn status_full() -> SessionStatus {
         }),
         receive_threads: vec![receive_thread_quiet(), receive_thread_full()],
         required: Vec::new(),
+        backlog: Default::default(),
     }
 }
 
@@ -184,6 +185,7 @@ pub fn status_plain() -> SessionStatus {
         buffer: None,
         receive_threads: Vec::new(),
         required: Vec::new(),
+        backlog: Default::default(),
     }
 }
 
