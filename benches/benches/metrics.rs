@@ -67,6 +67,7 @@ fn snapshot(topics: usize) -> Snapshot {
             reclaimed: 0,
         }],
         required: Vec::new(),
+        backlog: Default::default(),
     };
     Snapshot {
         taken: Instant::now(),
@@ -79,6 +80,7 @@ fn snapshot(topics: usize) -> Snapshot {
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
+        backlog: None,
     }
 }
 

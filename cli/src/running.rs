@@ -134,7 +134,7 @@ fn wait_until_closed(
             name: Some(triggered.name.clone()),
         };
         let writing = match ask(socket, &request) {
-            Ok(Response::Status { sessions }) => sessions
+            Ok(Response::Status { sessions, .. }) => sessions
                 .iter()
                 .flat_map(|s| &s.current_files)
                 .any(|path| triggered.files.iter().any(|f| &f.path == path)),

@@ -2,6 +2,7 @@
 //! on the control socket and runs sessions until SIGTERM or SIGINT, which stop every
 //! session gracefully.
 
+mod background;
 mod clock;
 mod clock_sync;
 mod finishing;

@@ -1,14 +1,15 @@
 //! Retention: keeps the recordings on each file system within `max_total_size`, and a
 //! session within its `--max-files` ring, by deleting the oldest finished files, those
 //! already uploaded first (and, with `keep_until_uploaded`, none waiting for upload).
-//! Each deletion is logged and marked in the catalog; a file that vanished without recd
-//! is marked missing.
+//! Each deletion is logged and marked in the catalog, with whether the file still waited
+//! to be finished or uploaded (a warning then: its data never left the vehicle); a file
+//! that vanished without recd is marked missing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
-use recd_catalog::{Catalog, CatalogError, File, SessionId};
+use recd_catalog::{Catalog, CatalogError, DeletedBefore, File, SessionId};
 use recd_control::{FileState, UploadState};
 
 /// What uploads ask of retention: files already uploaded go first, and with
@@ -93,13 +94,29 @@ fn delete(catalog: &Catalog, file: &File, why: &str) -> Result<bool, CatalogErro
     match std::fs::remove_file(&file.path) {
         Ok(()) => {
             tracing::info!(file = %file.path.display(), "deleted the oldest recording {why}");
-            catalog.set_file_state(&file.path, FileState::Deleted)?;
+            let lost = catalog.mark_deleted_by_retention(&file.path)?;
+            if let Some(before) = never_left(lost) {
+                tracing::warn!(
+                    file = %file.path.display(),
+                    "the file was deleted before it was {before}: its data never left the vehicle (counted in rec status and recd_files_deleted_unfinished / recd_files_deleted_unuploaded)"
+                );
+            }
             Ok(true)
         }
         Err(error) => {
             tracing::error!(file = %file.path.display(), "retention cannot delete the file: {error}");
             Ok(false)
         }
+    }
+}
+
+/// What a deleted file had still waited for, in words; `None` when nothing.
+fn never_left(lost: DeletedBefore) -> Option<&'static str> {
+    match (lost.finished, lost.uploaded) {
+        (true, true) => Some("finished or uploaded"),
+        (true, false) => Some("finished"),
+        (false, true) => Some("uploaded"),
+        (false, false) => None,
     }
 }
 

@@ -238,7 +238,7 @@ fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
     );
     let (alone, _) = cameras2(&recd, &domain, "alone");
 
-    // 620 MB in 4 files to compress, at idle priority, while the cameras record.
+    // 620 MB in 4 files to compress, at low priority, while the cameras record.
     recd.rec_json(&[
         "start",
         "--name",

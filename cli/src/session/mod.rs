@@ -1,6 +1,7 @@
 //! `rec start`, `rec stop`, `rec status`, `rec list`: sessions of the recd daemon, one
 //! module per command.
 
+mod backlog;
 mod list;
 mod start;
 mod status;

@@ -139,7 +139,7 @@ pub struct StartArgs {
     /// Do not upload this session's files (`rec upload SESSION` queues them later).
     #[arg(long)]
     no_upload: bool,
-    /// What recd does to each file once closed, in the background at idle priority:
+    /// What recd does to each file once closed, in the background at low priority:
     /// index (chunk and index it in place, so that Foxglove opens it), zstd or lz4
     /// (compress too), none (leave it as recorded). Default: `[recording] finish`.
     #[arg(long, value_name = "MODE", value_parser = parse_finish_mode)]

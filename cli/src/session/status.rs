@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use recd_control::{Request, Response, SessionStatus, TopicReport};
+use recd_control::{Backlog, Request, Response, SessionStatus, TopicReport};
 
+use super::backlog::{backlog_line, backlog_text};
 use super::list::kept_files;
 use super::topic_table::{
     finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_filtered,
@@ -23,9 +24,11 @@ use crate::table::table;
 ///
 /// Per topic: health (ok, slow, stalled for how long, `-` while its rate is learnt or its
 /// checks are off), messages, msg/s, bytes, rate, dropped, lost and overflows; per session
-/// a one-line health summary (required topics missing named), the file being written and
-/// any warning. A session that no longer records shows its summary
-/// from the catalog.
+/// a one-line health summary (required topics missing named), the file being written,
+/// any warning, and its files waiting to be finished and uploaded (how many, the oldest's
+/// wait, those retention deleted first). At the end: the same for every session, and how
+/// much of the time background work gets now. A session that no longer records shows its
+/// summary from the catalog.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Only this session.
@@ -47,8 +50,8 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
         name: args.name.clone(),
     };
     if !args.watch {
-        let sessions = match (fetch_status(socket, &request), &args.name) {
-            (Ok(sessions), _) => sessions,
+        let running = match (fetch_status(socket, &request), &args.name) {
+            (Ok(running), _) => running,
             (Err(not_running), Some(name)) => {
                 return if finished_status(socket, name, args.json)? {
                     Ok(ExitCode::SUCCESS)
@@ -59,21 +62,27 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
             (Err(error), None) => return Err(error),
         };
         if args.json {
-            crate::output::print_json(&sessions)?;
+            crate::output::print_json(&running.sessions)?;
         } else {
-            out!("{}{}", status_text(&sessions, None), upload_text(socket));
+            out!(
+                "{}{}{}",
+                status_text(&running.sessions, None),
+                backlog_text(running.backlog.as_ref()),
+                upload_text(socket)
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
     let interactive = std::io::stdout().is_terminal();
     loop {
-        let sessions = fetch_status(socket, &request)?;
+        let Running { sessions, backlog } = fetch_status(socket, &request)?;
+        let background = backlog_text(backlog.as_ref()) + &upload_text(socket);
         let text = if args.json {
             serde_json::to_string(&sessions).map_err(|e| e.to_string())? + "\n"
         } else if interactive {
-            status_text(&sessions, topic_rows_that_fit(&sessions)) + &upload_text(socket)
+            status_text(&sessions, topic_rows_that_fit(&sessions)) + &background
         } else {
-            status_text(&sessions, None) + &upload_text(socket)
+            status_text(&sessions, None) + &background
         };
         let mut stdout = std::io::stdout().lock();
         if interactive && !args.json {
@@ -159,11 +168,18 @@ fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String
     Ok(true)
 }
 
-fn fetch_status(socket: &Path, request: &Request) -> Result<Vec<SessionStatus>, String> {
+/// The running sessions, and every session's backlog (`None` from an older recd).
+fn fetch_status(socket: &Path, request: &Request) -> Result<Running, String> {
     match ask(socket, request)? {
-        Response::Status { sessions } => Ok(sessions),
+        Response::Status { sessions, backlog } => Ok(Running { sessions, backlog }),
         other => Err(unexpected(&other)),
     }
+}
+
+/// What `rec status` shows of the running sessions.
+struct Running {
+    sessions: Vec<SessionStatus>,
+    backlog: Option<Backlog>,
 }
 
 /// How many topic rows each session may show so that every session line and column
@@ -195,6 +211,7 @@ fn status_lines_besides_topics(session: &SessionStatus) -> usize {
         + usize::from(session.paused)
         + usize::from(session.buffer.is_some())
         + usize::from(session.write_error.is_some())
+        + usize::from(!session.backlog.is_empty())
 }
 
 /// "file F", "files F, G" (a file per source family), or "file -" while none is open.
@@ -302,6 +319,7 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
         if let Some(error) = &session.write_error {
             text += &format!("  write error: {error}\n");
         }
+        text += &backlog_line("  waiting: ", &session.backlog).unwrap_or_default();
     }
     text
 }
@@ -350,6 +368,7 @@ mod tests {
             buffer: None,
             receive_threads: Vec::new(),
             required: Vec::new(),
+            backlog: Backlog::default(),
         }
     }
 

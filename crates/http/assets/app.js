@@ -177,6 +177,8 @@ function renderHeader(o) {
   clock.textContent = o.clock_sync ? "clock: " + o.clock_sync : "";
   clock.classList.toggle("warn", !!o.clock_sync && o.clock_sync.startsWith("unknown"));
 
+  renderBacklog(o.backlog);
+
   const up = $("uploads"), u = o.uploads;
   up.hidden = !u;
   up.replaceChildren();
@@ -186,6 +188,37 @@ function renderHeader(o) {
     ", " + humanBytes(u.bytes_per_s || 0) + "/s"));
   if (u.yielding) up.append(el("span", "warn", " · yielding: " + u.yielding));
   if (u.error) up.append(el("span", "bad", " · error: " + u.error));
+}
+
+function humanAge(seconds) {
+  const s = Math.floor(seconds);
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+}
+
+// What waits to be finished and uploaded, what retention deleted first, and how much of
+// the time background work gets (docs/operations.md, "Background work on a busy vehicle").
+function renderBacklog(b) {
+  const line = $("backlog");
+  line.hidden = !b || (!b.finish_waiting && !b.upload_waiting && !b.deleted_unfinished &&
+    !b.deleted_unuploaded && (!b.background_mode || b.background_mode === "running"));
+  line.replaceChildren();
+  if (line.hidden) return;
+  const waited = (n, what, age) => n + " to " + what + (age != null ? " (oldest " + humanAge(age) + ")" : "");
+  const parts = [];
+  if (b.finish_waiting) parts.push(waited(b.finish_waiting, "finish", b.finish_oldest_s));
+  if (b.upload_waiting) parts.push(waited(b.upload_waiting, "upload", b.upload_oldest_s));
+  line.append(el("span", null, "background " + (b.background_mode || "") +
+    (parts.length ? ": " + parts.join(", ") : "")));
+  line.title = b.background || "";
+  const late = b.max_delay_s != null &&
+    Math.max(b.finish_oldest_s || 0, b.upload_oldest_s || 0) > b.max_delay_s;
+  line.classList.toggle("warn", late || b.background_mode === "backed off");
+  if (b.deleted_unfinished || b.deleted_unuploaded) {
+    line.append(el("span", "bad", " · deleted by retention before finished " +
+      b.deleted_unfinished + ", before uploaded " + b.deleted_unuploaded));
+  }
 }
 
 // ---------- start form (built once, rebuilt only when the preset list changes) ----------

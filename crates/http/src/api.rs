@@ -99,6 +99,7 @@ fn overview_json(
             "waiting_to_finish": facts.waiting_to_finish,
         },
         "uploads": snapshot.uploads,
+        "backlog": snapshot.backlog,
         "clock_sync": facts.clock_sync,
     })
 }

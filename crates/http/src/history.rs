@@ -93,6 +93,7 @@ mod tests {
                 buffer: None,
                 receive_threads: vec![],
                 required: vec![],
+                backlog: Default::default(),
             })
             .collect();
         Snapshot {
@@ -101,6 +102,7 @@ mod tests {
             uploads: None,
             facts: Default::default(),
             file_sizes: Default::default(),
+            backlog: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recd_control::{Request, Response, SessionStatus, UploadStatus};
+use recd_control::{Backlog, Request, Response, SessionStatus, UploadStatus};
 
 use crate::backend::{Backend, DaemonFacts};
 
@@ -22,6 +22,8 @@ pub struct Snapshot {
     pub sessions: Vec<SessionStatus>,
     /// The uploader's state; `None` when uploads are off.
     pub uploads: Option<UploadStatus>,
+    /// Every session's files waiting for background work, and the policy's state.
+    pub backlog: Option<Backlog>,
     /// The rest.
     pub facts: DaemonFacts,
     /// The sizes of the sessions' current files.
@@ -31,8 +33,8 @@ pub struct Snapshot {
 impl Snapshot {
     /// Takes one (blocking).
     pub fn take(backend: &dyn Backend) -> Result<Self, String> {
-        let sessions = match backend.answer(Request::Status { name: None }) {
-            Ok(Response::Status { sessions }) => sessions,
+        let (sessions, backlog) = match backend.answer(Request::Status { name: None }) {
+            Ok(Response::Status { sessions, backlog }) => (sessions, backlog),
             Ok(other) => return Err(format!("recd answered a status with {other:?}")),
             Err(error) => return Err(error.message),
         };
@@ -48,6 +50,7 @@ impl Snapshot {
             taken: Instant::now(),
             sessions,
             uploads,
+            backlog,
             facts: backend.facts(),
             file_sizes,
         })

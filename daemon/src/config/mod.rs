@@ -9,7 +9,7 @@ mod upload;
 
 pub use http::{HttpConfig, PresetConfig};
 pub use remote::RemoteControlConfig;
-pub use upload::UploadConfig;
+pub use upload::{UploadConfig, DEFAULT_MAX_DELAY};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! section is absent.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use bytesize::ByteSize;
 use recd_upload::{CredentialSource, KeyTemplate, UploadSettings};
@@ -56,7 +57,14 @@ pub struct UploadConfig {
     /// Parts of a file sent at once (1 to 32): each is read ahead and held in memory
     /// until the bucket has it, so memory grows by a part's size for each.
     pub parallel_parts: usize,
+    /// recd warns once a file has waited longer than this to be finished or to be
+    /// uploaded (e.g. "10min"): uploads are falling behind the recording.
+    #[serde(with = "units::duration")]
+    pub max_delay: Duration,
 }
+
+/// `[upload] max_delay` by default, and the bound for finishing when nothing uploads.
+pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(600);
 
 impl Default for UploadConfig {
     fn default() -> Self {
@@ -75,6 +83,7 @@ impl Default for UploadConfig {
             keep_until_uploaded: false,
             part_size: ByteSize::mib(16),
             parallel_parts: 4,
+            max_delay: DEFAULT_MAX_DELAY,
         }
     }
 }
@@ -97,6 +106,9 @@ impl UploadConfig {
                 "[upload] parallel_parts {} is not between 1 and {MAX_PARALLEL_PARTS}",
                 self.parallel_parts
             ));
+        }
+        if self.max_delay.is_zero() {
+            return Err("[upload] max_delay must be more than 0".into());
         }
         if self.max_rate == Some(ByteSize::b(0)) {
             return Err("[upload] max_rate must be more than 0 (leave it out for no limit)".into());

@@ -1,14 +1,14 @@
-//! When finishing may use the disk and the CPU: never while a recording needs them.
+//! When finishing may use the disk and the CPU: as the background policy decides
+//! ([`crate::background`]), and never while a session records unless
+//! `finish_while_recording`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use recd_engine::BehindProbe;
 use recd_upload::Pressure;
 
-/// How long finishing keeps off once a recording's writer fell behind.
-const YIELD: Duration = Duration::from_secs(5);
+use crate::background::Background;
 
 /// A recording's receive threads, watched between the sessions' once-a-second samples:
 /// at 30 FullHD frames a second, a second of finishing beside a writer that fell behind
@@ -26,70 +26,59 @@ pub struct FinishGate {
     recording: AtomicUsize,
     /// `[recording] finish_while_recording`.
     while_recording: bool,
-    /// Raised while a session drops messages or its writer falls behind.
+    /// Raised while background work keeps off; its pace is finishing's too.
     pressure: Arc<Pressure>,
-    /// The recordings' receive threads, and until when finishing keeps off because one
-    /// of them took a loan back from its writer.
-    watched: Mutex<Watch>,
-}
-
-/// The watched recordings, and until when finishing keeps off, and why.
-#[derive(Default)]
-struct Watch {
-    recordings: Vec<Watched>,
-    held: Option<(Instant, String)>,
+    /// Told at once when a watched writer falls behind.
+    background: Arc<Background>,
+    /// The recordings' receive threads.
+    watched: Mutex<Vec<Watched>>,
 }
 
 impl FinishGate {
-    /// A gate that holds finishing while `pressure` is raised, and while any session
-    /// records unless `while_recording`.
-    pub fn new(while_recording: bool, pressure: Arc<Pressure>) -> Self {
+    /// A gate that holds finishing while `pressure` is raised (as `background` decides),
+    /// and while any session records unless `while_recording`.
+    pub fn new(
+        while_recording: bool,
+        pressure: Arc<Pressure>,
+        background: Arc<Background>,
+    ) -> Self {
         Self {
             recording: AtomicUsize::new(0),
             while_recording,
             pressure,
+            background,
             watched: Mutex::default(),
         }
     }
 
-    /// Watches `session`'s receive threads until the recording is gone: finishing
-    /// keeps off as soon as they take a loan back from a writer that fell behind.
+    /// Watches `session`'s receive threads until the recording is gone: the background
+    /// policy hears at once when they take a loan back from a writer that fell behind.
     pub fn watch(&self, session: &str, probe: BehindProbe) {
         let taken_back = probe.loans_taken_back().unwrap_or(0);
         let mut watched = self.watched.lock().expect("finish gate lock");
-        watched.recordings.push(Watched {
+        watched.push(Watched {
             session: session.to_string(),
             probe,
             taken_back,
         });
     }
 
-    /// Why finishing must wait because a watched writer fell behind lately.
-    fn behind(&self) -> Option<String> {
-        let mut guard = self.watched.lock().expect("finish gate lock");
-        let Watch { recordings, held } = &mut *guard;
-        let now = Instant::now();
-        recordings.retain_mut(|w| match w.probe.loans_taken_back() {
+    /// Tells the background policy when a watched writer fell behind since the last look.
+    fn look_behind(&self) {
+        let mut watched = self.watched.lock().expect("finish gate lock");
+        watched.retain_mut(|w| match w.probe.loans_taken_back() {
             None => false,
             Some(taken_back) => {
                 if taken_back > w.taken_back {
-                    let why = format!(
+                    w.taken_back = taken_back;
+                    self.background.fell_behind(format!(
                         "session {}'s writer fell behind (samples spilled)",
                         w.session
-                    );
-                    *held = Some((now + YIELD, why));
-                    w.taken_back = taken_back;
+                    ));
                 }
                 true
             }
         });
-        match held {
-            Some((until, why)) if now < *until => Some(why.clone()),
-            _ => {
-                *held = None;
-                None
-            }
-        }
     }
 
     /// The sessions writing to disk now.
@@ -99,12 +88,18 @@ impl FinishGate {
 
     /// Why finishing must wait now, if it must.
     pub fn hold(&self) -> Option<String> {
-        if let Some(why) = self.behind().or_else(|| self.pressure.current()) {
+        self.look_behind();
+        if let Some(why) = self.pressure.current() {
             return Some(why);
         }
         let recording = self.recording.load(Ordering::Relaxed);
         (recording > 0 && !self.while_recording)
             .then(|| format!("{recording} session(s) recording (finish_while_recording = false)"))
+    }
+
+    /// The rate finishing keeps to now, if any (bytes read per second).
+    pub fn pace(&self) -> Option<u64> {
+        self.pressure.pace()
     }
 }
 
@@ -116,8 +111,9 @@ mod tests {
     #[test]
     fn finishing_waits_for_recordings_unless_told_otherwise_and_always_for_pressure() {
         let pressure = Arc::new(Pressure::default());
-        let deferred = FinishGate::new(false, pressure.clone());
-        let beside = FinishGate::new(true, pressure.clone());
+        let background = Arc::new(Background::new(pressure.clone()));
+        let deferred = FinishGate::new(false, pressure.clone(), background.clone());
+        let beside = FinishGate::new(true, pressure.clone(), background);
         assert_eq!(deferred.hold(), None);
         deferred.set_recording(1);
         beside.set_recording(1);

@@ -1,7 +1,7 @@
 //! Finishing files in the background (`[recording] finish`): each closed file of a session
 //! that asks for it is reindexed in place — chunked, indexed, compressed if asked — on
-//! one thread at idle CPU and I/O priority, one file at a time in the order they closed,
-//! and only while no recording needs the disk or the CPU ([`FinishGate`]).
+//! one thread at nice 19 and idle I/O priority, one file at a time in the order they
+//! closed, as the background policy allows ([`FinishGate`]).
 
 mod gate;
 mod job;
@@ -16,11 +16,14 @@ use std::time::{Duration, Instant};
 
 use recd_catalog::{Catalog, File};
 use recd_control::FinishMode;
+use recd_upload::Paced;
 
 use job::Outcome;
 
 /// How long finishing sleeps when there is nothing to do or it must wait.
 const IDLE: Duration = Duration::from_millis(250);
+/// Bytes read between two looks at the background pace.
+const PACED_STEP: u64 = 1 << 20;
 /// How often a reindex under way asks the gate whether to pause.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 
@@ -151,7 +154,18 @@ impl Finishing {
         let started = Instant::now();
         let mut paused = Duration::ZERO;
         let mut checked = Instant::now();
-        let mut progress = |_: u64, _: u64| {
+        let mut paced = Paced::default();
+        let mut read = 0;
+        let mut progress = |done: u64, _: u64| {
+            // Paced a MiB at a time: progress comes with every message.
+            if done.saturating_sub(read) >= PACED_STEP {
+                let pace = self.gate.pace();
+                if let Some(delay) = paced.delay_for(pace, done - read) {
+                    std::thread::sleep(delay);
+                    paused += delay;
+                }
+                read = done;
+            }
             if checked.elapsed() < CHECK_EVERY {
                 return;
             }
@@ -187,12 +201,12 @@ impl Finishing {
                 );
             }
             Outcome::Gone => {
-                let _ = catalog.set_finish(&file.path, None);
+                let _ = catalog.set_finish(&file.path, None, crate::clock::now_ns());
             }
             Outcome::Interrupted => return false,
             Outcome::Failed(why) => {
                 tracing::warn!(file = %file.path.display(), "cannot finish the file; it stays as recorded: {why}");
-                let _ = catalog.set_finish(&file.path, None);
+                let _ = catalog.set_finish(&file.path, None, crate::clock::now_ns());
             }
         }
         true

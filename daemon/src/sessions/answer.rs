@@ -17,9 +17,13 @@ impl Sessions {
             Request::Stop { name, all } => self
                 .stop(name.as_deref(), all)
                 .map(|sessions| Response::Stopped { sessions }),
-            Request::Status { name } => self
-                .status(name.as_deref())
-                .map(|sessions| Response::Status { sessions }),
+            Request::Status { name } => {
+                self.status(name.as_deref())
+                    .map(|sessions| Response::Status {
+                        sessions,
+                        backlog: self.backlog(None),
+                    })
+            }
             Request::List => self.list().map(|sessions| Response::List { sessions }),
             Request::Topics(request) => self.topics(&request).map(Response::Topics),
             Request::Pause { name } => self.pause(name.as_deref(), true).map(Response::Paused),

@@ -60,7 +60,7 @@ impl CatalogObserver {
             return;
         }
         let catalog = self.catalog.lock().expect("catalog lock");
-        if let Err(error) = catalog.set_finish(&file.path, Some(self.finish)) {
+        if let Err(error) = catalog.set_finish(&file.path, Some(self.finish), now_ns()) {
             tracing::error!(file = %file.path.display(), "cannot queue the file for finishing: {error}");
         }
     }

@@ -2,6 +2,7 @@
 //! catalog.
 
 mod answer;
+mod backlog;
 mod catalog_sync;
 mod facts;
 mod health_log;
@@ -27,6 +28,8 @@ use recd_control::{
 use recd_engine::{Recording, TopicFilter, TopicSelection};
 use recd_upload::Pressure;
 
+use crate::background::share::Losses;
+use crate::background::Background;
 use crate::clock::now_ns;
 use crate::config::DaemonConfig;
 use crate::finishing::{FinishGate, Finisher};
@@ -35,7 +38,7 @@ use crate::{names, retention};
 use catalog_sync::{add_file_health, mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, catalog_file, error, listed, unknown_session};
-use telling::{tell_changes, tell_pressure};
+use telling::{losses_since_last, tell_changes};
 use uploading::upload_guard;
 
 /// One running session.
@@ -61,13 +64,10 @@ struct Running {
     /// Topics whose unknown loss was logged.
     told_unknown_loss: HashSet<String>,
     /// Messages dropped or lost, and samples spilled (the writer behind), at the last
-    /// sample: the uploader waits while either grows.
+    /// sample: what background work is judged by.
     dropped: u64,
     spilled: u64,
 }
-
-/// How long uploads and finishing keep off the disk after a recording dropped a message.
-const YIELD: Duration = Duration::from_secs(5);
 
 /// How long discovery has to find a session's first topic before the log warns that its
 /// selection matches nothing.
@@ -97,25 +97,28 @@ pub struct Sessions {
     kept_for_upload: Mutex<usize>,
     /// Triggers taken by id.
     triggers: triggering::TriggerLedger,
-    /// Raised while a session drops messages or its writer falls behind: uploads and
-    /// finishing keep off the disk meanwhile.
-    pressure: Arc<Pressure>,
+    /// How much of the time uploads and finishing get while recordings lose samples.
+    background: Arc<Background>,
     /// When finishing files may run.
     finish_gate: Arc<FinishGate>,
+    /// Which delays of background work the log was told of.
+    delays: Mutex<backlog::DelayWatch>,
 }
 
 impl Sessions {
     /// Sessions recorded under `config`, with the catalog opened and the uploader, if
-    /// any; `pressure` is raised while a recording needs the disk.
+    /// any; `pressure` tells uploads and finishing what the background policy decides.
     pub fn new(
         config: DaemonConfig,
         catalog: Catalog,
         uploads: Option<Uploads>,
         pressure: Arc<Pressure>,
     ) -> Self {
+        let background = Arc::new(Background::new(pressure.clone()));
         let finish_gate = Arc::new(FinishGate::new(
             config.recording.finish_while_recording,
-            pressure.clone(),
+            pressure,
+            background.clone(),
         ));
         Self {
             config,
@@ -124,8 +127,9 @@ impl Sessions {
             uploads: uploads.map(Arc::new),
             kept_for_upload: Mutex::new(0),
             triggers: Default::default(),
-            pressure,
+            background,
             finish_gate,
+            delays: Mutex::default(),
         }
     }
 
@@ -401,6 +405,7 @@ impl Sessions {
                     &session.directory,
                     session.recording.status(),
                     &session.rates,
+                    self.backlog(Some(session.id)).unwrap_or_default(),
                 )
             })
             .collect())
@@ -448,6 +453,8 @@ impl Sessions {
         };
         let mut writing = HashSet::new();
         let mut writing_sessions = 0;
+        let mut losses = Losses::default();
+        let mut why = None;
         for (name, session) in running.iter_mut() {
             if !session.recording.threads_alive() {
                 tracing::error!(session = %name, "a recording thread ended unexpectedly");
@@ -462,7 +469,10 @@ impl Sessions {
                 .map(|t| t.counts.dropped + t.counts.lost)
                 .sum::<u64>();
             tell_changes(name, session, &status);
-            tell_pressure(name, session, &status, &self.pressure);
+            let (lost, said) = losses_since_last(name, session, &status);
+            losses.spilled += lost.spilled;
+            losses.lost += lost.lost;
+            why = why.or(said);
             // A paused session, or a pre-trigger one between windows, writes nothing.
             let buffering = status.buffer.is_some() && status.current_files.is_empty();
             if !status.paused && !buffering {
@@ -471,7 +481,14 @@ impl Sessions {
             writing.extend(status.current_files);
         }
         self.finish_gate.set_recording(writing_sessions);
+        self.background
+            .sample(losses, why, self.background_work_waits());
         self.apply_retention(&running, &writing);
+        let checked =
+            (self.delays.lock().expect("delays lock")).check(&self.catalog(), self.max_delay());
+        if let Err(failure) = checked {
+            tracing::error!("cannot read the backlog from the catalog: {failure}");
+        }
         let now = Instant::now();
         let expired: Vec<String> = (running.iter())
             .filter(|(_, session)| session.stop_at.is_some_and(|at| at <= now))
@@ -563,8 +580,6 @@ impl Sessions {
     }
 }
 
-/// Tells uploads and finishing to keep off the disk while a session drops messages or
-/// its writer falls behind (samples spilled out of shared memory).
 /// A session's expectations: its own `rec start --expect` rules, then recd's `[[expect]]`.
 fn expectations(
     session: &[String],

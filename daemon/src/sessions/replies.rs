@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use recd_catalog::{Catalog, CatalogError, Session};
 use recd_control::{
-    BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession, RatedTopic,
-    ReceiveThreadReport, SessionState, SessionStatus, SessionStopped, TopicReport, UploadState,
+    Backlog, BufferStatus, DiskFull, ErrorKind, ErrorReply, FileEntry, FileState, ListedSession,
+    RatedTopic, ReceiveThreadReport, SessionState, SessionStatus, SessionStopped, TopicReport,
+    UploadState,
 };
 use recd_engine::{ReceiveThreadStatus, RecordingStatus, RecordingSummary, StopError, TopicStatus};
 
@@ -42,6 +43,7 @@ pub fn session_status(
     directory: &Path,
     status: RecordingStatus,
     rates: &Rates,
+    backlog: Backlog,
 ) -> SessionStatus {
     SessionStatus {
         name: name.to_string(),
@@ -74,6 +76,7 @@ pub fn session_status(
         }),
         receive_threads: receive_threads(&status.receive_threads),
         required: status.required,
+        backlog,
     }
 }
 

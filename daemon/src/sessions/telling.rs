@@ -1,36 +1,42 @@
-//! What a running session tells as its sampled status changes: pressure on the
-//! background work when it drops messages or its writer falls behind, and log lines for a
-//! full disk, a write error, unknown loss and a selection that matches no topic.
+//! What a running session tells as its sampled status changes: what it lost since the
+//! last sample (for the background policy), and log lines for a full disk, a write
+//! error, unknown loss and a selection that matches no topic.
 
 use recd_engine::RecordingStatus;
-use recd_upload::Pressure;
 
-use super::{Running, FIRST_TOPIC_GRACE, YIELD};
+use super::{Running, FIRST_TOPIC_GRACE};
+use crate::background::share::Losses;
 
-/// Raises `pressure` when the session dropped messages or its writer spilled since the
-/// last sample.
-pub(super) fn tell_pressure(
+/// What the session lost since the last sample (messages dropped or lost, samples its
+/// writer was too late for), and in words when it lost anything.
+pub(super) fn losses_since_last(
     name: &str,
     session: &mut Running,
     status: &RecordingStatus,
-    pressure: &Pressure,
-) {
+) -> (Losses, Option<String>) {
     let dropped: u64 = (status.topics.iter())
         .map(|t| t.counts.dropped + t.counts.lost)
         .sum();
     let spilled: u64 = status.receive_threads.iter().map(|t| t.spilled).sum();
-    if dropped > session.dropped {
-        let why = format!(
+    let losses = Losses {
+        spilled: spilled.saturating_sub(session.spilled),
+        lost: dropped.saturating_sub(session.dropped),
+    };
+    let why = if losses.lost > 0 {
+        Some(format!(
             "session {name} dropped {} messages in the last second",
-            dropped - session.dropped
-        );
-        pressure.raise(why, YIELD);
-    } else if spilled > session.spilled {
-        let why = format!("session {name}'s writer fell behind (samples spilled)");
-        pressure.raise(why, YIELD);
-    }
+            losses.lost
+        ))
+    } else if losses.spilled > 0 {
+        Some(format!(
+            "session {name}'s writer fell behind (samples spilled)"
+        ))
+    } else {
+        None
+    };
     session.dropped = dropped;
     session.spilled = spilled;
+    (losses, why)
 }
 
 /// Logs what changed since the last sample: writing paused for disk space or resumed, a

@@ -80,6 +80,7 @@ pub fn families(snapshot: &Snapshot, budget: &mut TopicBudget, version: &str) ->
     all.extend(topic_families(&snapshot.sessions, budget, now_ns));
     all.extend(session_families(&snapshot.sessions));
     all.extend(disk_families(snapshot));
+    all.extend(backlog_families(snapshot));
     all.extend(upload_families(snapshot));
     all
 }
@@ -317,6 +318,62 @@ fn disk_families(snapshot: &Snapshot) -> Vec<Family> {
                 Kind::Gauge,
             )
             .with(vec![], waiting as f64),
+        );
+    }
+    families
+}
+
+/// How long the oldest files have waited for background work, what retention deleted
+/// before it, and how much of the time background work gets.
+fn backlog_families(snapshot: &Snapshot) -> Vec<Family> {
+    let Some(backlog) = &snapshot.backlog else {
+        return Vec::new();
+    };
+    let mut families = vec![
+        Family::new(
+            "finish_oldest_waiting",
+            "How long the oldest file waiting to be finished has waited (0 when none waits).",
+            Some(Unit::Seconds),
+            Kind::Gauge,
+        )
+        .with(vec![], backlog.finish_oldest_s.unwrap_or(0.0)),
+        Family::new(
+            "files_deleted_unfinished",
+            "Files retention deleted before they were finished.",
+            None,
+            Kind::Counter,
+        )
+        .with(vec![], backlog.deleted_unfinished as f64),
+    ];
+    if snapshot.uploads.is_some() {
+        families.push(
+            Family::new(
+                "upload_oldest_waiting",
+                "How long the oldest file waiting to be uploaded has waited (0 when none waits).",
+                Some(Unit::Seconds),
+                Kind::Gauge,
+            )
+            .with(vec![], backlog.upload_oldest_s.unwrap_or(0.0)),
+        );
+        families.push(
+            Family::new(
+                "files_deleted_unuploaded",
+                "Files retention deleted before they were uploaded: their data never left the vehicle.",
+                None,
+                Kind::Counter,
+            )
+            .with(vec![], backlog.deleted_unuploaded as f64),
+        );
+    }
+    if !backlog.background_mode.is_empty() {
+        families.push(
+            Family::new(
+                "background",
+                "How much of the time finishing and uploads get: running (no recording loses samples), throttled (they lose as much without) or backed off (they lose more with it).",
+                None,
+                Kind::Info,
+            )
+            .with(vec![("mode", backlog.background_mode.clone())], 1.0),
         );
     }
     families

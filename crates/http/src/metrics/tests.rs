@@ -64,6 +64,7 @@ fn session(name: &str, topics: Vec<RatedTopic>, paused: bool) -> SessionStatus {
             reclaimed: 3,
         }],
         required: Vec::new(),
+        backlog: Default::default(),
     }
 }
 
@@ -79,6 +80,13 @@ fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
+        backlog: Some(recd_control::Backlog {
+            finish_waiting: 2,
+            finish_oldest_s: Some(61.5),
+            deleted_unfinished: 3,
+            background_mode: "throttled".into(),
+            ..Default::default()
+        }),
     }
 }
 
@@ -125,6 +133,9 @@ fn topics_sessions_and_disk_are_named_as_prometheus_expects() {
         "recd_data_free_bytes 5368709120",
         "recd_data_min_free_bytes 1073741824",
         "recd_files_waiting_to_finish 2",
+        "recd_finish_oldest_waiting_seconds 61.5",
+        "recd_files_deleted_unfinished_total 3",
+        "recd_background_info{mode=\"throttled\"} 1",
         "recd_build_info{version=\"9.9.9\"} 1",
     ] {
         assert!(
