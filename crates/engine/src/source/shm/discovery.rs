@@ -1,44 +1,160 @@
-//! Finding the services to record: opening new ones, closing vanished ones, telling the
-//! writer about both.
+//! The discovery thread: finds the services to record, opens them, subscribes and
+//! listens to their event services, hands the ready ports to the receive thread, and
+//! drops the ports it gives back.
+//!
+//! Opening a service or creating and dropping a port makes iceoryx2 write, `fsync` and
+//! remove files of the recorder's node and map the publisher's segments: file I/O that
+//! can wait on a busy disk for milliseconds. It all happens here, at normal priority, so
+//! the real-time receive thread never does any of it (see [`super::exchange`]).
 
-use std::collections::BTreeSet;
-use std::time::Instant;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use iceoryx2::identifiers::UniquePublisherId;
 use iceoryx2::prelude::*;
 use iceoryx2::service::marker::{CustomHeaderMarker, CustomPayloadMarker};
 use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as PatternConfig;
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
+use super::events::open_listener;
+use super::exchange::{Finished, Found, Inbox, ReceiveLink};
 use super::lease::{Borrows, Issued};
 use super::poll::PollSchedule;
-use super::receive::{receive_topic, OpenTopic};
+use super::receive::OpenTopic;
+use super::service_dir::ServiceDirectory;
 use super::service_types::{channel_name, ServiceTypes};
-use super::{Flavor, ShmSource};
-use crate::source::{announce, conclude_change, SequenceGaps};
+use super::Flavor;
+use crate::registry::TopicRegistry;
+use crate::select::TopicFilter;
+use crate::source::{SequenceGaps, SourceSettings};
+use crate::throttle::Throttles;
 use crate::topic::{Topic, TopicCounters};
 
-impl ShmSource {
-    /// Opens matching services that are new, closes those without publishers, announces
-    /// new topics; returns the names of event services that go with open topics.
-    pub(super) fn discover(&mut self) -> BTreeSet<String> {
+/// The name of the discovery thread.
+pub(super) const THREAD_NAME: &str = "recd-shm-discovery";
+
+/// What the discovery thread owns: the recorder's node and everything it opened that the
+/// receive thread does not hold.
+pub(super) struct Discovery {
+    node: Node<Flavor>,
+    filter: TopicFilter,
+    throttles: Throttles,
+    interval: Duration,
+    registry: Arc<TopicRegistry>,
+    link: ReceiveLink,
+    /// Tells whether a round needs a full `Service::list`.
+    service_dir: ServiceDirectory,
+    /// Every event service seen by the last full listing.
+    event_services: BTreeSet<String>,
+    /// Every topic recorded so far with the types it was recorded with: a service that
+    /// comes back with the same types continues its topic.
+    known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
+    /// Topics `rec topics-set` unselected: what each publisher had sent by then.
+    unselected: HashMap<String, SequenceGaps<UniquePublisherId>>,
+    /// Topics handed to the receive thread and not given back.
+    lent_topics: BTreeSet<String>,
+    /// Event services whose listener the receive thread holds.
+    lent_listeners: BTreeSet<String>,
+    /// Topics given back whose samples the writer still holds: dropped once it let go.
+    retiring: Vec<OpenTopic>,
+}
+
+impl Discovery {
+    /// The discovery of a source with `settings`, opening services with `node`.
+    pub fn new(
+        node: Node<Flavor>,
+        settings: &SourceSettings,
+        registry: Arc<TopicRegistry>,
+        link: ReceiveLink,
+    ) -> Self {
+        Self {
+            service_dir: ServiceDirectory::new(node.config()),
+            node,
+            filter: settings.filter.clone(),
+            throttles: settings.throttles.clone(),
+            interval: settings.discovery_interval,
+            registry,
+            link,
+            event_services: BTreeSet::new(),
+            known: HashMap::new(),
+            unselected: HashMap::new(),
+            lent_topics: BTreeSet::new(),
+            lent_listeners: BTreeSet::new(),
+            retiring: Vec::new(),
+        }
+    }
+
+    /// Runs rounds every discovery interval (or when woken) until the receive thread
+    /// closes its end, then drops every port.
+    pub fn run(mut self) {
+        loop {
+            let mut finished = Vec::new();
+            let inbox = self.link.take_finished(|f| finished.push(f));
+            for finished in finished {
+                self.take_back(finished);
+            }
+            if let Inbox::Closed = inbox {
+                break;
+            }
+            self.release_retiring();
+            self.round();
+            std::thread::park_timeout(self.interval);
+        }
+    }
+
+    /// One round: lists the services if they may have changed, hands over new topics and
+    /// the listeners of their event services, and asks back those of vanished ones.
+    fn round(&mut self) {
         if self.service_dir.changed() {
             self.open_listed_services();
         }
-        if self.close_vanished() {
-            // The closed service may live on without publishers; list again so that one
-            // coming back is seen even though no service file changed.
-            self.service_dir.forget();
-        }
-        self.announce_new();
-        self.open
-            .iter()
-            .filter(|t| self.event_services.contains(&t.topic.service))
-            .map(|t| t.topic.service.clone())
-            .collect()
+        self.sync_listeners();
     }
 
-    /// Lists every service, opens the selected publish-subscribe services not open yet
-    /// and remembers the event services.
+    /// Acts on what the receive thread gave back.
+    fn take_back(&mut self, finished: Finished) {
+        match finished {
+            Finished::Topic {
+                mut topic,
+                unselected,
+            } => {
+                let name = topic.topic.service.clone();
+                self.lent_topics.remove(&name);
+                // Its listener comes back too; a new one is made if the topic returns.
+                self.lent_listeners.remove(&name);
+                if unselected {
+                    // One never announced took no samples: what it was to skip still holds.
+                    let gaps = if topic.announced {
+                        std::mem::take(&mut topic.gaps)
+                    } else {
+                        std::mem::take(&mut topic.recorded)
+                    };
+                    self.unselected.insert(name, gaps);
+                }
+                self.retiring.push(topic);
+                // The closed service may live on without publishers; list again so that
+                // one coming back is seen even though no service file changed.
+                self.service_dir.forget();
+            }
+            Finished::Listener(port) => drop(port),
+            Finished::Filter(filter) => {
+                self.filter = filter;
+                self.service_dir.forget();
+            }
+        }
+    }
+
+    /// Drops the topics given back whose samples the writer no longer holds.
+    fn release_retiring(&mut self) {
+        self.retiring.retain_mut(|topic| {
+            topic.issued.release_written();
+            !topic.issued.is_empty()
+        });
+    }
+
+    /// Lists every service, opens the selected publish-subscribe services not handed over
+    /// yet and remembers the event services.
     fn open_listed_services(&mut self) {
         let mut pubsub: Vec<(String, PubSubConfig)> = Vec::new();
         let mut events = BTreeSet::new();
@@ -56,61 +172,60 @@ impl ShmSource {
         self.event_services = events;
         if let Err(error) = listed {
             self.service_dir.forget();
-            self.link
+            self.registry
                 .note_problem("(discovery)", format!("cannot list services: {error:?}"));
         }
         for (name, config) in pubsub {
-            let filter = &self.settings.common.filter;
-            if filter.matches(&name)
-                && !self.open.iter().any(|t| t.topic.service == name)
-                && filter.matches_type(&ServiceTypes::of(&config).payload.type_name)
+            if !self.filter.matches(&name)
+                || self.lent_topics.contains(&name)
+                || !self
+                    .filter
+                    .matches_type(&ServiceTypes::of(&config).payload.type_name)
             {
-                match self.open_topic(&name, &config) {
-                    Ok(topic) => {
-                        self.link.registry.clear_problem(&name);
-                        self.open.push(topic);
+                continue;
+            }
+            match self.open_topic(&name, &config) {
+                Ok(topic) => {
+                    self.registry.clear_problem(&name);
+                    if self.link.hand(Found::Topic(topic)) {
+                        self.lent_topics.insert(name);
                     }
-                    Err(reason) => {
-                        // Try again next round (the service may still be coming up).
-                        self.service_dir.forget();
-                        self.link.note_problem(&name, reason);
-                    }
+                }
+                Err(reason) => {
+                    // Try again next round (the service may still be coming up).
+                    self.service_dir.forget();
+                    self.registry.note_problem(&name, reason);
                 }
             }
         }
     }
 
-    /// Takes a change of the selection, if one is pending: receives each topic no longer
-    /// selected one last time and ends it, stamps the moment into a marker after them,
-    /// and lists the services again so that the next discovery opens what was added.
-    /// True when it took one.
-    pub(super) fn take_selection_change(&mut self) -> bool {
-        let Some(change) = self.link.selection.pending() else {
-            return false;
-        };
-        self.settings.common.filter = change.filter.clone();
-        let mut index = 0;
-        while index < self.open.len() {
-            if self
-                .settings
-                .common
-                .filter
-                .matches(&self.open[index].topic.service)
-            {
-                index += 1;
-                continue;
-            }
-            let mut topic = self.open.remove(index);
-            if topic.announced {
-                receive_topic(&mut topic, &mut self.pass());
-                self.retirements.unselect(topic.topic.index);
-            }
-            self.unselected
-                .insert(topic.topic.service.clone(), topic.gaps);
+    /// Hands over a listener for each topic the receive thread holds whose event service
+    /// exists, and asks back those whose event service is gone.
+    fn sync_listeners(&mut self) {
+        let gone: Vec<String> = (self.lent_listeners)
+            .difference(&self.event_services)
+            .cloned()
+            .collect();
+        for name in gone {
+            self.lent_listeners.remove(&name);
+            self.link.hand(Found::Unlisten(name));
         }
-        conclude_change(&mut self.retirements, &mut self.link, change);
-        self.service_dir.forget();
-        true
+        let wanted: Vec<String> = (self.lent_topics)
+            .intersection(&self.event_services)
+            .filter(|name| !self.lent_listeners.contains(*name))
+            .cloned()
+            .collect();
+        for name in wanted {
+            match open_listener(&self.node, &name) {
+                Ok(port) => {
+                    if self.link.hand(Found::Listener(port)) {
+                        self.lent_listeners.insert(name);
+                    }
+                }
+                Err(reason) => self.registry.note_problem(&name, reason),
+            }
+        }
     }
 
     fn open_topic(&mut self, name: &str, config: &PubSubConfig) -> Result<OpenTopic, String> {
@@ -147,7 +262,7 @@ impl ShmSource {
         let topic = match self.known.get(name) {
             Some((known, types)) if *types == service_types => known.clone(),
             _ => {
-                let topic = self.link.registry.add_topic(|index| Topic {
+                let topic = self.registry.add_topic(|index| Topic {
                     index,
                     name: channel_name(name),
                     service: name.to_string(),
@@ -178,42 +293,7 @@ impl ShmSource {
             buffer_size: config.subscriber_max_buffer_size(),
             rounds_without_publisher: 0,
             schedule: PollSchedule::new(config.subscriber_max_buffer_size(), Instant::now()),
-            throttle: self.settings.common.throttles.for_topic(name),
+            throttle: self.throttles.for_topic(name),
         })
-    }
-
-    /// Closes topics whose service had no publisher for two rounds; true if any closed.
-    fn close_vanished(&mut self) -> bool {
-        let mut closed = false;
-        let mut index = 0;
-        while index < self.open.len() {
-            let topic = &mut self.open[index];
-            let publishers = topic.service.dynamic_config().number_of_publishers();
-            topic.topic.counters.set_publishers(publishers);
-            if publishers == 0 {
-                topic.rounds_without_publisher += 1;
-            } else {
-                topic.rounds_without_publisher = 0;
-            }
-            if topic.rounds_without_publisher >= 2 {
-                closed = true;
-                let mut topic = self.open.remove(index);
-                if topic.announced {
-                    receive_topic(&mut topic, &mut self.pass());
-                    self.retirements.push(topic.topic.index);
-                }
-            } else {
-                index += 1;
-            }
-        }
-        self.retirements.send(&mut self.link.tx);
-        closed
-    }
-
-    fn announce_new(&mut self) {
-        for topic in self.open.iter_mut().filter(|t| !t.announced) {
-            topic.announced = announce(&mut self.link.tx, &topic.topic);
-        }
-        self.link.tx.wake();
     }
 }

@@ -300,6 +300,11 @@ pub(super) enum TakenBack {
 }
 
 impl Issued {
+    /// True when no loan is held: the writer let go of every sample.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Takes back the newest loan the writer has not claimed, the one it will come to
     /// last, copying it into the spill pool if `copy` (else giving it up).
     pub fn take_back_newest(&mut self, spill: &mut SpillPool, copy: bool) -> TakenBack {

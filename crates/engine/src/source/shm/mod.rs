@@ -1,39 +1,41 @@
 //! The shared-memory source: finds iceoryx2 services, subscribes to them and hands every
 //! sample to the writer thread without blocking.
 //!
-//! One thread waits on the event services that go with recorded topics (where there are
-//! any) and polls the other subscribers on a schedule ([`poll`]); discovery reads the
-//! service list only when the service directory changed ([`service_dir`]) and opens
-//! services whatever their payload type, with the type details from their static config
-//! ([`service_types`]).
+//! The receive thread waits on the event services that go with recorded topics (where
+//! there are any) and polls the other subscribers on a schedule ([`poll`]). A discovery
+//! thread of normal priority ([`discovery`]) reads the service list only when the service
+//! directory changed ([`service_dir`]), opens services whatever their payload type, with
+//! the type details from their static config ([`service_types`]), creates and drops the
+//! ports, and passes them to and from the receive thread ([`exchange`], [`topics`]): the
+//! file I/O iceoryx2 does for that never falls on the real-time thread.
 
 mod discovery;
 mod events;
+mod exchange;
 mod lease;
 pub(crate) mod poll;
 mod raw;
 mod receive;
 mod service_dir;
 pub(crate) mod service_types;
+mod topics;
 
-use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use iceoryx2::identifiers::UniquePublisherId;
 use iceoryx2::node::NodeCreationFailure;
 use iceoryx2::prelude::*;
 
 use super::spill::SpillPool;
-use super::{Retirements, SequenceGaps, SourceLink, SourceSettings};
-use crate::topic::Topic;
+use super::{Retirements, SourceLink, SourceSettings};
+use discovery::Discovery;
 use events::EventPort;
+use exchange::DiscoveryLink;
 use lease::{CopyBudget, Leases};
 use poll::PollBounds;
 pub(crate) use receive::ShmSample;
 use receive::{receive_topic, OpenTopic, PassContext};
-use service_dir::ServiceDirectory;
-use service_types::ServiceTypes;
+use topics::ListenerChange;
 
 /// The service flavour the recorder opens: its samples may move to the writer thread.
 /// The iceoryx2 service flavor recd uses: inter-process, with thread-safe ports.
@@ -48,6 +50,9 @@ pub enum ShmError {
     /// iceoryx2 refused to create the recorder's node.
     #[error("cannot create the iceoryx2 node: {0:?}")]
     Node(NodeCreationFailure),
+    /// The discovery thread did not start.
+    #[error("cannot start the iceoryx2 discovery thread: {0}")]
+    Thread(std::io::Error),
 }
 
 /// Settings of the shared-memory source.
@@ -64,15 +69,14 @@ pub(crate) struct ShmSettings {
 
 /// The shared-memory receive thread.
 pub(crate) struct ShmSource {
-    node: Node<Flavor>,
     settings: ShmSettings,
     link: SourceLink,
+    /// The topics being received, as the discovery thread handed them over.
     open: Vec<OpenTopic>,
-    /// Every topic recorded so far with the types it was recorded with: a service that
-    /// comes back with the same types continues its topic.
-    known: HashMap<String, (Arc<Topic>, ServiceTypes)>,
-    /// Topics `rec topics-set` unselected: what each publisher had sent by then.
-    unselected: HashMap<String, SequenceGaps<UniquePublisherId>>,
+    /// Ports from and back to the discovery thread.
+    discovery: DiscoveryLink,
+    /// Listeners to add or give back before the next wait.
+    listener_changes: Vec<ListenerChange>,
     retirements: Retirements,
     spill: SpillPool,
     /// How much time taking loans back may spend copying.
@@ -82,17 +86,21 @@ pub(crate) struct ShmSource {
     next_poll: Instant,
     /// Which topic the last pass started with.
     first_polled: usize,
-    /// Tells whether a discovery round needs a full `Service::list`.
-    service_dir: ServiceDirectory,
-    /// Every event service seen by the last full listing.
-    event_services: BTreeSet<String>,
 }
 
 impl ShmSource {
-    /// Creates the recorder's iceoryx2 node; the receive loop starts with
-    /// [`ShmSource::run`].
+    /// Creates the recorder's iceoryx2 node and starts the discovery thread with it; the
+    /// receive loop starts with [`ShmSource::run`].
     pub fn open(settings: ShmSettings, link: SourceLink) -> Result<Self, ShmError> {
         let node = iceoryx2_node(settings.prefix.as_deref())?;
+        let registry = link.registry.clone();
+        let discovery = exchange::connect(|end| {
+            let discovery = Discovery::new(node, &settings.common, registry, end);
+            std::thread::Builder::new()
+                .name(discovery::THREAD_NAME.into())
+                .spawn(move || discovery.run())
+        })
+        .map_err(ShmError::Thread)?;
         let (spill, memory) =
             SpillPool::new(settings.spill_bytes, settings.common.zero_copy_threshold);
         if let Some(reason) = memory.lock_refused {
@@ -108,14 +116,11 @@ impl ShmSource {
             leases: Leases::default(),
             next_poll: Instant::now(),
             first_polled: 0,
-            service_dir: ServiceDirectory::new(node.config()),
-            event_services: BTreeSet::new(),
-            node,
             settings,
             link,
             open: Vec::new(),
-            known: HashMap::new(),
-            unselected: HashMap::new(),
+            discovery,
+            listener_changes: Vec::new(),
             retirements: Retirements::default(),
         })
     }
@@ -135,25 +140,22 @@ impl ShmSource {
         let priority = self.settings.common.receive_priority;
         (self.link.stats).set_scheduling(super::priority::schedule_this_thread(priority));
         let mut listeners: Vec<EventPort> = Vec::new();
-        let mut wanted_events = self.discover();
         loop {
-            self.sync_listeners(&mut listeners, &wanted_events);
-            let stopping = self.receive_until_rediscovery(&listeners, &mut wanted_events);
-            if stopping {
+            self.apply_listener_changes(&mut listeners);
+            if self.receive_until_listeners_change(&listeners) {
                 break;
             }
         }
         self.receive_every_topic();
         self.link.tx.push_stop();
+        self.give_back_everything(listeners);
+        self.discovery.close();
     }
 
-    /// Waits and receives until a discovery round changes which event services to listen
-    /// to (false) or the recording stops (true).
-    fn receive_until_rediscovery(
-        &mut self,
-        listeners: &[EventPort],
-        wanted_events: &mut BTreeSet<String>,
-    ) -> bool {
+    /// Waits and receives until the listeners to wait on change (false) or the recording
+    /// stops (true). Takes what discovery found after every wake, at least every quarter
+    /// discovery interval, and closes vanished topics every interval.
+    fn receive_until_listeners_change(&mut self, listeners: &[EventPort]) -> bool {
         let waitset = match WaitSetBuilder::new()
             .signal_handling_mode(SignalHandlingMode::Disabled)
             .create::<Flavor>()
@@ -176,15 +178,16 @@ impl ShmSource {
             .collect();
         let mut woken: Vec<&str> = Vec::new();
         let discovery_interval = self.settings.common.discovery_interval;
+        let pickup_interval = discovery_interval / 4;
         let mut all_have_events = self.all_have_events(listeners);
-        let mut next_discovery = Instant::now() + discovery_interval;
+        let mut next_round = Instant::now() + discovery_interval;
         loop {
             let wait = if all_have_events {
-                discovery_interval
+                pickup_interval
             } else {
                 self.next_poll.saturating_duration_since(Instant::now())
             }
-            .min(discovery_interval);
+            .min(pickup_interval);
             woken.clear();
             match (&waitset, guards.is_empty()) {
                 (Some(ws), false) => {
@@ -213,16 +216,17 @@ impl ShmSource {
             if self.link.stopping() {
                 return true;
             }
-            if self.take_selection_change() {
-                next_discovery = Instant::now();
+            let mut topics_changed = self.take_selection_change();
+            topics_changed |= self.take_found();
+            if Instant::now() >= next_round {
+                next_round = Instant::now() + discovery_interval;
+                topics_changed |= self.close_vanished();
+                self.announce_new();
             }
-            if Instant::now() >= next_discovery {
-                next_discovery = Instant::now() + discovery_interval;
-                let events = self.discover();
-                if events != *wanted_events {
-                    *wanted_events = events;
-                    return false;
-                }
+            if !self.listener_changes.is_empty() {
+                return false;
+            }
+            if topics_changed {
                 all_have_events = self.all_have_events(listeners);
             }
         }
