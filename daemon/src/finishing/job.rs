@@ -75,6 +75,7 @@ pub fn finish(
             FinishMode::Lz4 => Compression::Lz4,
             FinishMode::None | FinishMode::Index => Compression::None,
         },
+        threads: compression_threads(),
         ..ReindexOptions::default()
     };
     let report = match recd_storage::reindex(&file.path, &staged, &options, progress, stop) {
@@ -147,4 +148,12 @@ fn swap_in(
             "indexed in place, but the catalog could not record it: {error}"
         )),
     }
+}
+
+/// Threads that compress a file being finished: half the cores (on 2 cores, the reading
+/// thread alone), so that background work never takes the whole machine from the
+/// recordings beside it, even at its low priority.
+fn compression_threads() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / 2).max(1) as u32
 }
