@@ -1,20 +1,39 @@
-//! Which DDS topics to record and with what reader: writers as discovery reports them,
-//! a reader made anew when a newcomer would not match it, topics retired when their last
-//! writer leaves.
+//! The DDS discovery thread: which topics to record and with what reader. Writers as
+//! rustdds' discovery reports them, a reader made anew when a newcomer would not match
+//! it, the receive thread told when a topic's writers leave.
+//!
+//! Creating a reader or declaring a topic takes rustdds' participant and discovery
+//! database locks, which rustdds' own threads hold while they work; dropping a reader
+//! waits up to 20 ms for rustdds' event loop; a new ROS 2 topic's message definition is
+//! read from `.msg` files. All of it happens here, at normal priority: the real-time
+//! receive thread only takes ready readers and gives back finished ones
+//! ([`super::exchange`]). Readers are registered with the receive thread's poll here too,
+//! under the token of their slot, and deregistered here before they are dropped.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rustdds::discovery::DiscoveredWriterData;
-use rustdds::{DomainParticipantStatusEvent, QosPolicies, StatusEvented, GUID};
+use rustdds::mio1::{Events, Interest, Poll, Registry, Token};
+use rustdds::{
+    DomainParticipant, DomainParticipantStatusEvent, DomainParticipantStatusListener, QosPolicies,
+    StatusEvented, Subscriber, GUID,
+};
 
 use recd_ros2::names::{self, Interface};
 
-use super::channel::{channel_spec, Naming, Offer};
+use super::channel::{channel_spec, Definitions, Naming, Offer};
+use super::exchange::{Finished, Found, Inbox, NewTopic, ReceiveLink};
 use super::qos::ReaderChoice;
-use super::reader::{DdsTopic, TopicShape, MIN_DEPTH};
-use super::DdsSource;
-use crate::source::{announce, conclude_change, SequenceGaps};
+use super::reader::{declare_topic, new_reader, Reader, TopicShape, MIN_DEPTH};
+use crate::registry::TopicRegistry;
+use crate::select::TopicFilter;
+use crate::throttle::Throttles;
 use crate::topic::{Topic, TopicCounters};
+
+/// The name of the discovery thread.
+pub(super) const THREAD_NAME: &str = "recd-dds-discovery";
 
 /// A writer as discovery describes it.
 struct WriterSeen {
@@ -25,15 +44,169 @@ struct WriterSeen {
     user_data: Vec<u8>,
 }
 
-impl DdsSource {
-    pub(super) fn status_events(&mut self) {
+/// A topic handed to the receive thread, as discovery keeps it.
+struct KnownTopic {
+    topic: Arc<Topic>,
+    dds_name: String,
+    type_name: String,
+    keyed: bool,
+    choice: ReaderChoice,
+    /// The samples its history holds, as the receive thread asked.
+    depth: i32,
+    /// The reader the receive thread holds; none while the topic is not selected.
+    reader: Option<GUID>,
+    /// The writers known to be alive, with what they offer.
+    writers: HashMap<GUID, QosPolicies>,
+}
+
+/// Where the discovery thread's readers come from and go to.
+pub(super) struct DdsEndpoints {
+    pub participant: DomainParticipant,
+    pub subscriber: Subscriber,
+    pub status: DomainParticipantStatusListener,
+    /// The discovery thread's own poll: status events and its waker.
+    pub poll: Poll,
+    /// The receive thread's poll, where readers are registered.
+    pub receive_registry: Registry,
+}
+
+/// What the discovery thread owns: the participant and the topics' discovery state.
+pub(super) struct Discovery {
+    endpoints: DdsEndpoints,
+    filter: TopicFilter,
+    throttles: Throttles,
+    interval: Duration,
+    definitions: Definitions,
+    registry: Arc<TopicRegistry>,
+    link: ReceiveLink,
+    /// Every topic handed over, in slot order.
+    topics: Vec<KnownTopic>,
+    /// Every writer seen: the topic it writes to, or `None` when not recorded.
+    writers: HashMap<GUID, Option<usize>>,
+}
+
+impl Discovery {
+    /// The discovery of a source recording what `filter` selects with `throttles`,
+    /// looking at every writer each `interval`.
+    pub fn new(
+        endpoints: DdsEndpoints,
+        settings: &crate::source::SourceSettings,
+        definitions: Definitions,
+        registry: Arc<TopicRegistry>,
+        link: ReceiveLink,
+    ) -> Self {
+        Self {
+            endpoints,
+            filter: settings.filter.clone(),
+            throttles: settings.throttles.clone(),
+            interval: settings.discovery_interval,
+            definitions,
+            registry,
+            link,
+            topics: Vec::new(),
+            writers: HashMap::new(),
+        }
+    }
+
+    /// Follows discovery until the receive thread closes its end, then drops every
+    /// reader given back and the participant.
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(16);
+        let mut next_snapshot = Instant::now();
+        loop {
+            let mut finished = Vec::new();
+            let inbox = self.link.take_finished(|f| finished.push(f));
+            for finished in finished {
+                self.take_back(finished);
+            }
+            if let Inbox::Closed = inbox {
+                break;
+            }
+            let now = Instant::now();
+            if now >= next_snapshot {
+                // Events a listener created late has missed are in the snapshot.
+                self.discover_snapshot();
+                next_snapshot = now + self.interval;
+            }
+            self.status_events();
+            let wait = next_snapshot.saturating_duration_since(Instant::now());
+            if let Err(error) = self.endpoints.poll.poll(&mut events, Some(wait)) {
+                if error.kind() != std::io::ErrorKind::Interrupted {
+                    self.registry
+                        .note_problem("(dds)", format!("waiting for DDS discovery: {error}"));
+                    std::thread::sleep(wait);
+                }
+            }
+        }
+    }
+
+    /// Acts on what the receive thread gave back.
+    fn take_back(&mut self, finished: Finished) {
+        match finished {
+            Finished::Reader(reader) => self.drop_reader(reader),
+            Finished::Deepen { slot, depth } => self.deepen(slot, depth),
+            Finished::Filter(filter) => self.change_filter(filter),
+        }
+    }
+
+    /// Stops waking the receive thread for `reader`, then drops it.
+    fn drop_reader(&mut self, mut reader: Reader) {
+        let _ = self.endpoints.receive_registry.deregister(reader.source());
+        drop(reader);
+    }
+
+    /// Raises the history of the topic in `slot` to `depth` samples.
+    fn deepen(&mut self, slot: usize, depth: i32) {
+        let Some(known) = self.topics.get_mut(slot) else {
+            return;
+        };
+        if depth <= known.depth {
+            return;
+        }
+        let shape = TopicShape {
+            name: &known.dds_name,
+            type_name: &known.type_name,
+            keyed: known.keyed,
+            choice: known.choice,
+        };
+        match declare_topic(&self.endpoints.participant, &shape, depth) {
+            Ok(_) => known.depth = depth,
+            Err(error) => self.registry.note_problem(
+                &known.topic.service,
+                format!("cannot deepen the DDS history: {error}"),
+            ),
+        }
+    }
+
+    /// Takes a new selection: the receive thread has given back the readers of topics it
+    /// no longer selects; their writers are forgotten, and every writer known is looked
+    /// at again, so that topics added get readers.
+    fn change_filter(&mut self, filter: TopicFilter) {
+        self.filter = filter;
+        for known in &mut self.topics {
+            if known.reader.is_none() || selected(&self.filter, &known.dds_name, &known.type_name) {
+                continue;
+            }
+            known.reader = None;
+            for guid in known.writers.keys() {
+                self.writers.remove(guid);
+            }
+            known.writers.clear();
+            known.topic.counters.set_publishers(0);
+        }
+        // Writers of topics not selected before are looked at again.
+        self.writers.retain(|_, slot| slot.is_some());
+        self.discover_snapshot();
+    }
+
+    fn status_events(&mut self) {
         // One snapshot of the discovered writers serves every new topic of the batch.
         let mut discovered: Option<Vec<DiscoveredWriterData>> = None;
-        while let Some(event) = self.status.try_recv_status() {
+        while let Some(event) = self.endpoints.status.try_recv_status() {
             match event {
                 DomainParticipantStatusEvent::WriterDetected { writer } => {
-                    let discovered =
-                        discovered.get_or_insert_with(|| self.participant.discovered_writers());
+                    let discovered = discovered
+                        .get_or_insert_with(|| self.endpoints.participant.discovered_writers());
                     self.writer_seen(
                         WriterSeen {
                             guid: writer.guid,
@@ -53,13 +226,13 @@ impl DdsSource {
                     requested_qos,
                 } => {
                     if let Some(Some(slot)) = self.writers.get(&remote_writer) {
-                        let topic = &self.topics[*slot];
+                        let known = &self.topics[*slot];
                         // A reader made anew for this writer reports on its predecessor.
-                        if topic.reader.as_ref().map(|reader| reader.guid()) != Some(local_reader) {
+                        if known.reader != Some(local_reader) {
                             continue;
                         }
-                        self.link.registry.note_problem(
-                            &topic.topic.service,
+                        self.registry.note_problem(
+                            &known.topic.service,
                             format!(
                                 "a writer's QoS does not match the reader's: offered {}, requested {}",
                                 describe_qos(&offered_qos),
@@ -73,8 +246,8 @@ impl DdsSource {
         }
     }
 
-    pub(super) fn discover_snapshot(&mut self) {
-        let discovered = self.participant.discovered_writers();
+    fn discover_snapshot(&mut self) {
+        let discovered = self.endpoints.participant.discovered_writers();
         for writer in &discovered {
             let publication = &writer.publication_topic_data;
             if self.writers.contains_key(&publication.key) {
@@ -99,7 +272,7 @@ impl DdsSource {
         if self.writers.contains_key(&writer.guid) {
             return;
         }
-        if !self.selected(&writer.topic, &writer.type_name) {
+        if !selected(&self.filter, &writer.topic, &writer.type_name) {
             self.writers.insert(writer.guid, None);
             return;
         }
@@ -117,60 +290,20 @@ impl DdsSource {
         self.writers.insert(writer.guid, slot);
     }
 
-    fn selected(&self, dds_topic: &str, dds_type: &str) -> bool {
-        if dds_topic.starts_with("DCPS") {
-            return false;
-        }
-        let naming = Naming::of(dds_topic, dds_type);
-        let filter = &self.settings.common.filter;
-        // ROS's internal topics are recorded only when an include pattern selects them.
-        if names::is_internal(dds_topic) && !filter.has_include_patterns() {
-            return false;
-        }
-        // A plain DDS topic (no ROS name or type) is a topic to `interface_of` too.
-        match names::interface_of(&naming.channel, &naming.schema) {
-            Interface::Topic => {
-                filter.matches(&naming.channel) && filter.matches_type(&naming.schema)
-            }
-            Interface::Service { service } => filter.matches_service(&service),
-            Interface::Action { action, .. } => filter.matches_action(&action),
-        }
-    }
-
-    /// Takes a change of the selection, if one is pending: each topic no longer selected
-    /// is received one last time, its reader dropped and the topic ended; a marker
-    /// stamped with that moment follows them; then the writers discovery knows are looked
-    /// at again, so that topics added open after it.
-    pub(super) fn take_selection_change(&mut self) {
-        let Some(change) = self.link.selection.pending() else {
-            return;
-        };
-        self.settings.common.filter = change.filter.clone();
-        for slot in 0..self.topics.len() {
-            let topic = &self.topics[slot];
-            if topic.reader.is_none() || self.selected(&topic.dds_name, &topic.type_name) {
-                continue;
-            }
-            self.drain(slot);
-            let topic = &mut self.topics[slot];
-            if let Some(mut reader) = topic.reader.take() {
-                let _ = self.poll.registry().deregister(reader.source());
-            }
-            for guid in topic.writers.keys() {
-                self.writers.remove(guid);
-            }
-            topic.writers.clear();
-            topic.recorded = std::mem::take(&mut topic.gaps);
-            topic.topic.counters.set_publishers(0);
-            if topic.announced {
-                topic.announced = false;
-                self.retirements.unselect(topic.topic.index);
-            }
-        }
-        // Writers of topics not selected before are looked at again.
-        self.writers.retain(|_, slot| slot.is_some());
-        conclude_change(&mut self.retirements, &mut self.link, change);
-        self.discover_snapshot();
+    /// A reader of `shape` for `slot`, registered with the receive thread's poll.
+    fn create_reader(
+        &mut self,
+        slot: usize,
+        shape: &TopicShape,
+        depth: i32,
+    ) -> Result<Reader, String> {
+        let endpoints = &self.endpoints;
+        let mut reader = new_reader(&endpoints.participant, &endpoints.subscriber, shape, depth)?;
+        endpoints
+            .receive_registry
+            .register(reader.source(), Token(slot), Interest::READABLE)
+            .map_err(|e| format!("cannot wait on the DDS reader: {e}"))?;
+        Ok(reader)
     }
 
     /// A further writer on a recorded topic: the reader is made anew if it asks for more
@@ -178,15 +311,15 @@ impl DdsSource {
     /// again after `rec topics-set` removed it gets a reader (and is announced again, to
     /// the same channel).
     fn add_writer(&mut self, slot: usize, writer: &WriterSeen) {
-        let topic = &mut self.topics[slot];
-        topic.writers.insert(writer.guid, writer.qos.clone());
-        topic.topic.counters.set_publishers(topic.writers.len());
-        let choice = ReaderChoice::for_offers(topic.writers.values());
-        if topic.reader.is_some() && choice == topic.choice {
+        let known = &mut self.topics[slot];
+        known.writers.insert(writer.guid, writer.qos.clone());
+        known.topic.counters.set_publishers(known.writers.len());
+        let choice = ReaderChoice::for_offers(known.writers.values());
+        if known.reader.is_some() && choice == known.choice {
             return;
         }
-        let service = topic.topic.service.clone();
-        let depth = topic.depth;
+        let service = known.topic.service.clone();
+        let depth = known.depth;
         let shape = TopicShape {
             name: &writer.topic,
             type_name: &writer.type_name,
@@ -195,19 +328,17 @@ impl DdsSource {
         };
         match self.create_reader(slot, &shape, depth) {
             Ok(reader) => {
-                // What the old reader holds is recorded first; what its writers send
-                // until the new reader matches them shows up as a sequence gap (lost).
-                if self.drain(slot).handed_over {
-                    self.link.tx.wake();
+                let guid = reader.guid();
+                // The receive thread takes what the old reader holds first; what its
+                // writers send until the new reader matches them shows up as a sequence
+                // gap (lost).
+                if self.link.hand(Found::Reader { slot, reader }) {
+                    let known = &mut self.topics[slot];
+                    known.reader = Some(guid);
+                    known.choice = choice;
                 }
-                let topic = &mut self.topics[slot];
-                if let Some(old) = topic.reader.as_mut() {
-                    let _ = self.poll.registry().deregister(old.source());
-                }
-                topic.reader = Some(reader);
-                topic.choice = choice;
             }
-            Err(reason) => self.link.registry.note_problem(&service, reason),
+            Err(reason) => self.registry.note_problem(&service, reason),
         }
     }
 
@@ -250,20 +381,20 @@ impl DdsSource {
         let reader = match self.create_reader(slot, &shape, MIN_DEPTH) {
             Ok(reader) => reader,
             Err(reason) => {
-                self.link.registry.note_problem(&service, reason);
+                self.registry.note_problem(&service, reason);
                 return None;
             }
         };
         let (channel, missing_definition) =
             channel_spec(&naming, keyed, &offers, &mut self.definitions);
         match missing_definition {
-            Some(reason) => self.link.registry.note_problem(
+            Some(reason) => self.registry.note_problem(
                 &service,
                 format!("recorded without a message definition: {reason}"),
             ),
-            None => self.link.registry.clear_problem(&service),
+            None => self.registry.clear_problem(&service),
         }
-        let topic = self.link.registry.add_topic(|index| Topic {
+        let topic = self.registry.add_topic(|index| Topic {
             index,
             name: naming.channel.clone(),
             service,
@@ -273,44 +404,60 @@ impl DdsSource {
             health: Default::default(),
         });
         topic.counters.set_publishers(1);
-        let announced = announce(&mut self.link.tx, &topic);
-        self.topics.push(DdsTopic {
+        let guid = reader.guid();
+        let handed = self.link.hand(Found::Topic(NewTopic {
+            topic: topic.clone(),
+            dds_name: writer.topic.clone(),
+            type_name: writer.type_name.clone(),
+            reader,
+            throttle: self.throttles.for_topic(&naming.channel),
+        }));
+        if !handed {
+            return None;
+        }
+        self.topics.push(KnownTopic {
             topic,
             dds_name: writer.topic.clone(),
             type_name: writer.type_name.clone(),
-            reader: Some(reader),
+            keyed,
             choice,
             depth: MIN_DEPTH,
-            largest: 0,
+            reader: Some(guid),
             writers: HashMap::from([(writer.guid, writer.qos.clone())]),
-            gaps: SequenceGaps::default(),
-            recorded: SequenceGaps::default(),
-            announced,
-            throttle: self.settings.common.throttles.for_topic(&naming.channel),
         });
         Some(slot)
     }
 
-    pub(super) fn writer_lost(&mut self, guid: GUID) {
+    fn writer_lost(&mut self, guid: GUID) {
         let Some(Some(slot)) = self.writers.remove(&guid) else {
             return;
         };
-        let topic = &mut self.topics[slot];
-        topic.writers.remove(&guid);
-        topic.topic.counters.set_publishers(topic.writers.len());
-        topic.gaps.forget(&guid);
-        if topic.writers.is_empty() && topic.announced {
-            // What is still in the reader belongs to the file before the topic retires.
-            self.drain(slot);
-            self.retirements.push(self.topics[slot].topic.index);
-        }
+        let known = &mut self.topics[slot];
+        known.writers.remove(&guid);
+        known.topic.counters.set_publishers(known.writers.len());
+        self.link.hand(Found::WriterLost {
+            slot,
+            writer: guid,
+            last: known.writers.is_empty(),
+        });
     }
+}
 
-    pub(super) fn announce_pending(&mut self) {
-        for topic in self.topics.iter_mut().filter(|t| !t.announced) {
-            topic.announced = announce(&mut self.link.tx, &topic.topic);
-        }
-        self.retirements.send(&mut self.link.tx);
+/// Whether `filter` selects the DDS topic `dds_topic` of type `dds_type`.
+pub(super) fn selected(filter: &TopicFilter, dds_topic: &str, dds_type: &str) -> bool {
+    if dds_topic.starts_with("DCPS") {
+        return false;
+    }
+    let naming = Naming::of(dds_topic, dds_type);
+    // ROS's internal topics are recorded only when an include pattern selects them.
+    if names::is_internal(dds_topic) && !filter.has_include_patterns() {
+        return false;
+    }
+    // A plain DDS topic (no ROS name or type) is a topic to `interface_of` too.
+    match names::interface_of(&naming.channel, &naming.schema) {
+        Interface::Topic => filter.matches(&naming.channel) && filter.matches_type(&naming.schema),
+        Interface::Service { service } => filter.matches_service(&service),
+        Interface::Action { action, .. } => filter.matches_action(&action),
     }
 }
 

@@ -3,30 +3,30 @@
 //!
 //! One rustdds participant and subscriber per recording; a reader is created for each
 //! selected topic when discovery reports its first writer, with the QoS rosbag2 would
-//! choose ([`qos`]), and one thread waits on all readers at once. Discovery and reader
-//! re-creation are in [`discovery`], the readers in [`reader`], taking samples in
-//! [`receive`], and how a topic is described in the file in [`channel`]. [`bare`] reads
-//! one topic the same way and keeps nothing: the benchmarks' reference for what recd
-//! adds to rustdds.
+//! choose ([`qos`]), and one thread waits on all readers at once. A discovery thread of
+//! normal priority ([`discovery`]) follows the writers, creates, re-creates and drops the
+//! readers and describes each topic in the file ([`channel`]), and passes readers to and
+//! from the receive thread ([`exchange`], [`topics`]): rustdds' locks and the message
+//! definitions' files never hold up the real-time thread. The readers are in [`reader`],
+//! taking samples in [`receive`]. [`bare`] reads one topic the same way and keeps
+//! nothing: the benchmarks' reference for what recd adds to rustdds.
 
 mod bare;
 mod channel;
 mod discovery;
+mod exchange;
 mod qos;
 mod raw;
 mod reader;
 mod receive;
+mod topics;
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustdds::mio1::{Events, Interest, Poll, Token, Waker};
-use rustdds::{
-    DomainParticipant, DomainParticipantBuilder, DomainParticipantStatusListener, QosPolicyBuilder,
-    Subscriber, GUID,
-};
+use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicyBuilder};
 
 use recd_ros2::msgdef::MessageDefinitions;
 
@@ -35,6 +35,8 @@ pub use bare::{BareCounts, BareDdsReader};
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::config::DdsConfig;
 use channel::Definitions;
+use discovery::{DdsEndpoints, Discovery};
+use exchange::DiscoveryLink;
 use reader::DdsTopic;
 use receive::Pass;
 
@@ -64,13 +66,17 @@ pub enum DdsError {
     /// The event loop could not be set up.
     #[error("cannot set up the DDS receive loop: {0}")]
     Poll(std::io::Error),
+    /// The discovery thread did not start.
+    #[error("cannot start the DDS discovery thread: {0}")]
+    Thread(std::io::Error),
 }
 
 /// Highest domain id RTPS' port mapping allows.
 const MAX_DOMAIN: u16 = 232;
 /// The participant's status events.
 const STATUS: Token = Token(usize::MAX);
-/// A stop request.
+/// A stop request or, on the receive thread, something from the discovery thread (mio
+/// allows one waker per poll).
 const WAKE: Token = Token(usize::MAX - 1);
 /// How often every reader is drained even without a readiness event (a safety net: the
 /// readers' events are edge-triggered).
@@ -149,22 +155,20 @@ impl DdsStopper {
 
 /// The DDS receive thread.
 pub(crate) struct DdsSource {
-    participant: DomainParticipant,
-    subscriber: Subscriber,
-    status: DomainParticipantStatusListener,
     poll: Poll,
     settings: DdsSettings,
-    definitions: Definitions,
     link: SourceLink,
     waker: Arc<Waker>,
+    /// The topics handed over by the discovery thread, in slot order.
     topics: Vec<DdsTopic>,
-    /// Every writer seen: the topic it writes to, or `None` when not recorded.
-    writers: HashMap<GUID, Option<usize>>,
+    /// Readers from and back to the discovery thread.
+    discovery: DiscoveryLink,
     retirements: Retirements,
 }
 
 impl DdsSource {
-    /// Joins the domain; the receive loop starts with [`DdsSource::run`].
+    /// Joins the domain and starts the discovery thread; the receive loop starts with
+    /// [`DdsSource::run`].
     pub fn open(settings: DdsSettings, link: SourceLink) -> Result<Self, DdsError> {
         let config = &settings.config;
         let participant = dds_participant(
@@ -180,25 +184,40 @@ impl DdsSource {
             .create_subscriber(&QosPolicyBuilder::new().build())
             .map_err(|e| participant_error(e.to_string()))?;
         let mut status = participant.status_listener();
-        let poll = Poll::new().map_err(DdsError::Poll)?;
-        poll.registry()
+        let discovery_poll = Poll::new().map_err(DdsError::Poll)?;
+        discovery_poll
+            .registry()
             .register(&mut status, STATUS, Interest::READABLE)
             .map_err(DdsError::Poll)?;
-        let waker = Waker::new(poll.registry(), WAKE).map_err(DdsError::Poll)?;
-        let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
-            config.message_dirs.clone(),
-        ));
-        Ok(Self {
+        let discovery_waker =
+            Arc::new(Waker::new(discovery_poll.registry(), WAKE).map_err(DdsError::Poll)?);
+        let poll = Poll::new().map_err(DdsError::Poll)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(DdsError::Poll)?);
+        let endpoints = DdsEndpoints {
             participant,
             subscriber,
             status,
+            poll: discovery_poll,
+            receive_registry: poll.registry().try_clone().map_err(DdsError::Poll)?,
+        };
+        let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
+            config.message_dirs.clone(),
+        ));
+        let registry = link.registry.clone();
+        let discovery = exchange::connect(waker.clone(), discovery_waker, |end| {
+            let discovery = Discovery::new(endpoints, &settings.common, definitions, registry, end);
+            std::thread::Builder::new()
+                .name(discovery::THREAD_NAME.into())
+                .spawn(move || discovery.run())
+        })
+        .map_err(DdsError::Thread)?;
+        Ok(Self {
             poll,
             settings,
-            definitions,
             link,
-            waker: Arc::new(waker),
+            waker,
             topics: Vec::new(),
-            writers: HashMap::new(),
+            discovery,
             retirements: Retirements::default(),
         })
     }
@@ -225,7 +244,6 @@ impl DdsSource {
         let priority = self.settings.common.receive_priority;
         (self.link.stats).set_scheduling(super::priority::schedule_this_thread(priority));
         let mut events = Events::with_capacity(256);
-        let mut next_discovery = Instant::now();
         let mut next_sweep = Instant::now();
         loop {
             if let Some(delay) = self.settings.receive_delay {
@@ -233,17 +251,14 @@ impl DdsSource {
             }
             let stopping = self.link.stopping();
             self.take_selection_change();
-            let now = Instant::now();
-            if now >= next_discovery {
-                // Events a listener created late has missed are in the snapshot.
-                self.discover_snapshot();
-                next_discovery = now + self.settings.common.discovery_interval;
-            }
-            self.status_events();
+            let new_readers = self.take_found();
             self.announce_pending();
+            let now = Instant::now();
             let mut pass = Pass::default();
-            if stopping || now >= next_sweep {
-                next_sweep = now + SWEEP_INTERVAL;
+            if stopping || now >= next_sweep || new_readers {
+                if now >= next_sweep {
+                    next_sweep = now + SWEEP_INTERVAL;
+                }
                 for slot in 0..self.topics.len() {
                     pass.add(self.drain(slot));
                 }
@@ -263,9 +278,7 @@ impl DdsSource {
             if pass.taken > 0 && !pass.crowded {
                 std::thread::sleep(GATHER_TIME);
             }
-            let wait = next_sweep
-                .min(next_discovery)
-                .saturating_duration_since(Instant::now());
+            let wait = next_sweep.saturating_duration_since(Instant::now());
             if let Err(error) = self.poll.poll(&mut events, Some(wait)) {
                 if error.kind() != std::io::ErrorKind::Interrupted {
                     self.link
@@ -275,5 +288,8 @@ impl DdsSource {
             }
         }
         self.link.tx.push_stop();
+        // The discovery thread drops the readers and the participant.
+        self.give_back_readers();
+        self.discovery.close();
     }
 }

@@ -9,18 +9,15 @@
 //! ever raises a topic's limits, so it grows and never shrinks.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use rustdds::mio1::{Interest, Token};
 use rustdds::{
-    no_key, with_key, DomainParticipant, QosPolicies, RTPSEntity, ReadCondition, Subscriber,
-    Timestamp, Topic as DdsTopicHandle, TopicKind, GUID,
+    no_key, with_key, DomainParticipant, RTPSEntity, ReadCondition, Subscriber, Timestamp,
+    Topic as DdsTopicHandle, TopicKind, GUID,
 };
 
 use super::qos::ReaderChoice;
 use super::raw::{IntoHandoff, PassThrough, RawSample};
-use super::DdsSource;
 use crate::handoff::{now_ns, Sender};
 use crate::source::{Held, SequenceGaps};
 use crate::throttle::Throttle;
@@ -162,20 +159,17 @@ pub(super) fn take_keyed(
     }
 }
 
-/// A recorded DDS topic.
+/// A recorded DDS topic, as the receive thread holds it.
 pub(super) struct DdsTopic {
     pub topic: Arc<Topic>,
     pub dds_name: String,
     pub type_name: String,
     /// Its reader; none while the topic is not selected (`rec topics-set`).
     pub reader: Option<Reader>,
-    pub choice: ReaderChoice,
     /// The samples the reader's history holds.
     pub depth: i32,
     /// The largest sample taken so far, in bytes.
     pub largest: usize,
-    /// The writers known to be alive, with what they offer.
-    pub writers: HashMap<GUID, QosPolicies>,
     /// Each writer's last sequence number, to count gaps.
     pub gaps: SequenceGaps<GUID>,
     /// Each writer's last sequence number when the topic was unselected: selected again,
@@ -185,50 +179,6 @@ pub(super) struct DdsTopic {
     pub announced: bool,
     /// Its rate limit or downsampling, if any.
     pub throttle: Option<Throttle>,
-}
-
-impl DdsSource {
-    pub(super) fn create_reader(
-        &mut self,
-        slot: usize,
-        shape: &TopicShape,
-        depth: i32,
-    ) -> Result<Reader, String> {
-        let mut reader = new_reader(&self.participant, &self.subscriber, shape, depth)?;
-        self.poll
-            .registry()
-            .register(reader.source(), Token(slot), Interest::READABLE)
-            .map_err(|e| format!("cannot wait on the DDS reader: {e}"))?;
-        Ok(reader)
-    }
-
-    /// Deepens a topic's history to hold `reader_memory` bytes of its largest samples,
-    /// when that is deeper than it is.
-    pub(super) fn fit_history(&mut self, slot: usize) {
-        let topic = &self.topics[slot];
-        let depth = depth_for(self.settings.config.reader_memory, topic.largest);
-        let Some(reader) = &topic.reader else {
-            return;
-        };
-        if depth <= topic.depth {
-            return;
-        }
-        let shape = TopicShape {
-            name: &topic.dds_name,
-            type_name: &topic.type_name,
-            keyed: reader.keyed(),
-            choice: topic.choice,
-        };
-        let raised = declare_topic(&self.participant, &shape, depth);
-        match raised {
-            Ok(_) => self.topics[slot].depth = depth,
-            Err(error) => {
-                let service = topic.topic.service.clone();
-                self.link
-                    .note_problem(&service, format!("cannot deepen the DDS history: {error}"));
-            }
-        }
-    }
 }
 
 /// A topic as its readers see it.
