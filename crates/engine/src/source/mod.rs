@@ -9,6 +9,7 @@
 //! announcements and retirements of topics ([`announce`], [`Retirements`]).
 
 pub(crate) mod dds;
+mod exchange;
 pub(crate) mod priority;
 pub(crate) mod shm;
 pub(crate) mod spill;

@@ -24,7 +24,7 @@ use rustdds::{
 use recd_ros2::names::{self, Interface};
 
 use super::channel::{channel_spec, Definitions, Naming, Offer};
-use super::exchange::{Finished, Found, Inbox, NewTopic, ReceiveLink};
+use super::exchange::{Finished, Found, NewTopic, ReceiveLink};
 use super::qos::ReaderChoice;
 use super::reader::{declare_topic, new_reader, Reader, TopicShape, MIN_DEPTH};
 use crate::registry::TopicRegistry;
@@ -114,12 +114,9 @@ impl Discovery {
         let mut events = Events::with_capacity(16);
         let mut next_snapshot = Instant::now();
         loop {
-            let mut finished = Vec::new();
-            let inbox = self.link.take_finished(|f| finished.push(f));
-            for finished in finished {
-                self.take_back(finished);
-            }
-            if let Inbox::Closed = inbox {
+            let (finished, receiving) = self.link.take_finished();
+            finished.into_iter().for_each(|f| self.take_back(f));
+            if !receiving {
                 break;
             }
             let now = Instant::now();

@@ -290,6 +290,7 @@ impl DdsSource {
         self.link.tx.push_stop();
         // The discovery thread drops the readers and the participant.
         self.give_back_readers();
+        exchange::give_back_waiting(&self.discovery);
         self.discovery.close();
     }
 }

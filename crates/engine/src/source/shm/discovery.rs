@@ -18,7 +18,7 @@ use iceoryx2::service::static_config::messaging_pattern::MessagingPattern as Pat
 use iceoryx2::service::static_config::publish_subscribe::StaticConfig as PubSubConfig;
 
 use super::events::open_listener;
-use super::exchange::{Finished, Found, Inbox, ReceiveLink};
+use super::exchange::{Finished, Found, ReceiveLink};
 use super::lease::{Borrows, Issued};
 use super::poll::PollSchedule;
 use super::receive::OpenTopic;
@@ -89,12 +89,9 @@ impl Discovery {
     /// closes its end, then drops every port.
     pub fn run(mut self) {
         loop {
-            let mut finished = Vec::new();
-            let inbox = self.link.take_finished(|f| finished.push(f));
-            for finished in finished {
-                self.take_back(finished);
-            }
-            if let Inbox::Closed = inbox {
+            let (finished, receiving) = self.link.take_finished();
+            finished.into_iter().for_each(|f| self.take_back(f));
+            if !receiving {
                 break;
             }
             self.release_retiring();

@@ -1,18 +1,15 @@
 //! What passes between the discovery thread and the receive thread: ready ports one way,
 //! finished ones (and selection changes) the other.
 //!
-//! Both channels are unbounded, so neither side ever waits on the other: the receive
-//! thread only takes what is waiting (`try_recv`) and hands back without blocking, and
-//! the discovery thread sleeps on its own and takes what came back when it wakes. No
-//! lock is shared, so a discovery thread preempted anywhere cannot hold up the real-time
-//! receive thread.
+//! On [`crate::source::exchange`]'s channels: the discovery thread sleeps on its own and
+//! takes what came back when it wakes (unparked for a selection change).
 
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
 
 use super::events::EventPort;
 use super::receive::OpenTopic;
 use crate::select::TopicFilter;
+use crate::source::exchange::{self, OnItsOwn};
 
 /// What the discovery thread hands the receive thread, ready to use.
 // Sent a few times in a topic's life: boxing the large variant would buy nothing.
@@ -44,97 +41,16 @@ pub(super) enum Finished {
     Filter(TopicFilter),
 }
 
-/// The receive thread's end: takes what discovery found, gives back what it finished.
-pub(super) struct DiscoveryLink {
-    found: Receiver<Found>,
-    /// `None` once closed.
-    finished: Option<Sender<Finished>>,
-    thread: Option<JoinHandle<()>>,
-}
+/// The receive thread's end: takes what discovery found, gives back what it finished;
+/// [`DiscoveryLink::unpark`] wakes discovery for a round now (a selection change).
+pub(super) type DiscoveryLink = exchange::DiscoveryLink<Found, Finished, OnItsOwn>;
 
-/// The discovery thread's end.
-pub(super) struct ReceiveLink {
-    found: Sender<Found>,
-    finished: Receiver<Finished>,
-}
-
-/// What [`ReceiveLink::take_finished`] saw.
-pub(super) enum Inbox {
-    /// Everything given back so far was taken.
-    Taken,
-    /// The receive thread is gone: discovery ends.
-    Closed,
-}
+/// The discovery thread's end: it looks for what came back at each round.
+pub(super) type ReceiveLink = exchange::FinishedEnd<Found, Finished, OnItsOwn>;
 
 /// Connects a receive thread to the discovery thread `spawn` starts with the other end.
 pub(super) fn connect(
     spawn: impl FnOnce(ReceiveLink) -> std::io::Result<JoinHandle<()>>,
 ) -> std::io::Result<DiscoveryLink> {
-    let (found_tx, found_rx) = mpsc::channel();
-    let (finished_tx, finished_rx) = mpsc::channel();
-    let thread = spawn(ReceiveLink {
-        found: found_tx,
-        finished: finished_rx,
-    })?;
-    Ok(DiscoveryLink {
-        found: found_rx,
-        finished: Some(finished_tx),
-        thread: Some(thread),
-    })
-}
-
-impl DiscoveryLink {
-    /// The next thing discovery found, if one is waiting; never blocks.
-    pub fn take(&self) -> Option<Found> {
-        self.found.try_recv().ok()
-    }
-
-    /// Gives something back to be dropped (or acted on) by the discovery thread; never
-    /// blocks.
-    pub fn give_back(&self, finished: Finished) {
-        if let Some(sender) = &self.finished {
-            // The discovery thread ends only after this end closes, so the send finds it.
-            let _ = sender.send(finished);
-        }
-    }
-
-    /// Wakes the discovery thread for a round now (a selection change).
-    pub fn wake(&self) {
-        if let Some(thread) = &self.thread {
-            thread.thread().unpark();
-        }
-    }
-
-    /// Closes the exchange and waits for the discovery thread to drop what it holds.
-    pub fn close(&mut self) {
-        self.finished = None;
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for DiscoveryLink {
-    fn drop(&mut self) {
-        self.close();
-    }
-}
-
-impl ReceiveLink {
-    /// Takes everything given back, passing each to `take`; never blocks.
-    pub fn take_finished(&self, mut take: impl FnMut(Finished)) -> Inbox {
-        loop {
-            match self.finished.try_recv() {
-                Ok(finished) => take(finished),
-                Err(TryRecvError::Empty) => return Inbox::Taken,
-                Err(TryRecvError::Disconnected) => return Inbox::Closed,
-            }
-        }
-    }
-
-    /// Hands something found to the receive thread; false when it is gone.
-    pub fn hand(&self, found: Found) -> bool {
-        self.found.send(found).is_ok()
-    }
+    exchange::connect(OnItsOwn, OnItsOwn, spawn)
 }

@@ -115,7 +115,7 @@ impl ShmSource {
         }
         conclude_change(&mut self.retirements, &mut self.link, change);
         (self.discovery).give_back(Finished::Filter(self.settings.common.filter.clone()));
-        self.discovery.wake();
+        self.discovery.unpark();
         true
     }
 
