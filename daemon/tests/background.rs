@@ -127,14 +127,19 @@ fn files_are_finished_and_uploaded_while_a_busy_recording_loses_samples_and_cost
     drop(hogs);
     finish_load(load);
     recd.rec_json(&["stop", "busy"]);
-    let mean = |losses: &[u64]| losses.iter().sum::<u64>() as f64 / losses.len().max(1) as f64;
+    // Medians, as the policy judges: one burst in one second is not a cost.
+    let median = |losses: &[u64]| {
+        let mut sorted = losses.to_vec();
+        sorted.sort_unstable();
+        sorted.get(sorted.len() / 2).copied().unwrap_or(0) as f64
+    };
     println!(
         "{:.0} s beside 2 CPU hogs: {finished} files finished, {uploaded} uploaded while recording; \
-         losses per second with background work {:.1} ({} s), without {:.1} ({} s)\n{}",
+         median losses per second with background work {:.1} ({} s), without {:.1} ({} s)\n{}",
         recording.as_secs_f64(),
-        mean(&with),
+        median(&with),
         with.len(),
-        mean(&without),
+        median(&without),
         without.len(),
         String::from_utf8_lossy(&status.stdout)
     );
@@ -145,14 +150,14 @@ fn files_are_finished_and_uploaded_while_a_busy_recording_loses_samples_and_cost
         recd.log()
     );
     // Where the recording lost while background work kept off, it may lose as much while
-    // it runs, not clearly more (the policy's own margin: 1.5 times, plus a burst).
+    // it runs, not clearly more (the policy's own margin: 1.5 times, plus a little).
     if without.len() >= 3 {
-        let allowed = mean(&without) * 1.5 + 2.0;
+        let allowed = median(&without) * 1.5 + 2.0;
         assert!(
-            mean(&with) <= allowed,
+            median(&with) <= allowed,
             "the recording lost {:.1} a second with background work, {:.1} without\n{}",
-            mean(&with),
-            mean(&without),
+            median(&with),
+            median(&without),
             recd.log()
         );
     }

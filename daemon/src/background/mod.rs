@@ -126,7 +126,7 @@ fn describe(share: &Share) -> String {
 fn compared(share: &Share) -> String {
     let c = share.comparison();
     format!(
-        "per {} s window: spilled {:.1} with, {:.1} without; dropped or lost {:.1} with, {:.1} without",
+        "median per {} s window: spilled {:.1} with, {:.1} without; dropped or lost {:.1} with, {:.1} without",
         WINDOW.as_secs(),
         c.spilled_with,
         c.spilled_without,

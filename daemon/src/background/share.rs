@@ -22,10 +22,13 @@ pub const THROTTLED_CYCLE: u32 = 4;
 pub const BACKED_OFF_CYCLE: u32 = 6;
 /// Windows of each kind (with background work, without) compared.
 const COMPARED: usize = 8;
+/// Windows of each kind needed before a cost is judged at all.
+const JUDGED_FROM: usize = 4;
 /// Windows without any loss after which background work runs freely again.
 const QUIET_WINDOWS: u32 = 12;
-/// A mean over windows with background work counts as higher when it exceeds the mean
-/// without by this factor and by [`SLACK`] events per window (losses come in bursts).
+/// The median over windows with background work counts as higher when it exceeds the
+/// median without by this factor and by [`SLACK`] events per window. Medians, because
+/// losses come in bursts: one burst in one window is not a cost.
 const FACTOR: f64 = 1.5;
 const SLACK: f64 = 1.0;
 
@@ -72,7 +75,7 @@ impl fmt::Display for Mode {
     }
 }
 
-/// The mean losses per window with background work and without, over the windows
+/// The median losses per window with background work and without, over the windows
 /// compared.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Comparison {
@@ -171,7 +174,10 @@ impl Share {
         self.quiet = if any { 0 } else { self.quiet + 1 };
         let mode = if self.quiet >= QUIET_WINDOWS || (self.mode == Mode::Free && !any) {
             Mode::Free
-        } else if self.with.len() >= 2 && self.without.len() >= 2 && costs(&self.comparison()) {
+        } else if self.with.len() >= JUDGED_FROM
+            && self.without.len() >= JUDGED_FROM
+            && costs(&self.comparison())
+        {
             Mode::BackedOff
         } else {
             Mode::Throttled
@@ -209,26 +215,30 @@ impl Share {
         self.started + WINDOW
     }
 
-    /// The mean losses per window with and without background work.
+    /// The median losses per window with and without background work.
     pub fn comparison(&self) -> Comparison {
-        let mean = |windows: &VecDeque<Losses>, field: fn(&Losses) -> u64| {
-            if windows.is_empty() {
-                0.0
-            } else {
-                windows.iter().map(field).sum::<u64>() as f64 / windows.len() as f64
-            }
-        };
         Comparison {
-            spilled_with: mean(&self.with, |l| l.spilled),
-            spilled_without: mean(&self.without, |l| l.spilled),
-            lost_with: mean(&self.with, |l| l.lost),
-            lost_without: mean(&self.without, |l| l.lost),
+            spilled_with: median(&self.with, |l| l.spilled),
+            spilled_without: median(&self.without, |l| l.spilled),
+            lost_with: median(&self.with, |l| l.lost),
+            lost_without: median(&self.without, |l| l.lost),
         }
     }
 
     /// What recordings lost last, in words.
     pub fn why(&self) -> &str {
         &self.why
+    }
+}
+
+/// The median of one count over `windows` (0 for none).
+fn median(windows: &VecDeque<Losses>, count: fn(&Losses) -> u64) -> f64 {
+    let mut counts: Vec<u64> = windows.iter().map(count).collect();
+    counts.sort_unstable();
+    match counts.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => counts[n / 2] as f64,
+        n => (counts[n / 2 - 1] + counts[n / 2]) as f64 / 2.0,
     }
 }
 
@@ -311,7 +321,10 @@ mod tests {
     fn a_loss_that_rises_with_background_work_backs_it_off_to_a_bounded_share() {
         let mut now = Instant::now();
         let mut share = Share::new(now);
+        // Judged once 4 windows of each kind were seen: 16 windows in.
         run(&mut share, &mut now, 12, 10, 1);
+        assert_eq!(share.mode(), Mode::Throttled, "{:?}", share.comparison());
+        run(&mut share, &mut now, 8, 10, 1);
         assert_eq!(share.mode(), Mode::BackedOff, "{:?}", share.comparison());
         let ran = run(&mut share, &mut now, 36, 10, 1);
         assert_eq!(share.mode(), Mode::BackedOff);
@@ -363,6 +376,20 @@ mod tests {
             (share.window_ends(), share.why()),
             (ends, "session a's writer fell behind")
         );
+    }
+
+    #[test]
+    fn a_burst_in_one_window_with_background_work_is_no_cost() {
+        let mut now = Instant::now();
+        let mut share = Share::new(now);
+        run(&mut share, &mut now, 8, 3, 3);
+        // One window with a burst, then as before.
+        let before = share.with.len();
+        while share.with.len() == before {
+            run(&mut share, &mut now, 1, 500, 3);
+        }
+        run(&mut share, &mut now, 16, 3, 3);
+        assert_eq!(share.mode(), Mode::Throttled, "{:?}", share.comparison());
     }
 
     #[test]
