@@ -47,7 +47,8 @@ impl Losses {
         self.spilled > 0 || self.lost > 0
     }
 
-    fn add(&mut self, other: Losses) {
+    /// Adds `other` to these.
+    pub fn add(&mut self, other: Losses) {
         self.spilled += other.spilled;
         self.lost += other.lost;
     }

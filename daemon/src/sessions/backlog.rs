@@ -16,12 +16,25 @@ use crate::config::DEFAULT_MAX_DELAY;
 pub(super) struct DelayWatch {
     finish: bool,
     upload: bool,
+    /// The catalog could not be read at the last look (logged once).
+    failing: bool,
 }
 
 impl DelayWatch {
     /// Warns when the oldest file waiting to be finished, or to be uploaded, has waited
     /// longer than `bound`; says so once more when the backlog is back under it.
-    pub(super) fn check(&mut self, catalog: &Catalog, bound: Duration) -> Result<(), CatalogError> {
+    pub(super) fn check(&mut self, catalog: &Catalog, bound: Duration) {
+        match self.look(catalog, bound) {
+            Ok(()) => self.failing = false,
+            Err(failure) if !self.failing => {
+                tracing::error!("cannot read the backlog from the catalog: {failure}");
+                self.failing = true;
+            }
+            Err(_) => {}
+        }
+    }
+
+    fn look(&mut self, catalog: &Catalog, bound: Duration) -> Result<(), CatalogError> {
         let now = now_ns();
         let finishing = catalog.oldest_waiting_to_finish()?;
         tell(&mut self.finish, "finished", finishing, bound, now);

@@ -470,8 +470,7 @@ impl Sessions {
                 .sum::<u64>();
             tell_changes(name, session, &status);
             let (lost, said) = losses_since_last(name, session, &status);
-            losses.spilled += lost.spilled;
-            losses.lost += lost.lost;
+            losses.add(lost);
             why = why.or(said);
             // A paused session, or a pre-trigger one between windows, writes nothing.
             let buffering = status.buffer.is_some() && status.current_files.is_empty();
@@ -484,11 +483,7 @@ impl Sessions {
         self.background
             .sample(losses, why, self.background_work_waits());
         self.apply_retention(&running, &writing);
-        let checked =
-            (self.delays.lock().expect("delays lock")).check(&self.catalog(), self.max_delay());
-        if let Err(failure) = checked {
-            tracing::error!("cannot read the backlog from the catalog: {failure}");
-        }
+        (self.delays.lock().expect("delays lock")).check(&self.catalog(), self.max_delay());
         let now = Instant::now();
         let expired: Vec<String> = (running.iter())
             .filter(|(_, session)| session.stop_at.is_some_and(|at| at <= now))
