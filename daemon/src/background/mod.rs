@@ -2,7 +2,8 @@
 //! gets while they lose samples ([`share`]), told to the uploader and finishing through
 //! [`Pressure`], and what it says about itself.
 //!
-//! Finishing and uploads always run at idle I/O priority (finishing at nice 19 too).
+//! Finishing and uploads always run in the idle I/O class (finishing in SCHED_BATCH on
+//! one compression thread per two cores, the uploader at nice 10).
 //! While a recording loses samples they also keep to [`PACE`] each, and keep off the
 //! windows [`share::Share`] gives to measuring the recordings without them.
 

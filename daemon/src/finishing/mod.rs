@@ -1,6 +1,6 @@
 //! Finishing files in the background (`[recording] finish`): each closed file of a session
 //! that asks for it is reindexed in place — chunked, indexed, compressed if asked — on
-//! one thread at nice 19 and idle I/O priority, one file at a time in the order they
+//! one thread in SCHED_BATCH and the idle I/O class, one file at a time in the order they
 //! closed, as the background policy allows ([`FinishGate`]).
 
 mod gate;
@@ -81,7 +81,7 @@ struct Finishing {
 
 impl Finishing {
     fn run(mut self) {
-        if let Err(refused) = priority::lower_to_idle() {
+        if let Err(refused) = priority::lower_to_background() {
             tracing::warn!("finishing runs at normal priority: the kernel refused {refused}");
         }
         for (file, _) in self.waiting() {

@@ -1,19 +1,21 @@
-//! Low CPU and idle I/O priority for the thread that finishes files (and the compression
-//! threads it starts, which inherit both), so that a recording always comes first.
+//! The priorities of the thread that finishes files (and the compression threads it
+//! starts, which inherit them): the idle I/O class, and SCHED_BATCH at nice 0.
 //!
-//! SCHED_BATCH at nice 10 (as the uploader) rather than SCHED_IDLE at nice 19: on a CPU
-//! kept busy by processes at normal priority, SCHED_IDLE gets nothing at all and nice 19
-//! next to nothing (a weight of 15 against 1024 for each of them), so finishing never
-//! ends; nice 10 gets about a tenth of what each of them gets (110 against 1024). How
-//! much of the time it runs while recordings lose samples is the background policy's
-//! (`crate::background`).
+//! Not SCHED_IDLE, nor a high nice value: on a CPU kept busy by processes at normal
+//! priority (a vehicle's perception), SCHED_IDLE gets nothing at all and nice 19 or 10
+//! next to nothing (weights of 15 or 110 against 1024 for each of them): finishing never
+//! ended (measured: 1 file of 256 MiB in 5.6 minutes at nice 10 beside two CPU hogs).
+//! SCHED_BATCH at nice 0 gets a normal process's share and never preempts one on waking.
+//! What keeps it out of the recording's way is the background policy
+//! (`crate::background`): one compression thread on 2 cores, a pace, windows kept off,
+//! and backing off when the recordings lose more with it.
 
 /// Finishing's nice value.
-const NICE: libc::c_int = 10;
+const NICE: libc::c_int = 0;
 
-/// Puts the calling thread in SCHED_BATCH at nice 10 and in the idle I/O class; says why
-/// when the kernel refused one of them.
-pub fn lower_to_idle() -> Result<(), String> {
+/// Puts the calling thread in SCHED_BATCH at nice [`NICE`] and in the idle I/O class;
+/// says why when the kernel refused one of them.
+pub fn lower_to_background() -> Result<(), String> {
     let mut refused = Vec::new();
     // SAFETY: sched_param is plain old data; pid 0 is the calling thread.
     let scheduled = unsafe {
