@@ -142,7 +142,7 @@ impl Transfer<'_> {
             since: Instant::now(),
         };
         let mut next = 0;
-        let mut paced = Paced::default();
+        let mut pace = Paced::default();
         loop {
             // Parts are read in order, one ahead, and sent `parallel_parts` at a time;
             // each is journaled as soon as the bucket acknowledges it, in whatever order.
@@ -163,14 +163,12 @@ impl Transfer<'_> {
                         Failure::GiveUp(format!("cannot read {}: {e}", content.display()))
                     })?;
                 let length = bytes.len() as u64;
-                if let Some(rate) = self.rate.as_mut() {
-                    let paid = Instant::now() + rate.delay_for(length, Instant::now());
-                    self.journal_until(paid, &mut sending, &mut acknowledged, job)
-                        .await?;
-                }
-                if let Some(delay) = paced.delay_for(self.pressure.pace(), length) {
-                    let paid = Instant::now() + delay;
-                    self.journal_until(paid, &mut sending, &mut acknowledged, job)
+                // The stricter of max_rate and the background policy's pace.
+                let now = Instant::now();
+                let limited = (self.rate.as_mut()).map(|rate| rate.delay_for(length, now));
+                let paced = pace.delay_for(self.pressure.pace(), length);
+                if let Some(delay) = limited.max(paced) {
+                    self.journal_until(now + delay, &mut sending, &mut acknowledged, job)
                         .await?;
                 }
                 let store = self.bucket.store.clone();
