@@ -76,7 +76,6 @@ fn snapshot(topics: usize) -> Snapshot {
         facts: DaemonFacts {
             free_bytes: Some(100 << 30),
             min_free_space: 1 << 30,
-            waiting_to_finish: Some(0),
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),

@@ -95,7 +95,6 @@ impl Backend for WebBackend {
             data_dir: data_dir.to_path_buf(),
             free_bytes: recd_storage::space_of(data_dir).ok().map(|s| s.available),
             min_free_space: self.sessions.config().min_free_space.as_u64(),
-            waiting_to_finish: self.sessions.files_waiting_to_finish(),
             clock_sync: Some(self.clock_sync()),
         }
     }

@@ -28,16 +28,6 @@ impl Catalog {
         Ok(())
     }
 
-    /// How many files wait to be finished.
-    pub fn count_waiting_to_finish(&self) -> Result<u64, CatalogError> {
-        let count: i64 = self.connection.query_row(
-            "SELECT count(*) FROM files WHERE state = ?1 AND finish IS NOT NULL",
-            params![FileState::Complete.as_str()],
-            |row| row.get(0),
-        )?;
-        Ok(u64::try_from(count).unwrap_or(0))
-    }
-
     /// The files waiting to be finished, each with its mode, in the order they closed.
     pub fn waiting_to_finish(&self) -> Result<Vec<(File, FinishMode)>, CatalogError> {
         let files = self.files_where(

@@ -96,7 +96,7 @@ fn overview_json(
             "data_dir": facts.data_dir,
             "free_bytes": facts.free_bytes,
             "min_free_space": facts.min_free_space,
-            "waiting_to_finish": facts.waiting_to_finish,
+            "waiting_to_finish": snapshot.backlog.as_ref().map(|b| b.finish_waiting),
         },
         "uploads": snapshot.uploads,
         "backlog": snapshot.backlog,

@@ -29,9 +29,6 @@ pub struct DaemonFacts {
     pub free_bytes: Option<u64>,
     /// `min_free_space`.
     pub min_free_space: u64,
-    /// Closed files waiting to be finished (indexed or compressed); `None` when the
-    /// catalog cannot say.
-    pub waiting_to_finish: Option<u64>,
     /// What the host knows of its clock's synchronisation (`unknown (…)` when nothing
     /// says it is synchronised).
     pub clock_sync: Option<String>,

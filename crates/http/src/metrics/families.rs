@@ -288,7 +288,7 @@ pub fn session_state(session: &SessionStatus) -> &'static str {
     }
 }
 
-/// The data directory's free space and the files waiting to be finished.
+/// The data directory's free space.
 fn disk_families(snapshot: &Snapshot) -> Vec<Family> {
     let facts = &snapshot.facts;
     let mut families = vec![Family::new(
@@ -309,17 +309,6 @@ fn disk_families(snapshot: &Snapshot) -> Vec<Family> {
             .with(vec![], free as f64),
         );
     }
-    if let Some(waiting) = facts.waiting_to_finish {
-        families.push(
-            Family::new(
-                "files_waiting_to_finish",
-                "Closed files waiting to be indexed or compressed.",
-                None,
-                Kind::Gauge,
-            )
-            .with(vec![], waiting as f64),
-        );
-    }
     families
 }
 
@@ -330,6 +319,13 @@ fn backlog_families(snapshot: &Snapshot) -> Vec<Family> {
         return Vec::new();
     };
     let mut families = vec![
+        Family::new(
+            "files_waiting_to_finish",
+            "Closed files waiting to be indexed or compressed.",
+            None,
+            Kind::Gauge,
+        )
+        .with(vec![], backlog.finish_waiting as f64),
         Family::new(
             "finish_oldest_waiting",
             "How long the oldest file waiting to be finished has waited (0 when none waits).",

@@ -76,7 +76,6 @@ fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
         facts: DaemonFacts {
             free_bytes: Some(5 << 30),
             min_free_space: 1 << 30,
-            waiting_to_finish: Some(2),
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
