@@ -67,6 +67,16 @@ impl Background {
         self.pressure.set_pace(pace);
     }
 
+    /// Why background work must keep off now, if it must.
+    pub fn hold(&self) -> Option<String> {
+        self.pressure.current()
+    }
+
+    /// The rate background work keeps to now, if any (bytes per second).
+    pub fn pace(&self) -> Option<u64> {
+        self.pressure.pace()
+    }
+
     /// The policy's state, for `rec status`, the metrics and the page.
     pub fn state(&self) -> State {
         let share = self.share.lock().expect("background lock");

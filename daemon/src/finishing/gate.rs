@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use recd_engine::BehindProbe;
-use recd_upload::Pressure;
 
 use crate::background::Background;
 
@@ -26,26 +25,20 @@ pub struct FinishGate {
     recording: AtomicUsize,
     /// `[recording] finish_while_recording`.
     while_recording: bool,
-    /// Raised while background work keeps off; its pace is finishing's too.
-    pressure: Arc<Pressure>,
-    /// Told at once when a watched writer falls behind.
+    /// When background work may run, and at what pace; told at once when a watched
+    /// writer falls behind.
     background: Arc<Background>,
     /// The recordings' receive threads.
     watched: Mutex<Vec<Watched>>,
 }
 
 impl FinishGate {
-    /// A gate that holds finishing while `pressure` is raised (as `background` decides),
-    /// and while any session records unless `while_recording`.
-    pub fn new(
-        while_recording: bool,
-        pressure: Arc<Pressure>,
-        background: Arc<Background>,
-    ) -> Self {
+    /// A gate that holds finishing while `background` keeps background work off, and
+    /// while any session records unless `while_recording`.
+    pub fn new(while_recording: bool, background: Arc<Background>) -> Self {
         Self {
             recording: AtomicUsize::new(0),
             while_recording,
-            pressure,
             background,
             watched: Mutex::default(),
         }
@@ -89,7 +82,7 @@ impl FinishGate {
     /// Why finishing must wait now, if it must.
     pub fn hold(&self) -> Option<String> {
         self.look_behind();
-        if let Some(why) = self.pressure.current() {
+        if let Some(why) = self.background.hold() {
             return Some(why);
         }
         let recording = self.recording.load(Ordering::Relaxed);
@@ -99,21 +92,22 @@ impl FinishGate {
 
     /// The rate finishing keeps to now, if any (bytes read per second).
     pub fn pace(&self) -> Option<u64> {
-        self.pressure.pace()
+        self.background.pace()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use recd_upload::Pressure;
     use std::time::Duration;
 
     #[test]
     fn finishing_waits_for_recordings_unless_told_otherwise_and_always_for_pressure() {
         let pressure = Arc::new(Pressure::default());
         let background = Arc::new(Background::new(pressure.clone()));
-        let deferred = FinishGate::new(false, pressure.clone(), background.clone());
-        let beside = FinishGate::new(true, pressure.clone(), background);
+        let deferred = FinishGate::new(false, background.clone());
+        let beside = FinishGate::new(true, background);
         assert_eq!(deferred.hold(), None);
         deferred.set_recording(1);
         beside.set_recording(1);

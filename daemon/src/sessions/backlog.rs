@@ -8,6 +8,7 @@ use recd_catalog::{Catalog, CatalogError, OldestWaiting, SessionId};
 use recd_control::Backlog;
 
 use super::Sessions;
+use crate::background::share::Losses;
 use crate::clock::now_ns;
 use crate::config::DEFAULT_MAX_DELAY;
 
@@ -22,9 +23,36 @@ pub(super) struct DelayWatch {
 
 impl DelayWatch {
     /// Warns when the oldest file waiting to be finished, or to be uploaded, has waited
-    /// longer than `bound`; says so once more when the backlog is back under it.
-    pub(super) fn check(&mut self, catalog: &Catalog, bound: Duration) {
-        match self.look(catalog, bound) {
+    /// longer than `bound` (as `backlog`, just read from `catalog`, says); says so once
+    /// more when the backlog is back under it.
+    pub(super) fn check(
+        &mut self,
+        catalog: &Catalog,
+        backlog: &Result<Backlog, CatalogError>,
+        bound: Duration,
+    ) {
+        let late = |age: Option<f64>| age.is_some_and(|age| age > bound.as_secs_f64());
+        let told = match backlog {
+            Ok(backlog) => tell(
+                &mut self.finish,
+                "finished",
+                late(backlog.finish_oldest_s),
+                bound,
+                || catalog.oldest_waiting_to_finish(),
+            )
+            .and_then(|()| {
+                tell(
+                    &mut self.upload,
+                    "uploaded",
+                    late(backlog.upload_oldest_s),
+                    bound,
+                    || catalog.oldest_waiting_to_upload(),
+                )
+            })
+            .map_err(|failure| failure.to_string()),
+            Err(failure) => Err(failure.to_string()),
+        };
+        match told {
             Ok(()) => self.failing = false,
             Err(failure) if !self.failing => {
                 tracing::error!("cannot read the backlog from the catalog: {failure}");
@@ -33,37 +61,38 @@ impl DelayWatch {
             Err(_) => {}
         }
     }
-
-    fn look(&mut self, catalog: &Catalog, bound: Duration) -> Result<(), CatalogError> {
-        let now = now_ns();
-        let finishing = catalog.oldest_waiting_to_finish()?;
-        tell(&mut self.finish, "finished", finishing, bound, now);
-        let uploading = catalog.oldest_waiting_to_upload()?;
-        tell(&mut self.upload, "uploaded", uploading, bound, now);
-        Ok(())
-    }
 }
 
-fn tell(told: &mut bool, to_be: &str, oldest: Option<OldestWaiting>, bound: Duration, now: i64) {
-    let bound_ns = bound.as_nanos() as i64;
-    match oldest.filter(|oldest| now - oldest.since_ns > bound_ns) {
-        Some(oldest) if !*told => {
-            let waited = Duration::from_secs(((now - oldest.since_ns) / 1_000_000_000) as u64);
-            tracing::warn!(
-                file = %oldest.path.display(),
-                session = %oldest.session,
-                "a file has waited {} to be {to_be}, more than max_delay ({}): background work falls behind the recording (rec status shows the backlog)",
-                humantime::format_duration(waited),
-                humantime::format_duration(bound)
-            );
-            *told = true;
+/// Warns of the oldest file waiting to be `to_be` done (`oldest` finds it) when it is
+/// `late` and the log was not `told` yet; says when none is late any more.
+fn tell(
+    told: &mut bool,
+    to_be: &str,
+    late: bool,
+    bound: Duration,
+    oldest: impl FnOnce() -> Result<Option<OldestWaiting>, CatalogError>,
+) -> Result<(), CatalogError> {
+    match (late, *told) {
+        (true, false) => {
+            if let Some(oldest) = oldest()? {
+                let waited_s = (now_ns() - oldest.since_ns).max(0) / 1_000_000_000;
+                tracing::warn!(
+                    file = %oldest.path.display(),
+                    session = %oldest.session,
+                    "a file has waited {} to be {to_be}, more than max_delay ({}): background work falls behind the recording (rec status shows the backlog)",
+                    humantime::format_duration(Duration::from_secs(waited_s as u64)),
+                    humantime::format_duration(bound)
+                );
+                *told = true;
+            }
         }
-        None if *told => {
+        (false, true) => {
             tracing::info!("no file waits longer than max_delay to be {to_be} any more");
             *told = false;
         }
         _ => {}
     }
+    Ok(())
 }
 
 impl Sessions {
@@ -79,10 +108,16 @@ impl Sessions {
         Some(backlog)
     }
 
-    /// Whether files wait to be finished or uploaded.
-    pub(super) fn background_work_waits(&self) -> bool {
-        self.backlog(None)
-            .is_some_and(|b| b.finish_waiting > 0 || b.upload_waiting > 0)
+    /// Tells the background policy what recordings lost since the last sample and
+    /// whether files wait, and the log when a file waits too long: one read of every
+    /// session's backlog for both.
+    pub(super) fn sample_background(&self, losses: Losses, why: Option<String>) {
+        let catalog = self.catalog();
+        let backlog = catalog.backlog(None, now_ns());
+        let waits = (backlog.as_ref()).is_ok_and(|b| b.finish_waiting > 0 || b.upload_waiting > 0);
+        self.background.sample(losses, why, waits);
+        let mut delays = self.delays.lock().expect("delays lock");
+        delays.check(&catalog, &backlog, self.max_delay());
     }
 
     /// `[upload] max_delay`, or its default when nothing uploads.

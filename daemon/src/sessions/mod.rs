@@ -114,10 +114,9 @@ impl Sessions {
         uploads: Option<Uploads>,
         pressure: Arc<Pressure>,
     ) -> Self {
-        let background = Arc::new(Background::new(pressure.clone()));
+        let background = Arc::new(Background::new(pressure));
         let finish_gate = Arc::new(FinishGate::new(
             config.recording.finish_while_recording,
-            pressure,
             background.clone(),
         ));
         Self {
@@ -480,10 +479,8 @@ impl Sessions {
             writing.extend(status.current_files);
         }
         self.finish_gate.set_recording(writing_sessions);
-        self.background
-            .sample(losses, why, self.background_work_waits());
+        self.sample_background(losses, why);
         self.apply_retention(&running, &writing);
-        (self.delays.lock().expect("delays lock")).check(&self.catalog(), self.max_delay());
         let now = Instant::now();
         let expired: Vec<String> = (running.iter())
             .filter(|(_, session)| session.stop_at.is_some_and(|at| at <= now))
