@@ -17,6 +17,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "mark",
             "topics-set",
             "trigger",
+            "incidents",
         ],
     ),
     ("Fleet", &["fleet"]),

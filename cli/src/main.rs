@@ -11,6 +11,7 @@ mod fleet;
 mod format;
 mod health;
 mod help;
+mod incidents;
 mod info;
 mod man;
 mod output;
@@ -59,6 +60,7 @@ enum Command {
     #[command(name = "topics-set")]
     TopicsSet(topics_set::TopicsSetArgs),
     Trigger(running::TriggerArgs),
+    Incidents(incidents::IncidentsArgs),
     List(session::ListArgs),
     Topics(topics::TopicsArgs),
     Play(play::PlayArgs),
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         Command::Mark(args) => running::mark(&args.socket.path, &args),
         Command::TopicsSet(args) => topics_set::run(&args.socket.path, &args),
         Command::Trigger(args) => running::trigger(&args.socket.path, &args),
+        Command::Incidents(args) => incidents::run(&args),
         Command::List(args) => session::list(&args.socket.path, &args),
         Command::Topics(args) => topics::run(&args.socket.path, &args),
         Command::Play(args) => play::run(&args.socket.path, &args),

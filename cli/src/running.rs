@@ -46,13 +46,23 @@ pub struct MarkArgs {
     pub socket: crate::socket::SocketArg,
 }
 
-/// Write the pre-trigger window around a moment to a file.
+/// Keep the window around a moment: an incident.
 ///
-/// For a session started with --pre-trigger: every message logged from --before ago (default: all the buffer holds) to
-/// --after from now, with the last message of each latched topic first and a Metadata
-/// record `trigger` (time, window, note). A trigger whose window overlaps the one being
-/// written extends that file instead. Prints the file's name at once; --wait returns
-/// once it is complete.
+/// On a session on disk: the window [T − --before, T + --after] (default --before 30s) of
+/// the session's files is pinned, so that retention (max_total_size, --max-files,
+/// --max-age) never deletes them until the incident is released (rec incidents release
+/// ID, its [incidents] keep, or release_after_upload); once T + --after has been written,
+/// recd cuts the window into files of its own in the data directory's incidents/
+/// (<id>_<note>_<session>_<source>.mcap), uploaded before any other file. Refused, with
+/// the reason, when the pinned files would exceed [incidents] max_pinned_size.
+///
+/// On a session started with --pre-trigger: every message logged from --before ago
+/// (default: all the buffer holds) to --after from now, with the last message of each
+/// latched topic first and a Metadata record `trigger` (time, window, note), written to a
+/// file of the session. A trigger whose window overlaps the one being written extends
+/// that file instead. Listed as an incident of origin `buffer`.
+///
+/// Prints what it made at once; --wait returns once the files are complete.
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
     /// The session; may be left out when only one is recording.
@@ -60,7 +70,8 @@ pub struct TriggerArgs {
     name: Option<String>,
     #[command(flatten)]
     window: crate::window::WindowArgs,
-    /// Return once the file is complete (its window has passed and it is closed).
+    /// Return once the files are complete (the window has passed and its files are
+    /// closed, or, on a session on disk, cut).
     #[arg(long)]
     wait: bool,
     /// Print the result as JSON.
@@ -85,6 +96,7 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
         note: args.window.note.clone(),
         at_ns: args.window.at,
         id: args.window.id.clone(),
+        origin: Some(recd_control::origin::CLI.to_string()),
     });
     // recd answers a trigger ahead once its moment has come.
     let ahead = args.window.at.map_or(Duration::ZERO, |at| {
@@ -97,8 +109,18 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
     let Response::Triggered(triggered) = &response else {
         return Err(unexpected(&response));
     };
+    let longest = args.window.after + ahead + TRIGGER_CLOSE_GRACE;
+    if let Some(incident) = &triggered.incident {
+        return crate::incidents::print_taken(
+            socket,
+            triggered,
+            incident,
+            (args.wait, longest),
+            args.json,
+        );
+    }
     if args.wait {
-        wait_until_closed(socket, triggered, args.window.after + TRIGGER_CLOSE_GRACE)?;
+        wait_until_closed(socket, triggered, longest)?;
     }
     if args.json {
         crate::output::print_json(triggered)?;

@@ -7,6 +7,7 @@ mod clock;
 mod clock_sync;
 mod finishing;
 mod host;
+mod incidents;
 mod names;
 mod recovery;
 mod remote;
@@ -148,13 +149,11 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
     let max_total = config.max_total_size.map(|size| size.as_u64());
-    retention::enforce_total(
-        &catalog,
-        max_total,
-        &Default::default(),
-        &Default::default(),
-    )
-    .map_err(|e| e.to_string())?;
+    let leave = retention::Leave {
+        pinned: catalog.pinned_paths().map_err(|e| e.to_string())?,
+        ..Default::default()
+    };
+    retention::enforce_total(&catalog, max_total, &leave).map_err(|e| e.to_string())?;
     if config.reindex_after_crash {
         recovery::reindex_in_background(
             config.state_dir.clone(),
@@ -185,6 +184,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         None => None,
     };
     let finisher = sessions.start_finishing();
+    let cutter = incidents::Cutter::start(sessions.clone());
     runtime.block_on(serve_until_signal(&socket, sessions.clone(), heartbeat))?;
     drop(runtime);
 
@@ -194,6 +194,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     }
     let _ = std::fs::remove_file(&socket);
     finisher.stop();
+    cutter.stop();
     let stopped = stop_all(sessions.clone(), stop_timeout);
     sessions.stop_uploads();
     stopped

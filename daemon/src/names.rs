@@ -22,6 +22,11 @@ pub fn validate(name: &str) -> Result<(), String> {
             "session name {name:?} would leave the data directory: names cannot contain '/' or '..' or start with '.'"
         ));
     }
+    if name == crate::incidents::DIRECTORY {
+        return Err(format!(
+            "session name {name:?} is where recd keeps incidents' files; pick another"
+        ));
+    }
     if let Some(bad) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))

@@ -80,7 +80,8 @@ fn recordings_on_disk(data_dir: &Path) -> Vec<(String, PathBuf)> {
         else {
             continue;
         };
-        if name.starts_with('.') || !session.is_dir() {
+        // Incidents' cut files are the cutter's: one it did not record is cut again.
+        if name.starts_with('.') || name == crate::incidents::DIRECTORY || !session.is_dir() {
             continue;
         }
         for path in read_dir_sorted(&session) {

@@ -1,6 +1,7 @@
-//! Retention: keeps the recordings on each file system within `max_total_size`, and a
-//! session within its `--max-files` ring, by deleting the oldest finished files, those
-//! already uploaded first (and, with `keep_until_uploaded`, none waiting for upload).
+//! Retention: keeps the recordings on each file system within `max_total_size`, a
+//! session within its `--max-files` ring and its `--max-age`, by deleting the oldest
+//! finished files, those already uploaded first (and, with `keep_until_uploaded`, none
+//! waiting for upload), never one an incident pins.
 //! Each deletion is logged and marked in the catalog, with whether the file still waited
 //! to be finished or uploaded (a warning then: its data never left the vehicle); a file
 //! that vanished without recd is marked missing.
@@ -8,6 +9,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use recd_catalog::{Catalog, CatalogError, DeletedBefore, File, SessionId};
 use recd_control::{FileState, UploadState};
@@ -42,6 +44,17 @@ impl UploadGuard {
         ordered.sort_by_key(|entry| !self.uploaded(file(entry)));
         ordered
     }
+}
+
+/// What retention must leave, whatever the bounds say.
+#[derive(Debug, Default)]
+pub struct Leave {
+    /// The files sessions are writing now.
+    pub writing: HashSet<PathBuf>,
+    /// The files incidents pin (their windows' files and their cut files).
+    pub pinned: HashSet<PathBuf>,
+    /// What uploads ask.
+    pub uploads: UploadGuard,
 }
 
 /// What one pass of retention did.
@@ -83,10 +96,11 @@ fn files_on_disk(catalog: &Catalog) -> Result<Vec<OnDisk>, CatalogError> {
 }
 
 /// Whether retention may delete `file`: finished (complete, indexed or needing reindex),
-/// not being written by anyone.
-fn deletable(file: &File, writing: &HashSet<PathBuf>) -> bool {
+/// not being written by anyone, pinned by no incident.
+fn deletable(file: &File, leave: &Leave) -> bool {
     (file.state.is_finished() || file.state == FileState::NeedsReindex)
-        && !writing.contains(&file.path)
+        && !leave.writing.contains(&file.path)
+        && !leave.pinned.contains(&file.path)
         && !recd_storage::is_being_recorded(&file.path).unwrap_or(true)
 }
 
@@ -121,13 +135,13 @@ fn never_left(lost: DeletedBefore) -> Option<&'static str> {
 }
 
 /// Deletes the oldest finished files of each file system whose recordings exceed
-/// `max_total` bytes; `writing` are the files sessions are writing now.
+/// `max_total` bytes.
 pub fn enforce_total(
     catalog: &Catalog,
     max_total: Option<u64>,
-    writing: &HashSet<PathBuf>,
-    uploads: &UploadGuard,
+    leave: &Leave,
 ) -> Result<Retained, CatalogError> {
+    let uploads = &leave.uploads;
     let present = files_on_disk(catalog)?;
     let mut retained = Retained::default();
     let Some(max_total) = max_total else {
@@ -143,7 +157,7 @@ pub fn enforce_total(
             if total <= max_total {
                 break;
             }
-            if !deletable(&entry.file, writing) {
+            if !deletable(&entry.file, leave) {
                 continue;
             }
             if uploads.keeps(&entry.file) {
@@ -158,16 +172,16 @@ pub fn enforce_total(
 }
 
 /// Deletes the oldest finished files of `session` while it has more than `max_files`
-/// (the one being written included).
+/// (the one being written included; its incidents' cut files not counted).
 pub fn enforce_ring(
     catalog: &Catalog,
     session: SessionId,
     max_files: u32,
-    writing: &HashSet<PathBuf>,
-    uploads: &UploadGuard,
+    leave: &Leave,
 ) -> Result<Retained, CatalogError> {
+    let uploads = &leave.uploads;
     let files: Vec<File> = catalog
-        .files(session)?
+        .recording_files(session)?
         .into_iter()
         .filter(|f| !matches!(f.state, FileState::Deleted | FileState::Missing))
         .collect();
@@ -177,13 +191,37 @@ pub fn enforce_ring(
         if excess == 0 {
             break;
         }
-        if !deletable(file, writing) {
+        if !deletable(file, leave) {
             continue;
         }
         if uploads.keeps(file) {
             retained.kept_for_upload += 1;
         } else if delete(catalog, file, "of the session's --max-files ring")? {
             excess -= 1;
+            retained.deleted.push(file.path.clone());
+        }
+    }
+    Ok(retained)
+}
+
+/// Deletes the files of `session` whose newest message is older than `max_age` before
+/// `now_ns` (`--max-age`), oldest first.
+pub fn enforce_age(
+    catalog: &Catalog,
+    session: SessionId,
+    max_age: Duration,
+    now_ns: u64,
+    leave: &Leave,
+) -> Result<Retained, CatalogError> {
+    let before = now_ns.saturating_sub(max_age.as_nanos() as u64);
+    let mut retained = Retained::default();
+    for file in catalog.files_ended_before(session, before)? {
+        if !deletable(&file, leave) {
+            continue;
+        }
+        if leave.uploads.keeps(&file) {
+            retained.kept_for_upload += 1;
+        } else if delete(catalog, &file, "older than the session's --max-age")? {
             retained.deleted.push(file.path.clone());
         }
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use recd_catalog::{Catalog, CatalogError, Fingerprint, NewUpload};
-use recd_control::UploadStatus;
+use recd_control::{Incident, UploadStatus};
 use recd_upload::{object_key, Pressure, UploadSettings, Uploader, UploaderHandle};
 
 use crate::config::DaemonConfig;
@@ -63,6 +63,44 @@ impl Uploads {
         index: usize,
         messages: u64,
     ) -> Result<bool, CatalogError> {
+        let priority = session.priority || catalog.markers(path)? > 0;
+        let extra = BTreeMap::from([("file_index".to_string(), index.to_string())]);
+        self.queue_with(catalog, session, path, messages, (priority, None), extra)
+    }
+
+    /// Queues the cut file at `path` of `incident` (holding `messages`), before every
+    /// other file, with the incident in its object's metadata.
+    pub fn queue_cut(
+        &self,
+        catalog: &Catalog,
+        session: &SessionFiles,
+        path: &Path,
+        messages: u64,
+        incident: &Incident,
+    ) -> Result<bool, CatalogError> {
+        let extra = BTreeMap::from([
+            ("incident".to_string(), header_safe(&incident.id)),
+            ("incident_note".to_string(), header_safe(&incident.note)),
+            ("incident_origin".to_string(), incident.origin.clone()),
+            ("incident_time".to_string(), incident.time_ns.to_string()),
+            ("incident_start".to_string(), incident.start_ns.to_string()),
+            ("incident_end".to_string(), incident.end_ns.to_string()),
+        ]);
+        let prefix = Some(crate::incidents::DIRECTORY);
+        self.queue_with(catalog, session, path, messages, (true, prefix), extra)
+    }
+
+    /// Queues `path` with `priority` (an incident's cut file when `under` names the
+    /// folder its key goes under), its object's metadata and `extra` entries.
+    fn queue_with(
+        &self,
+        catalog: &Catalog,
+        session: &SessionFiles,
+        path: &Path,
+        messages: u64,
+        (priority, under): (bool, Option<&str>),
+        extra: BTreeMap<String, String>,
+    ) -> Result<bool, CatalogError> {
         let fingerprint = match Fingerprint::of(path) {
             Ok(fingerprint) => fingerprint,
             Err(error) => {
@@ -70,16 +108,17 @@ impl Uploads {
                 return Ok(false);
             }
         };
-        let priority = session.priority || catalog.markers(path)? > 0;
-        let prefix = self.settings.prefix.render(
+        let mut prefix = self.settings.prefix.render(
             &self.settings.vehicle_id,
             &session.session,
             session.started_ns,
         );
+        if let Some(under) = under {
+            prefix = format!("{prefix}/{under}");
+        }
         let mut metadata = BTreeMap::from([
             ("vehicle".to_string(), self.settings.vehicle_id.clone()),
             ("session".to_string(), session.session.clone()),
-            ("file_index".to_string(), index.to_string()),
             ("messages".to_string(), messages.to_string()),
             ("bytes".to_string(), fingerprint.bytes.to_string()),
             (
@@ -95,6 +134,7 @@ impl Uploads {
                 self.settings.vehicle_name.clone(),
             ),
         ]);
+        metadata.extend(extra);
         // Its health verdict (ok, degraded, missing), so that a fleet finds the drives
         // that are no use in the bucket.
         if let Some(verdict) = catalog.file_health(path)? {
@@ -105,6 +145,7 @@ impl Uploads {
                 path: path.to_path_buf(),
                 key: object_key(&prefix, path),
                 priority,
+                incident: under.is_some(),
                 fingerprint,
                 metadata,
             },
@@ -125,4 +166,18 @@ impl Uploads {
     pub fn stop(&self) {
         self.handle.stop();
     }
+}
+
+/// `text` as an object metadata value can carry it: printable ASCII as it is, every
+/// other byte (and '%') percent-encoded.
+fn header_safe(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if (b' '..=b'~').contains(&byte) && byte != b'%' {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }

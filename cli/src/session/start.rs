@@ -120,6 +120,11 @@ pub struct StartArgs {
     /// are deleted and marked deleted in `rec list`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_files: Option<u32>,
+    /// Delete this session's files whose newest message is older than this, e.g. 1h
+    /// (with --max-duration or --max-file-size, "the last hour" whatever its size);
+    /// files an incident pins (rec trigger) stay. Default: recd's [recording] max_age.
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
+    max_age: Option<Duration>,
     /// Stop by itself after this long, e.g. 60s or 2h (within a second of it).
     #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration)]
     duration: Option<Duration>,
@@ -175,6 +180,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         no_iceoryx2: args.no_iceoryx2,
         io_mode: args.io_mode.map(|mode| mode.to_string()),
         max_files: args.max_files,
+        max_age_ms: args.max_age.map(|d| d.as_millis() as u64),
         duration_ms: args.duration.map(|d| d.as_millis() as u64),
         metadata,
         attachments,

@@ -194,6 +194,7 @@ mod tests {
             path: path.to_path_buf(),
             key: format!("car/{}", path.display()),
             priority: false,
+            incident: false,
             fingerprint: Fingerprint {
                 bytes: 100,
                 changed_ns: 1,

@@ -76,6 +76,16 @@ impl Catalog {
         self.files_where("session = ?1", "rowid", params![session])
     }
 
+    /// The recording files of a session (its incidents' cut files left out), in the order
+    /// they were started.
+    pub fn recording_files(&self, session: SessionId) -> Result<Vec<File>, CatalogError> {
+        self.files_where(
+            "session = ?1 AND incident IS NULL",
+            "rowid",
+            params![session],
+        )
+    }
+
     /// The file at `path`, if the catalog knows it.
     pub fn file(&self, path: &Path) -> Result<Option<File>, CatalogError> {
         Ok(self

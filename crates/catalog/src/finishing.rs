@@ -128,6 +128,7 @@ mod tests {
                 path: a.to_path_buf(),
                 key: "car/a.mcap".into(),
                 priority: true,
+                incident: false,
                 fingerprint: Fingerprint {
                     bytes: 100,
                     changed_ns: 1,

@@ -17,6 +17,7 @@ mod error;
 mod files;
 mod finishing;
 mod health;
+mod incidents;
 mod paths;
 mod recovery;
 mod schema;
@@ -31,6 +32,7 @@ use rusqlite::Connection;
 pub use backlog::{DeletedBefore, OldestWaiting};
 pub use error::CatalogError;
 pub use files::File;
+pub use incidents::{IncidentKey, NewIncident};
 pub use sessions::{Session, SessionId};
 pub use uploads::{Fingerprint, JournaledPart, NewUpload, QueuedUpload};
 

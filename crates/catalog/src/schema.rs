@@ -4,7 +4,7 @@
 use rusqlite::{params, Connection};
 
 use crate::paths::{self, DataDir};
-use crate::uploads;
+use crate::{incidents, uploads};
 
 /// The sessions, files and topics tables (the upload queue's are `uploads::SCHEMA`).
 pub(crate) const SCHEMA: &str = "
@@ -60,6 +60,9 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("files", "finish_since_ns", "INTEGER"),
     ("files", "deleted_unfinished", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "deleted_unuploaded", "INTEGER NOT NULL DEFAULT 0"),
+    ("files", "start_ns", "INTEGER"),
+    ("files", "end_ns", "INTEGER"),
+    ("files", "incident", "TEXT"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added
@@ -70,6 +73,7 @@ pub(crate) fn create_or_upgrade(
 ) -> rusqlite::Result<()> {
     connection.execute_batch(SCHEMA)?;
     connection.execute_batch(uploads::SCHEMA)?;
+    connection.execute_batch(incidents::SCHEMA)?;
     add_missing_columns(connection)?;
     paths::migrate_to_relative(connection, data_dir)
 }

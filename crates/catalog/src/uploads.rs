@@ -68,6 +68,8 @@ pub struct NewUpload {
     pub key: String,
     /// Goes before the others (trigger windows, markers).
     pub priority: bool,
+    /// An incident's cut file: before every other, priority ones included.
+    pub incident: bool,
     /// The file as it is now.
     pub fingerprint: Fingerprint,
     /// The object's user metadata.
@@ -146,7 +148,11 @@ impl Catalog {
             params![
                 stored,
                 upload.key,
-                i64::from(!upload.priority),
+                if upload.incident {
+                    -1
+                } else {
+                    i64::from(!upload.priority)
+                },
                 now_ns,
                 UploadState::Queued.as_str(),
                 upload.fingerprint.bytes as i64,
@@ -415,7 +421,7 @@ impl Catalog {
             path: self.data_dir.resolve(&raw.path),
             session: raw.session.unwrap_or_default(),
             key: raw.key,
-            priority: raw.priority == 0,
+            priority: raw.priority <= 0,
             queued_ns: raw.queued_ns,
             state: parse_upload_state(&raw.state)?,
             reason: raw.reason,
@@ -487,6 +493,7 @@ mod tests {
             path: PathBuf::from(path),
             key: format!("car/{path}"),
             priority,
+            incident: false,
             fingerprint: Fingerprint {
                 bytes: 100,
                 changed_ns,

@@ -24,8 +24,9 @@ pub use attachment::{AttachedFile, MAX_ATTACHMENT_BYTES};
 pub use backlog::Backlog;
 pub use client::{Client, ClientError};
 pub use protocol::{
-    decode_request, encode, BufferStatus, DiskFull, ErrorKind, ErrorReply, FailedRequirement,
-    FileEntry, ListedSession, RatedTopic, ReceiveThreadReport, Request, RequestEnvelope, Response,
+    decode_request, encode, origin, BufferStatus, CutState, DiskFull, ErrorKind, ErrorReply,
+    FailedRequirement, FileEntry, Incident, IncidentFile, IncidentTaken, IncidentsReleased,
+    ListedSession, RatedTopic, ReceiveThreadReport, Released, Request, RequestEnvelope, Response,
     SessionHealth, SessionMarked, SessionPaused, SessionStarted, SessionStatus, SessionStopped,
     SessionTopicsChanged, SessionTriggered, SetTopicsRequest, StartRequest, TopicOnOffer,
     TopicReport, TopicsFound, TopicsRequest, TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES,

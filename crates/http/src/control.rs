@@ -195,6 +195,7 @@ fn command(
                 note: format!("web page ({client})"),
                 at_ns: None,
                 id: None,
+                origin: Some(recd_control::origin::PAGE.to_string()),
             })
         }
     })

@@ -30,6 +30,7 @@ mod definitions;
 pub mod direct;
 mod durability;
 pub mod iceoryx2;
+mod incident;
 mod info;
 mod io_mode;
 mod lock;
@@ -46,6 +47,7 @@ mod writer;
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use compression::Compression;
 pub use durability::Durability;
+pub use incident::{IncidentRecord, INCIDENT};
 pub use info::{
     summarize, summarize_from, ChannelInfo, CompressionInfo, FileInfo, InfoError, ScanOutcome,
 };

@@ -288,6 +288,10 @@ impl Task {
     }
 
     fn delete(&self, path: &Path) -> Result<(), Failure> {
+        if self.catalog.pinned_paths()?.contains(path) {
+            tracing::info!(file = %path.display(), "kept after upload: an incident pins it (delete_after_upload waits for its release)");
+            return Ok(());
+        }
         match std::fs::remove_file(path) {
             Ok(()) => {
                 self.catalog.set_file_state(path, FileState::Deleted)?;

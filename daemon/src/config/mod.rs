@@ -2,12 +2,14 @@
 //! command-line flags. `recording` maps a session's start request onto these settings.
 
 mod http;
+mod incidents;
 mod recording;
 mod remote;
 mod units;
 mod upload;
 
 pub use http::{HttpConfig, PresetConfig};
+pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;
 pub use upload::{UploadConfig, DEFAULT_MAX_DELAY};
 
@@ -52,6 +54,8 @@ pub struct DaemonConfig {
     pub max_total_size: Option<ByteSize>,
     /// Defaults for every session; `rec start` flags override some of them.
     pub recording: SessionDefaults,
+    /// What incidents (`rec trigger`, the fleet, the page) keep and for how long.
+    pub incidents: IncidentsConfig,
     /// Upload finished files to an S3-compatible bucket; off when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upload: Option<UploadConfig>,
@@ -84,6 +88,11 @@ pub struct SessionDefaults {
     /// Start a new file after this long (e.g. "10min"); none by default.
     #[serde(with = "units::option_duration")]
     pub max_duration: Option<Duration>,
+    /// Delete a session's files whose newest message is older than this (e.g. "1h"),
+    /// unless an incident pins them, so that "the last hour" is kept whatever its size;
+    /// none by default (`rec start --max-age` sets it per session).
+    #[serde(with = "units::option_duration")]
+    pub max_age: Option<Duration>,
     /// Keep a CRC-32 of each file's data section.
     pub crc: bool,
     /// How files are written: "auto" (direct I/O where the data directory's file system
@@ -176,6 +185,7 @@ impl Default for DaemonConfig {
             min_free_space: ByteSize::gib(1),
             max_total_size: None,
             recording: SessionDefaults::default(),
+            incidents: IncidentsConfig::default(),
             upload: None,
             remote_control: RemoteControlConfig::default(),
             expect: Vec::new(),
@@ -193,6 +203,7 @@ impl Default for SessionDefaults {
         Self {
             max_file_size: None,
             max_duration: None,
+            max_age: None,
             crc: false,
             io_mode: engine.io_mode,
             zero_copy_threshold: ByteSize::b(engine.zero_copy_threshold as u64),

@@ -90,6 +90,13 @@ impl FinishGate {
             .then(|| format!("{recording} session(s) recording (finish_while_recording = false)"))
     }
 
+    /// Why background work that runs while sessions record (cutting incidents) must wait
+    /// now, if it must: the background policy alone.
+    pub fn background_hold(&self) -> Option<String> {
+        self.look_behind();
+        self.background.hold()
+    }
+
     /// The rate finishing keeps to now, if any (bytes read per second).
     pub fn pace(&self) -> Option<u64> {
         self.background.pace()

@@ -98,15 +98,13 @@ fn act(
         }
         RemoteCommand::Event => {
             let session = target(running, name.as_deref()).ok_or_else(|| no_target(&name))?;
-            if session.buffer.is_none() {
-                // It writes everything already: the event is marked in its files.
-                let text = args.note.clone().unwrap_or_else(|| "event".to_string());
-                return ask(Request::Mark {
-                    name: Some(session.name.clone()),
-                    text,
-                });
-            }
+            // A moment and an id shared by every recorder: a fleet's trigger.
+            let origin = match (args.trigger_ns, &args.id) {
+                (Some(_), Some(_)) => recd_control::origin::FLEET,
+                _ => recd_control::origin::REMOTE,
+            };
             ask(Request::Trigger(TriggerRequest {
+                origin: Some(origin.to_string()),
                 name: Some(session.name.clone()),
                 before_ms: args.before.map(|d| d.as_millis() as u64),
                 after_ms: args.after.map_or(0, |d| d.as_millis() as u64),

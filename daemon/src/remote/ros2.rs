@@ -186,10 +186,12 @@ fn paused(context: &Context) -> bool {
         .any(|status| status.paused)
 }
 
-/// rosbag2's snapshot: the whole pre-trigger buffer, now.
+/// rosbag2's snapshot: the whole pre-trigger buffer, now; on a session on disk, an
+/// incident of the default window around now.
 fn snapshot_request() -> Request {
     Request::Trigger(TriggerRequest {
         note: "ROS 2 snapshot".into(),
+        origin: Some(recd_control::origin::REMOTE.to_string()),
         ..TriggerRequest::default()
     })
 }

@@ -32,6 +32,12 @@ impl Sessions {
             Request::Mark { name, text } => self.mark(name.as_deref(), &text).map(Response::Marked),
             Request::SetTopics(request) => self.set_topics(&request).map(Response::TopicsChanged),
             Request::Trigger(request) => self.trigger(&request).map(Response::Triggered),
+            Request::Incidents { name } => self
+                .incidents(name.as_deref())
+                .map(|incidents| Response::Incidents { incidents }),
+            Request::ReleaseIncident { id } => {
+                self.release_incident(&id).map(Response::IncidentsReleased)
+            }
             Request::Files { name } => self.files(&name).map(|session| Response::Files { session }),
             Request::Reindexed {
                 path,

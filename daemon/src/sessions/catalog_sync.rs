@@ -15,6 +15,9 @@ use recd_storage::BagPart;
 use crate::clock::now_ns;
 use crate::uploads::{SessionFiles, Uploads};
 
+/// How far before its creation an open file is taken to reach, for incidents' pins.
+const OPEN_FILE_REACH_NS: u64 = 1_000_000_000;
+
 /// Writes a session's files into the catalog: each one as recording before its first
 /// byte is written (the catalog's commits are durable, so a power cut cannot hide it),
 /// and with what it holds once it ends.
@@ -93,6 +96,14 @@ impl CatalogObserver {
         }
     }
 
+    /// Keeps the log-time span of the file at `path` for incidents' pins.
+    fn record_times(&self, path: &Path, start: Option<u64>, end: Option<u64>) {
+        let catalog = self.catalog.lock().expect("catalog lock");
+        if let Err(error) = catalog.set_file_times(path, start, end) {
+            tracing::error!(file = %path.display(), "cannot record the file's times: {error}");
+        }
+    }
+
     /// The files the session started so far.
     pub fn started(&self) -> Vec<PathBuf> {
         self.started.lock().expect("files lock").clone()
@@ -123,6 +134,10 @@ impl RecordingObserver for CatalogObserver {
             messages: 0,
             state: FileState::Recording,
         });
+        // Its first message may have been received a little before the file was made
+        // (it waited in the handoff): an incident's pin reaches back that far.
+        let start = (now_ns().max(0) as u64).saturating_sub(OPEN_FILE_REACH_NS);
+        self.record_times(path, Some(start), None);
     }
 
     fn ended(&self, file: &ClosedFile) {
@@ -134,6 +149,9 @@ impl RecordingObserver for CatalogObserver {
             state: file_state(file.indexed),
         });
         self.record_health(file);
+        if let Some((start, end)) = file.time_range {
+            self.record_times(&file.path, Some(start), Some(end));
+        }
         self.queue_finish(file);
         self.renew_bag_metadata(&file.path);
         self.queue_upload(file);

@@ -6,6 +6,7 @@ mod backlog;
 mod catalog_sync;
 mod facts;
 mod health_log;
+mod incidents;
 mod rates;
 mod replies;
 mod telling;
@@ -50,6 +51,10 @@ struct Running {
     rates: Rates,
     /// `--max-files`: the most files the session keeps.
     max_files: Option<u32>,
+    /// `--max-age`: files whose newest message is older are deleted, unless pinned.
+    max_age: Option<Duration>,
+    /// What finishing does to its files.
+    finish: recd_control::FinishMode,
     /// `--duration`: when the session stops by itself.
     stop_at: Option<Instant>,
     /// What the log was already told: a pause for disk space, a write error.
@@ -103,6 +108,8 @@ pub struct Sessions {
     finish_gate: Arc<FinishGate>,
     /// Which delays of background work the log was told of.
     delays: Mutex<backlog::DelayWatch>,
+    /// Incidents refused for want of room, by origin.
+    refused_incidents: Mutex<incidents::Refused>,
 }
 
 impl Sessions {
@@ -129,6 +136,7 @@ impl Sessions {
             background,
             finish_gate,
             delays: Mutex::default(),
+            refused_incidents: Mutex::default(),
         }
     }
 
@@ -265,6 +273,11 @@ impl Sessions {
             files,
             rates: Rates::default(),
             max_files: request.max_files,
+            finish,
+            max_age: request
+                .max_age_ms
+                .map(Duration::from_millis)
+                .or(self.config.recording.max_age),
             stop_at: request
                 .duration_ms
                 .map(|ms| Instant::now() + Duration::from_millis(ms)),
@@ -504,27 +517,48 @@ impl Sessions {
     fn apply_retention(&self, running: &BTreeMap<String, Running>, writing: &HashSet<PathBuf>) {
         let catalog = self.catalog();
         let max_total = self.config.max_total_size.map(|size| size.as_u64());
-        // Upload states matter only when something may be deleted.
-        let deletes = max_total.is_some() || running.values().any(|s| s.max_files.is_some());
-        let uploads = self.uploads.as_deref().filter(|_| deletes);
-        let guard = match upload_guard(&catalog, uploads) {
-            Ok(guard) => guard,
-            Err(failure) => {
+        // Upload states and pins matter only when something may be deleted.
+        let deletes = max_total.is_some()
+            || running
+                .values()
+                .any(|s| s.max_files.is_some() || s.max_age.is_some());
+        if !deletes {
+            // Nothing to delete; the pass still marks files gone from the disk missing.
+            if let Err(failure) = retention::enforce_total(&catalog, None, &Default::default()) {
+                tracing::error!("retention failed: {failure}");
+            }
+            return;
+        }
+        let uploads = self.uploads.as_deref();
+        let leave = match (upload_guard(&catalog, uploads), catalog.pinned_paths()) {
+            (Ok(uploads), Ok(pinned)) => retention::Leave {
+                writing: writing.clone(),
+                pinned,
+                uploads,
+            },
+            (Err(failure), _) | (_, Err(failure)) => {
                 tracing::error!("retention failed: {failure}");
                 return;
             }
         };
         let mut kept = 0;
-        match retention::enforce_total(&catalog, max_total, writing, &guard) {
-            Ok(retained) => kept += retained.kept_for_upload,
-            Err(failure) => tracing::error!("retention failed: {failure}"),
-        }
+        let mut tally =
+            |result: Result<retention::Retained, recd_catalog::CatalogError>| match result {
+                Ok(retained) => kept += retained.kept_for_upload,
+                Err(failure) => tracing::error!("retention failed: {failure}"),
+            };
+        tally(retention::enforce_total(&catalog, max_total, &leave));
+        let now = now_ns().max(0) as u64;
         for session in running.values() {
             if let Some(max_files) = session.max_files {
-                match retention::enforce_ring(&catalog, session.id, max_files, writing, &guard) {
-                    Ok(retained) => kept += retained.kept_for_upload,
-                    Err(failure) => tracing::error!("retention failed: {failure}"),
-                }
+                tally(retention::enforce_ring(
+                    &catalog, session.id, max_files, &leave,
+                ));
+            }
+            if let Some(max_age) = session.max_age {
+                tally(retention::enforce_age(
+                    &catalog, session.id, max_age, now, &leave,
+                ));
             }
         }
         let mut told = self.kept_for_upload.lock().expect("retention lock");

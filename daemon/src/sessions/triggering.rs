@@ -1,5 +1,7 @@
-//! Triggers of pre-trigger sessions: at a moment of the asker's (`--at`), waited for
-//! when ahead, and taken once per id however often they are repeated.
+//! Triggers: a session on disk makes an incident of one (`super::incidents`); a
+//! pre-trigger session writes its window from the buffer, at a moment of the asker's
+//! (`--at`), waited for when ahead, taken once per id however often it is repeated, and
+//! recorded as an incident of origin `buffer`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -103,6 +105,13 @@ impl Sessions {
     }
 
     fn trigger_once(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
+        {
+            let running = self.running.lock().expect("sessions lock");
+            let name = resolve(&running, request.name.as_deref())?;
+            if running[&name].recording.pre_trigger().is_none() {
+                return self.take_incident(&running, &name, request);
+            }
+        }
         if let Some(at_ns) = request.at_ns {
             wait_for(at_ns)?;
         }
@@ -127,6 +136,7 @@ impl Sessions {
                 };
                 error(kind, format!("cannot trigger session {name:?}: {failure}"))
             })?;
+        let session = running[&name].id;
         drop(running);
         tracing::info!(
             session = %name,
@@ -137,7 +147,7 @@ impl Sessions {
             clock_sync = %window.clock_sync,
             "triggered"
         );
-        Ok(SessionTriggered {
+        let answer = SessionTriggered {
             name,
             time_ns: triggered.time_ns,
             files: triggered
@@ -152,7 +162,10 @@ impl Sessions {
                 .collect(),
             id: request.id.clone(),
             repeated: false,
-        })
+            incident: None,
+        };
+        self.record_buffer_incident(&answer, request, session);
+        Ok(answer)
     }
 }
 

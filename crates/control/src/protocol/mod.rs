@@ -2,6 +2,7 @@
 
 mod catalog;
 mod framing;
+mod incidents;
 mod request;
 mod response;
 mod sessions;
@@ -12,6 +13,9 @@ mod triggers;
 
 pub use catalog::{FileEntry, ListedSession};
 pub use framing::{decode_request, encode, RequestEnvelope, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
+pub use incidents::{
+    origin, CutState, Incident, IncidentFile, IncidentTaken, IncidentsReleased, Released,
+};
 pub use request::Request;
 pub use response::{ErrorKind, ErrorReply, Response};
 pub use sessions::{

@@ -72,9 +72,21 @@ pub enum Request {
     /// Change the topics a running session records, without a gap in those it keeps
     /// (`rec topics-set`).
     SetTopics(SetTopicsRequest),
-    /// Write the window around now from a pre-trigger session's buffer into a new file
-    /// (or extend the window being written, when they overlap).
+    /// Make an incident around a moment: a session on disk pins the window's files and
+    /// cuts them into files of their own; a pre-trigger session writes the window from its
+    /// buffer into a new file (or extends the window being written, when they overlap).
     Trigger(TriggerRequest),
+    /// The incidents of a session (the newest of that name), or of all.
+    Incidents {
+        /// The session; `None` means every session.
+        name: Option<String>,
+    },
+    /// End the pin of the incidents with this id (every session's), so that retention
+    /// may take their files again.
+    ReleaseIncident {
+        /// The incident's id.
+        id: String,
+    },
     /// A catalog file was reindexed in place: it is complete now.
     Reindexed {
         /// The file.

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::catalog::ListedSession;
+use super::incidents::{Incident, IncidentsReleased};
 use super::sessions::{SessionPaused, SessionStarted, SessionStopped};
 use super::status::SessionStatus;
 use super::topics::TopicsFound;
@@ -59,6 +60,13 @@ pub enum Response {
     TopicsChanged(SessionTopicsChanged),
     /// Answer to [`Request::Trigger`](crate::Request::Trigger).
     Triggered(SessionTriggered),
+    /// Answer to [`Request::Incidents`](crate::Request::Incidents), newest first.
+    Incidents {
+        /// The incidents.
+        incidents: Vec<Incident>,
+    },
+    /// Answer to [`Request::ReleaseIncident`](crate::Request::ReleaseIncident).
+    IncidentsReleased(IncidentsReleased),
     /// Answer to [`Request::Upload`](crate::Request::Upload).
     UploadsQueued(UploadsQueued),
     /// Answer to [`Request::UploadStatus`](crate::Request::UploadStatus).

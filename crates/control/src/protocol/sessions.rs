@@ -39,6 +39,9 @@ pub struct StartRequest {
     /// Keep at most this many files of the session (the one being written included);
     /// older finished ones are deleted.
     pub max_files: Option<u32>,
+    /// Delete the session's files older than this many milliseconds (by their last
+    /// message), unless an incident pins them; none follows `[recording] max_age`.
+    pub max_age_ms: Option<u64>,
     /// Stop the session by itself this many milliseconds after it started.
     pub duration_ms: Option<u64>,
     /// Entries of a Metadata record (`user/<file name>`) at the start of every file.

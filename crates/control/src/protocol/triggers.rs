@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::incidents::IncidentTaken;
+
 /// A trigger of a pre-trigger session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -20,19 +22,25 @@ pub struct TriggerRequest {
     /// moment ahead is waited for; one older than the buffer reaches is refused.
     pub at_ns: Option<u64>,
     /// The asker's id: a trigger repeated with the same id writes nothing new and gets
-    /// the first one's answer.
+    /// the first one's answer; it is the incident's id.
     pub id: Option<String>,
+    /// Who asks (an [`origin`](crate::origin) name); `None` is `cli`.
+    pub origin: Option<String>,
 }
 
-/// The files a trigger writes.
+/// What a trigger made: a pre-trigger session's files, a disk session's incident.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionTriggered {
     /// The session.
     pub name: String,
     /// The trigger's moment, ns since the Unix epoch.
     pub time_ns: u64,
-    /// One file per source family of the session.
+    /// A pre-trigger session's files: one per source family of the session (none for a
+    /// session on disk).
     pub files: Vec<TriggeredFile>,
+    /// A session on disk: the incident whose window is pinned and will be cut.
+    #[serde(default)]
+    pub incident: Option<IncidentTaken>,
     /// The asker's id, if it gave one.
     #[serde(default)]
     pub id: Option<String>,

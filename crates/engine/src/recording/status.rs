@@ -53,6 +53,11 @@ pub struct RecordingStatus {
     pub current_files: Vec<PathBuf>,
     /// Files split off and closed so far (the current one is not among them).
     pub closed_files: Vec<ClosedFile>,
+    /// Every message up to this log time, ns since the Unix epoch, is in the files (in the
+    /// kernel's hands), as far as the writers that wrote any know: the oldest of their
+    /// newest flushed log times. `None` before any was written.
+    #[serde(default)]
+    pub written_until_ns: Option<u64>,
     /// Bytes written to all files.
     pub bytes_written: u64,
     /// Per topic, in the order found.
@@ -145,6 +150,11 @@ impl Recording {
             elapsed: self.started.elapsed(),
             current_files: self.current_files(),
             closed_files: self.closed_files(),
+            written_until_ns: self
+                .progresses()
+                .map(|p| p.flushed_log_ns.load(Ordering::Relaxed))
+                .filter(|&ns| ns > 0)
+                .min(),
             bytes_written: self
                 .progresses()
                 .map(|p| p.bytes_written.load(Ordering::Relaxed))

@@ -35,6 +35,10 @@ pub struct ClosedFile {
     /// The verdict of its health record (`None`: a file written before recd kept one).
     #[serde(default)]
     pub health: Option<Verdict>,
+    /// The earliest and latest log time of its messages, ns since the Unix epoch (`None`:
+    /// it holds none).
+    #[serde(default)]
+    pub time_range: Option<(u64, u64)>,
 }
 
 fn indexed_by_default() -> bool {
@@ -343,10 +347,16 @@ impl Files {
             }
             self.last_flush = Instant::now();
         }
-        match &mut self.current {
-            Some(file) => file.flush(),
-            None => Ok(()),
+        let Some(file) = &mut self.current else {
+            return Ok(());
+        };
+        file.flush()?;
+        if let Some((_, newest)) = file.time_range() {
+            self.progress
+                .flushed_log_ns
+                .fetch_max(newest, std::sync::atomic::Ordering::Relaxed);
         }
+        Ok(())
     }
 
     /// How long to sleep with nothing to write: the sources wake the writer when they
@@ -459,6 +469,7 @@ fn end_file(
         messages: summary.message_count,
         indexed: summary.indexed,
         health: Some(health.verdict),
+        time_range: summary.time_range,
     };
     progress
         .closed_files

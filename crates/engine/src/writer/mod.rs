@@ -50,6 +50,9 @@ pub(crate) struct WriterProgress {
     pub buffered_span_ns: AtomicU64,
     /// The health of the files ended so far.
     pub health: Mutex<HealthTally>,
+    /// The newest log time handed to the kernel with every message before it (at an idle
+    /// flush), ns since the Unix epoch; 0 before the first.
+    pub flushed_log_ns: AtomicU64,
 }
 
 /// What the writer thread leaves behind.

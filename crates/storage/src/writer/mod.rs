@@ -207,6 +207,11 @@ impl StreamWriter {
         self.stats.message_count
     }
 
+    /// The earliest and latest log time written to the current file so far, if any.
+    pub fn time_range(&self) -> Option<(u64, u64)> {
+        self.stats.time_range
+    }
+
     /// Adds a schema and writes its record; adding an identical schema again returns the
     /// same id.
     pub fn add_schema(

@@ -1,0 +1,479 @@
+//! Incidents and what they pin: each is a moment with a window of one session, kept in
+//! the catalog so that a pin made before a crash or a power cut still holds after it, and
+//! a cut that was interrupted is made again. A recording file is pinned while an
+//! incident of its session that is not released overlaps it in time; an incident's cut
+//! files (`files.incident`) are pinned while it is.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use recd_control::{CutState, FileState, Incident, IncidentFile, Released};
+use rusqlite::{params, OptionalExtension};
+
+use crate::{Catalog, CatalogError, SessionId};
+
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS incidents (
+    id TEXT NOT NULL,
+    session INTEGER NOT NULL REFERENCES sessions(id),
+    note TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    time_ns INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,
+    created_ns INTEGER NOT NULL,
+    keep_until_ns INTEGER,
+    release_after_upload INTEGER NOT NULL DEFAULT 0,
+    cut TEXT NOT NULL,
+    cut_error TEXT,
+    released_ns INTEGER,
+    released_why TEXT,
+    PRIMARY KEY (id, session)
+);
+";
+
+/// An incident to add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewIncident {
+    /// Its id.
+    pub id: String,
+    /// The session whose files it keeps.
+    pub session: SessionId,
+    /// Why.
+    pub note: String,
+    /// Who made it (a `recd_control::origin` name).
+    pub origin: String,
+    /// Its moment, and the window kept, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// Window start.
+    pub start_ns: u64,
+    /// Window end.
+    pub end_ns: u64,
+    /// When it was taken.
+    pub created_ns: u64,
+    /// When its pin ends by itself.
+    pub keep_until_ns: Option<u64>,
+    /// Its pin ends once its cut files are uploaded.
+    pub release_after_upload: bool,
+    /// How far its cut is.
+    pub cut: CutState,
+}
+
+/// An incident's row: its key and window, for the cutter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncidentKey {
+    /// Its id.
+    pub id: String,
+    /// Its session.
+    pub session: SessionId,
+}
+
+const INCIDENT_COLUMNS: &str = "i.id, s.name, i.note, i.origin, i.time_ns, i.start_ns, i.end_ns, i.created_ns, i.cut, i.cut_error, i.keep_until_ns, i.release_after_upload, i.released_ns, i.released_why, i.session";
+
+/// Recording files (not cut ones) of the incident's session overlapping its window; a
+/// file whose times are unknown (left open by a crash) overlaps from its start on.
+const OVERLAPS: &str = "f.session = i.session AND f.incident IS NULL
+    AND (f.start_ns IS NULL OR f.start_ns <= i.end_ns)
+    AND (f.end_ns IS NULL OR f.end_ns >= i.start_ns)";
+
+impl Catalog {
+    /// Adds `incident`; false when one with its id exists for its session already.
+    pub fn add_incident(&self, incident: &NewIncident) -> Result<bool, CatalogError> {
+        let added = self.connection.execute(
+            "INSERT OR IGNORE INTO incidents (id, session, note, origin, time_ns, start_ns, end_ns,
+                 created_ns, keep_until_ns, release_after_upload, cut)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                incident.id,
+                incident.session,
+                incident.note,
+                incident.origin,
+                incident.time_ns as i64,
+                incident.start_ns as i64,
+                incident.end_ns as i64,
+                incident.created_ns as i64,
+                incident.keep_until_ns.map(|ns| ns as i64),
+                incident.release_after_upload,
+                incident.cut.as_str(),
+            ],
+        )?;
+        Ok(added > 0)
+    }
+
+    /// Whether an incident with `id` exists for `session`.
+    pub fn has_incident(&self, id: &str, session: SessionId) -> Result<bool, CatalogError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT 1 FROM incidents WHERE id = ?1 AND session = ?2",
+                params![id, session],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// The incidents of `session`, or of all sessions, newest first, with their files.
+    pub fn incidents(&self, session: Option<SessionId>) -> Result<Vec<Incident>, CatalogError> {
+        self.incidents_where("?1 IS NULL OR i.session = ?1", params![session])
+    }
+
+    /// The incident `key`, with its files.
+    pub fn incident(&self, key: &IncidentKey) -> Result<Option<Incident>, CatalogError> {
+        Ok(self
+            .incidents_where("i.id = ?1 AND i.session = ?2", params![key.id, key.session])?
+            .into_iter()
+            .next())
+    }
+
+    fn incidents_where(
+        &self,
+        condition: &str,
+        parameters: impl rusqlite::Params,
+    ) -> Result<Vec<Incident>, CatalogError> {
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT {INCIDENT_COLUMNS} FROM incidents i JOIN sessions s ON s.id = i.session
+             WHERE {condition} ORDER BY i.time_ns DESC, i.rowid DESC"
+        ))?;
+        let rows = statement.query_map(parameters, |row| {
+            Ok((
+                Incident {
+                    id: row.get(0)?,
+                    session: row.get(1)?,
+                    note: row.get(2)?,
+                    origin: row.get(3)?,
+                    time_ns: row.get::<_, i64>(4)? as u64,
+                    start_ns: row.get::<_, i64>(5)? as u64,
+                    end_ns: row.get::<_, i64>(6)? as u64,
+                    created_ns: row.get::<_, i64>(7)? as u64,
+                    cut: CutState::Waiting,
+                    cut_error: row.get(9)?,
+                    keep_until_ns: row.get::<_, Option<i64>>(10)?.map(|ns| ns as u64),
+                    release_after_upload: row.get(11)?,
+                    released: match (
+                        row.get::<_, Option<i64>>(12)?,
+                        row.get::<_, Option<String>>(13)?,
+                    ) {
+                        (Some(at_ns), why) => Some(Released {
+                            at_ns: at_ns as u64,
+                            why: why.unwrap_or_default(),
+                        }),
+                        (None, _) => None,
+                    },
+                    pinned_files: Vec::new(),
+                    cut_files: Vec::new(),
+                },
+                row.get::<_, String>(8)?,
+                row.get::<_, SessionId>(14)?,
+            ))
+        })?;
+        let mut incidents = Vec::new();
+        for row in rows {
+            let (mut incident, cut, session) = row?;
+            incident.cut = CutState::from_name(&cut).ok_or(CatalogError::Corrupt {
+                what: "incident cut state",
+                value: cut,
+            })?;
+            let key = IncidentKey {
+                id: incident.id.clone(),
+                session,
+            };
+            incident.pinned_files = self.incident_files(&key, false)?;
+            incident.cut_files = self.incident_files(&key, true)?;
+            incidents.push(incident);
+        }
+        Ok(incidents)
+    }
+
+    /// The recording files an incident's window overlaps (`cut` false), or its own cut
+    /// files, with their upload states; deleted and missing ones left out.
+    fn incident_files(
+        &self,
+        key: &IncidentKey,
+        cut: bool,
+    ) -> Result<Vec<IncidentFile>, CatalogError> {
+        let which = if cut {
+            "f.incident = i.id AND f.session = i.session".to_string()
+        } else {
+            OVERLAPS.to_string()
+        };
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT f.path, f.bytes, f.state, (SELECT u.state FROM uploads u WHERE u.path = f.path)
+             FROM incidents i JOIN files f ON {which}
+             WHERE i.id = ?1 AND i.session = ?2 AND f.state NOT IN (?3, ?4)
+             ORDER BY f.start_ns, f.rowid"
+        ))?;
+        let rows = statement.query_map(
+            params![
+                key.id,
+                key.session,
+                FileState::Deleted.as_str(),
+                FileState::Missing.as_str()
+            ],
+            |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                ))
+            },
+        )?;
+        rows.map(|row| {
+            let (path, bytes, state, upload) = row?;
+            Ok(IncidentFile {
+                path: self.data_dir.resolve(&path),
+                bytes: bytes as u64,
+                state: state.parse().map_err(|_| CatalogError::Corrupt {
+                    what: "file state",
+                    value: state.clone(),
+                })?,
+                upload: upload
+                    .map(|upload| {
+                        upload.parse().map_err(|_| CatalogError::Corrupt {
+                            what: "upload state",
+                            value: upload,
+                        })
+                    })
+                    .transpose()?,
+            })
+        })
+        .collect()
+    }
+
+    /// Every file retention must leave: the recording files an incident that is not
+    /// released overlaps, and its cut files.
+    pub fn pinned_paths(&self) -> Result<HashSet<PathBuf>, CatalogError> {
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT f.path FROM files f JOIN incidents i ON i.released_ns IS NULL
+                 AND (({OVERLAPS}) OR (f.incident = i.id AND f.session = i.session))
+             WHERE f.state NOT IN (?1, ?2)"
+        ))?;
+        let rows = statement.query_map(
+            params![FileState::Deleted.as_str(), FileState::Missing.as_str()],
+            |row| row.get::<_, String>(0),
+        )?;
+        rows.map(|path| Ok(self.data_dir.resolve(&path?))).collect()
+    }
+
+    /// The incidents not released whose window is not cut yet, oldest window end first.
+    pub fn incidents_to_cut(&self) -> Result<Vec<(IncidentKey, u64, u64)>, CatalogError> {
+        let mut statement = self.connection.prepare(
+            "SELECT id, session, start_ns, end_ns FROM incidents
+             WHERE cut = ?1 AND released_ns IS NULL ORDER BY end_ns, rowid",
+        )?;
+        let rows = statement.query_map(params![CutState::Waiting.as_str()], |row| {
+            Ok((
+                IncidentKey {
+                    id: row.get(0)?,
+                    session: row.get(1)?,
+                },
+                row.get::<_, i64>(2)? as u64,
+                row.get::<_, i64>(3)? as u64,
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The recording files of `session` that overlap [start_ns, end_ns], in the order
+    /// they were started, deleted and missing ones left out.
+    pub fn files_overlapping(
+        &self,
+        session: SessionId,
+        start_ns: u64,
+        end_ns: u64,
+    ) -> Result<Vec<crate::File>, CatalogError> {
+        self.files_where(
+            "session = ?1 AND incident IS NULL AND state NOT IN (?2, ?3)
+             AND (start_ns IS NULL OR start_ns <= ?5) AND (end_ns IS NULL OR end_ns >= ?4)",
+            "rowid",
+            params![
+                session,
+                FileState::Deleted.as_str(),
+                FileState::Missing.as_str(),
+                start_ns as i64,
+                end_ns as i64
+            ],
+        )
+    }
+
+    /// Records how far the cut of `key` came.
+    pub fn set_cut(
+        &self,
+        key: &IncidentKey,
+        cut: CutState,
+        error: Option<&str>,
+    ) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE incidents SET cut = ?3, cut_error = ?4 WHERE id = ?1 AND session = ?2",
+            params![key.id, key.session, cut.as_str(), error],
+        )?;
+        Ok(())
+    }
+
+    /// Records a cut file of `key` (complete and indexed), holding `messages` of its
+    /// window [start_ns, end_ns].
+    pub fn add_cut_file(
+        &self,
+        key: &IncidentKey,
+        path: &Path,
+        (bytes, messages): (u64, u64),
+        (start_ns, end_ns): (u64, u64),
+    ) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "INSERT INTO files (path, session, bytes, messages, state, incident, start_ns, end_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5, incident = ?6,
+                 start_ns = ?7, end_ns = ?8",
+            params![
+                self.data_dir.store(path),
+                key.session,
+                bytes as i64,
+                messages as i64,
+                FileState::Indexed.as_str(),
+                key.id,
+                start_ns as i64,
+                end_ns as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Makes the file at `path` one of incident `key`'s own (a pre-trigger session's
+    /// window file).
+    pub fn assign_to_incident(&self, path: &Path, key: &IncidentKey) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE files SET incident = ?2 WHERE path = ?1 AND session = ?3",
+            params![self.data_dir.store(path), key.id, key.session],
+        )?;
+        Ok(())
+    }
+
+    /// Ends the pin of every incident with `id` not released yet (`why` says why);
+    /// returns how many.
+    pub fn release_incidents(
+        &self,
+        id: &str,
+        why: &str,
+        now_ns: u64,
+    ) -> Result<usize, CatalogError> {
+        Ok(self.connection.execute(
+            "UPDATE incidents SET released_ns = ?2, released_why = ?3
+             WHERE id = ?1 AND released_ns IS NULL",
+            params![id, now_ns as i64, why],
+        )?)
+    }
+
+    /// Ends the pin of the incidents whose keep ended by `now_ns`, and of those released
+    /// after upload whose cut files are all uploaded; returns them with the reason.
+    pub fn release_due(
+        &self,
+        now_ns: u64,
+    ) -> Result<Vec<(IncidentKey, &'static str)>, CatalogError> {
+        let mut due = Vec::new();
+        let mut kept = self.connection.prepare(
+            "SELECT id, session FROM incidents
+             WHERE released_ns IS NULL AND keep_until_ns IS NOT NULL AND keep_until_ns <= ?1",
+        )?;
+        for row in kept.query_map(params![now_ns as i64], key_row)? {
+            due.push((row?, "keep"));
+        }
+        let mut uploaded = self.connection.prepare(
+            "SELECT i.id, i.session FROM incidents i
+             WHERE i.released_ns IS NULL AND i.release_after_upload AND i.cut = ?1
+               AND EXISTS (SELECT 1 FROM files f WHERE f.incident = i.id AND f.session = i.session)
+               AND NOT EXISTS (SELECT 1 FROM files f LEFT JOIN uploads u ON u.path = f.path
+                   WHERE f.incident = i.id AND f.session = i.session
+                     AND (u.state IS NULL OR u.state != ?2))",
+        )?;
+        for row in uploaded.query_map(
+            params![
+                CutState::Cut.as_str(),
+                recd_control::UploadState::Uploaded.as_str()
+            ],
+            key_row,
+        )? {
+            due.push((row?, "uploaded"));
+        }
+        for (key, why) in &due {
+            self.connection.execute(
+                "UPDATE incidents SET released_ns = ?3, released_why = ?4
+                 WHERE id = ?1 AND session = ?2 AND released_ns IS NULL",
+                params![key.id, key.session, now_ns as i64, why],
+            )?;
+        }
+        Ok(due)
+    }
+
+    /// Records the log-time span of a recording file: its start when it is created (the
+    /// end unknown), both once it ended.
+    pub fn set_file_times(
+        &self,
+        path: &Path,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE files SET start_ns = COALESCE(?2, start_ns), end_ns = ?3 WHERE path = ?1",
+            params![
+                self.data_dir.store(path),
+                start_ns.map(|ns| ns as i64),
+                end_ns.map(|ns| ns as i64)
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The log time of the newest message of the file at `path`, if known.
+    pub fn file_end_ns(&self, path: &Path) -> Result<Option<u64>, CatalogError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT end_ns FROM files WHERE path = ?1",
+                params![self.data_dir.store(path)],
+                |row| row.get::<_, Option<i64>>(0),
+            )
+            .optional()?
+            .flatten()
+            .map(|ns| ns as u64))
+    }
+
+    /// The files of `session` whose newest message is older than `before_ns` (deleted and
+    /// missing ones left out), oldest first.
+    pub fn files_ended_before(
+        &self,
+        session: SessionId,
+        before_ns: u64,
+    ) -> Result<Vec<crate::File>, CatalogError> {
+        self.files_where(
+            "session = ?1 AND end_ns IS NOT NULL AND end_ns < ?2 AND state NOT IN (?3, ?4)",
+            "end_ns, rowid",
+            params![
+                session,
+                before_ns as i64,
+                FileState::Deleted.as_str(),
+                FileState::Missing.as_str()
+            ],
+        )
+    }
+
+    /// Whether the file at `path` is an incident's cut file.
+    pub fn is_cut_file(&self, path: &Path) -> Result<bool, CatalogError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT incident IS NOT NULL FROM files WHERE path = ?1",
+                params![self.data_dir.store(path)],
+                |row| row.get(0),
+            )
+            .optional()?
+            .unwrap_or(false))
+    }
+}
+
+fn key_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IncidentKey> {
+    Ok(IncidentKey {
+        id: row.get(0)?,
+        session: row.get(1)?,
+    })
+}

@@ -1,0 +1,145 @@
+//! Incidents: a moment with a window around it whose files are kept (pinned) and cut into
+//! files of their own, whatever made it (`rec trigger`, the fleet, the page, a
+//! pre-trigger buffer).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::state::{FileState, UploadState};
+
+/// Where an incident came from; what `rec incidents` shows as its origin.
+pub mod origin {
+    /// `rec trigger` over the socket.
+    pub const CLI: &str = "cli";
+    /// A remote controller over DDS (DDS Record & Replay's contract, rosbag2's services).
+    pub const REMOTE: &str = "remote";
+    /// The web page's Trigger button or `POST /api/trigger`.
+    pub const PAGE: &str = "page";
+    /// A fleet trigger: a moment and an id shared by every recorder (`rec fleet trigger`).
+    pub const FLEET: &str = "fleet";
+    /// A pre-trigger session's window, written from its memory buffer.
+    pub const BUFFER: &str = "buffer";
+}
+
+/// How far an incident's cut has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutState {
+    /// Its window has not been written to the end yet.
+    Waiting,
+    /// Its files are cut.
+    Cut,
+    /// Cutting failed (the reason is with it); the pin still holds.
+    Failed,
+    /// A pre-trigger buffer wrote its window straight into its own file.
+    Buffer,
+}
+
+impl CutState {
+    /// The name the catalog and the wire use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutState::Waiting => "waiting",
+            CutState::Cut => "cut",
+            CutState::Failed => "failed",
+            CutState::Buffer => "buffer",
+        }
+    }
+
+    /// The state named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Waiting, Self::Cut, Self::Failed, Self::Buffer]
+            .into_iter()
+            .find(|state| state.as_str() == name)
+    }
+}
+
+/// An incident as `rec incidents` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Incident {
+    /// Its id: the asker's, or one recd made (`<UTC time>_<session>`).
+    pub id: String,
+    /// The session whose files it keeps.
+    pub session: String,
+    /// Why, as the asker said (may be empty).
+    pub note: String,
+    /// Who made it: `cli`, `remote`, `page`, `fleet` or `buffer` (see [`origin`]).
+    pub origin: String,
+    /// Its moment T, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// The window kept: from T − before…
+    pub start_ns: u64,
+    /// …to T + after, ns since the Unix epoch.
+    pub end_ns: u64,
+    /// When recd took it, ns since the Unix epoch.
+    pub created_ns: u64,
+    /// How far its cut has come.
+    pub cut: CutState,
+    /// Why its cut failed, if it did.
+    #[serde(default)]
+    pub cut_error: Option<String>,
+    /// When its pin ends by itself (`[incidents] keep`), ns since the Unix epoch.
+    #[serde(default)]
+    pub keep_until_ns: Option<u64>,
+    /// Its pin ends once its cut files are uploaded (`[incidents] release_after_upload`).
+    #[serde(default)]
+    pub release_after_upload: bool,
+    /// Released: when, and why (`rec incidents release`, its keep ended, uploaded);
+    /// `None` while its files are pinned.
+    #[serde(default)]
+    pub released: Option<Released>,
+    /// The session's files its window overlaps (kept while it is pinned).
+    #[serde(default)]
+    pub pinned_files: Vec<IncidentFile>,
+    /// Its own files, each holding exactly its window of one source family.
+    #[serde(default)]
+    pub cut_files: Vec<IncidentFile>,
+}
+
+/// When and why an incident's pin ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Released {
+    /// When, ns since the Unix epoch.
+    pub at_ns: u64,
+    /// Why: `released` (asked), `keep` (its keep ended) or `uploaded`.
+    pub why: String,
+}
+
+/// A file of an incident.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IncidentFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its size, as the catalog last knew it.
+    pub bytes: u64,
+    /// Its state.
+    pub state: FileState,
+    /// Its upload, when it is queued.
+    #[serde(default)]
+    pub upload: Option<UploadState>,
+}
+
+/// The incident a trigger of a session made (or found, for a repeated id).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IncidentTaken {
+    /// Its id.
+    pub id: String,
+    /// The window kept: from…
+    pub start_ns: u64,
+    /// …to, ns since the Unix epoch.
+    pub end_ns: u64,
+    /// The session's files its window overlaps so far.
+    pub pinned_files: Vec<PathBuf>,
+    /// Where its cut files will be.
+    pub directory: PathBuf,
+}
+
+/// Answer to releasing incidents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IncidentsReleased {
+    /// The id asked for.
+    pub id: String,
+    /// The incidents of that id released now (one per session it pinned).
+    pub released: usize,
+}
