@@ -251,7 +251,7 @@ impl Notes {
 }
 
 /// Whether a Metadata record of this name holds a file's health.
-fn is_health_record(name: &str) -> bool {
+pub(crate) fn is_health_record(name: &str) -> bool {
     name.strip_prefix(crate::iceoryx2::HEALTH_METADATA)
         .is_some_and(|rest| rest.starts_with('/'))
 }
@@ -290,7 +290,7 @@ fn read_notes<R: Read + Seek>(
 
 /// Reads the magic and the Header record from the start of the file: one read unless the
 /// Header is unusually long.
-fn read_header<R: Read + Seek>(
+pub(crate) fn read_header<R: Read + Seek>(
     input: &mut R,
     path: &Path,
 ) -> Result<mcap::records::Header, InfoError> {
@@ -349,7 +349,7 @@ const MAX_SUMMARY_READ: u64 = 256 << 20;
 
 /// Reads the footer, then the whole summary section in one read, and parses it with the
 /// `mcap` crate from memory: two seeks and two reads. `None` when there is no summary.
-fn read_summary<R: Read + Seek>(
+pub(crate) fn read_summary<R: Read + Seek>(
     input: &mut R,
     size: u64,
 ) -> mcap::McapResult<Option<mcap::Summary>> {

@@ -11,6 +11,8 @@
 //! - [`reindex`] turns an unchunked or crash-truncated file into a chunked, fully indexed
 //!   (optionally zstd-compressed) one, keeping every complete record and saying what it
 //!   could not recover (`rec reindex`).
+//! - [`cut()`] copies exactly a time window of a session's files into one new chunked,
+//!   indexed file (an incident's), reading only the window's chunks of finished files.
 //!
 //! [`iceoryx2`] documents how iceoryx2 samples are encoded: message encoding, channel
 //! metadata keys and the user header; [`dds`] how DDS / ROS 2 samples are.
@@ -25,6 +27,7 @@ mod bag;
 mod chunk;
 mod chunked;
 mod compression;
+mod cut;
 pub mod dds;
 mod definitions;
 pub mod direct;
@@ -46,6 +49,7 @@ mod writer;
 
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use compression::Compression;
+pub use cut::{cut, CutError, CutOptions, CutReport, CutWindow, InputRead, Pace};
 pub use durability::Durability;
 pub use incident::{IncidentRecord, INCIDENT};
 pub use info::{

@@ -308,14 +308,14 @@ fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
 /// The output file, handed to the disk window by window as it grows (as recordings are,
 /// see [`crate::durability`]) rather than all at the final sync: the disk writes while the
 /// reindex reads and compresses, and the copy does not crowd the page cache.
-struct PacedOutput<'f> {
+pub(crate) struct PacedOutput<'f> {
     file: &'f mut File,
     written: u64,
     write_back: WriteBack,
 }
 
 impl<'f> PacedOutput<'f> {
-    fn new(file: &'f mut File) -> Self {
+    pub(crate) fn new(file: &'f mut File) -> Self {
         let write_back = WriteBack::for_file(Durability::default(), file);
         Self {
             file,

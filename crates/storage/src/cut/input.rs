@@ -1,0 +1,93 @@
+//! Reads one input of a cut on its own thread: by its index where it has one, else (or
+//! where the index fails it) by a scan, sending what it finds to the merge.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::indexed::{Indexed, Stop};
+use super::pread::Pread;
+use super::scan::{scan, Resume, ScanError};
+use super::source::{Context, Done, Event, Events};
+use super::{CutError, InputRead};
+use crate::info::{self, InfoError};
+
+/// Reads the input at `path` and sends its events; a failure is the last event.
+pub(super) fn read_input(path: &Path, ctx: Context<'_>, events: Events) {
+    if let Err(error) = read(path, ctx, &events) {
+        let _ = events.send(Event::Failed(error));
+    }
+}
+
+fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> {
+    let read_error = |source| CutError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let not_mcap = || CutError::NotMcap {
+        path: path.to_path_buf(),
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let metadata = file.metadata().map_err(read_error)?;
+    if metadata.is_dir() {
+        return Err(not_mcap());
+    }
+    // A file still being recorded grows meanwhile: what it held when opened is read.
+    let size = metadata.len();
+    let mut input = Pread::new(&file);
+    let header = info::read_header(&mut input, path).map_err(|error| match error {
+        InfoError::Read { source, .. } => read_error(source),
+        InfoError::NotMcap { .. } | InfoError::IsDirectory { .. } => not_mcap(),
+    })?;
+    let summary = info::read_summary(&mut input, size)
+        .ok()
+        .flatten()
+        .filter(|summary| !summary.chunk_indexes.is_empty());
+    let (resume, fallback) = match summary {
+        Some(summary) => {
+            let indexed = Indexed {
+                input: &mut input,
+                size,
+                summary: &summary,
+                ctx,
+                events,
+            };
+            match indexed.read(header.profile.clone()) {
+                Ok(notes) => {
+                    let read = InputRead {
+                        path: path.to_path_buf(),
+                        indexed: true,
+                        bytes_read: input.bytes_read(),
+                        damage: None,
+                        fallback: None,
+                    };
+                    let _ = events.send(Event::Done(Box::new(Done { read, notes })));
+                    return Ok(());
+                }
+                Err(Stop::Read(source)) => return Err(read_error(source)),
+                Err(Stop::Fallback(fallback)) => (
+                    Resume {
+                        ready_sent: fallback.ready_sent,
+                        skip_chunks: fallback.sent_chunks,
+                    },
+                    Some(fallback.reason),
+                ),
+            }
+        }
+        None => (Resume::default(), None),
+    };
+    let (notes, damage) = scan(&mut input, size, header.profile, resume, ctx, events).map_err(
+        |error| match error {
+            ScanError::NotMcap => not_mcap(),
+            ScanError::Read(source) => read_error(source),
+        },
+    )?;
+    let read = InputRead {
+        path: path.to_path_buf(),
+        indexed: false,
+        bytes_read: input.bytes_read(),
+        damage,
+        fallback,
+    };
+    let _ = events.send(Event::Done(Box::new(Done { read, notes })));
+    Ok(())
+}

@@ -1,0 +1,561 @@
+//! `recd_storage::cut`: exactly a window of a session's files (one streamed and closed,
+//! one finished with zstd, one still being recorded) in one chunked, indexed file, with
+//! the latched message before the window first, the markers in it and a health record,
+//! reading only the window's chunks of a finished file.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use recd_health::{Expected, FileHealth, FileHealthSummary};
+use recd_storage::iceoryx2::{health_metadata_name, HISTORY_SIZE, MARKER};
+use recd_storage::{
+    cut, ChannelId, Compression, CutError, CutOptions, CutWindow, Marker, MessageHeader,
+    ReindexOptions, StreamWriter, WriterOptions,
+};
+
+const MS: u64 = 1_000_000;
+const T0: u64 = 1_700_000_000_000 * MS;
+
+/// One message as the session wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Sent {
+    log_time: u64,
+    topic: String,
+    sequence: u32,
+    publish_time: u64,
+    payload: Vec<u8>,
+}
+
+/// The recorder of a test session: `/camera` every 10 ms (a few KiB), `/imu` every 2 ms,
+/// and the latched `/map` every 300 ms, split into files as the tests say.
+struct Session {
+    sent: Vec<Sent>,
+    /// The latched message the last file ended with, repeated at the start of the next.
+    last_map: Option<Sent>,
+}
+
+struct Channels {
+    camera: ChannelId,
+    imu: ChannelId,
+    map: ChannelId,
+}
+
+fn payload(topic: &str, sequence: u32) -> Vec<u8> {
+    let size = match topic {
+        "/camera" => 3000 + (sequence as usize % 7) * 100,
+        _ => 64,
+    };
+    let seed = topic.bytes().map(u64::from).sum::<u64>() * 1_000_003 + u64::from(sequence);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..size).map(|_| rng.u8(..)).collect()
+}
+
+impl Session {
+    fn new() -> Self {
+        Self {
+            sent: Vec::new(),
+            last_map: None,
+        }
+    }
+
+    /// Opens `path`, repeating the last `/map` message first (as the recorder does in
+    /// every new file), and writes the messages of [from_ms, to_ms) after T0 and a marker
+    /// at `marker_ms`.
+    fn record(&mut self, path: &Path, from_ms: u64, to_ms: u64, marker_ms: u64) -> StreamWriter {
+        let mut writer = StreamWriter::create(path, WriterOptions::default()).unwrap();
+        let image = writer
+            .add_schema("sensor_msgs/msg/Image", "ros2msg", b"uint32 height")
+            .unwrap();
+        let channels = Channels {
+            camera: writer
+                .add_channel(Some(image), "/camera", "cdr", &BTreeMap::new())
+                .unwrap(),
+            imu: writer
+                .add_channel(None, "/imu", "raw", &BTreeMap::new())
+                .unwrap(),
+            map: writer
+                .add_channel(
+                    None,
+                    "/map",
+                    "raw",
+                    &BTreeMap::from([(HISTORY_SIZE.to_string(), "1".to_string())]),
+                )
+                .unwrap(),
+        };
+        if let Some(map) = self.last_map.clone() {
+            write(&mut writer, channels.map, &map);
+        }
+        for ms in from_ms..to_ms {
+            let time = T0 + ms * MS + 17;
+            let mut topics = Vec::new();
+            if ms % 10 == 0 {
+                topics.push(("/camera", channels.camera, (ms / 10) as u32));
+            }
+            if ms % 2 == 0 {
+                topics.push(("/imu", channels.imu, (ms / 2) as u32));
+            }
+            if ms % 300 == 0 {
+                topics.push(("/map", channels.map, (ms / 300) as u32));
+            }
+            for (topic, channel, sequence) in topics {
+                let sent = Sent {
+                    log_time: time,
+                    topic: topic.to_string(),
+                    sequence,
+                    publish_time: time - 1000,
+                    payload: payload(topic, sequence),
+                };
+                write(&mut writer, channel, &sent);
+                if topic == "/map" {
+                    self.last_map = Some(sent.clone());
+                }
+                self.sent.push(sent);
+            }
+            if ms == marker_ms {
+                let marker = Marker {
+                    time_ns: T0 + ms * MS,
+                    text: format!("at {ms} ms"),
+                };
+                writer.add_metadata(MARKER, &marker.record()).unwrap();
+            }
+        }
+        writer
+    }
+
+    /// What the session sent in the window, in log-time order.
+    fn in_window(&self, window: CutWindow) -> Vec<Sent> {
+        let mut sent: Vec<Sent> = self
+            .sent
+            .iter()
+            .filter(|s| (window.start_ns..=window.end_ns).contains(&s.log_time))
+            .cloned()
+            .collect();
+        sent.sort();
+        sent
+    }
+
+    /// The last `/map` message before `start`.
+    fn latched_before(&self, start: u64) -> Sent {
+        self.sent
+            .iter()
+            .filter(|s| s.topic == "/map" && s.log_time < start)
+            .max()
+            .unwrap()
+            .clone()
+    }
+}
+
+fn write(writer: &mut StreamWriter, channel: ChannelId, sent: &Sent) {
+    let header = MessageHeader {
+        channel,
+        sequence: sent.sequence,
+        log_time: sent.log_time,
+        publish_time: sent.publish_time,
+    };
+    writer.write_message(&header, &sent.payload).unwrap();
+}
+
+/// The health record the recorder closes a file with: `/camera` expected every 50 ms at
+/// most, `/imu` unchecked (no expectation), `/gps` required.
+fn close_with_health(mut writer: StreamWriter) {
+    let name = writer
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let camera = Expected {
+        max_gap_ns: Some(50 * MS),
+        min_rate: Some(50.0),
+        ..Expected::default()
+    };
+    let gps = Expected {
+        required: true,
+        ..Expected::default()
+    };
+    let topics = BTreeMap::from([
+        (
+            "/camera".to_string(),
+            FileHealth::default().summary(&camera, 0),
+        ),
+        ("/gps".to_string(), FileHealth::default().summary(&gps, 0)),
+    ]);
+    let health = FileHealthSummary::new(topics, vec![]);
+    writer
+        .add_metadata(&health_metadata_name(&name), &health.to_metadata())
+        .unwrap();
+    writer.close().unwrap();
+}
+
+/// A session of three files: `s_0000` streamed and closed [0, 1000) ms, `s_0001` finished
+/// (reindexed with zstd, small chunks) [1000, 2000) ms, `s_0002` still being recorded
+/// [2000, 3000) ms, its writer (and lock) handed back. Markers at 100, 1600 and 2600 ms.
+fn three_files(dir: &Path) -> (Session, Vec<PathBuf>, StreamWriter) {
+    let mut session = Session::new();
+    let paths: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("s_{i:04}.mcap"))).collect();
+    close_with_health(session.record(&paths[0], 0, 1000, 100));
+    close_with_health(session.record(&paths[1], 1000, 2000, 1600));
+    let finished = ReindexOptions {
+        compression: Compression::Zstd,
+        chunk_size: 64 << 10,
+        ..ReindexOptions::default()
+    };
+    common::reindex(&paths[1], &paths[1], &finished).unwrap();
+    let mut open = session.record(&paths[2], 2000, 3000, 2600);
+    open.flush().unwrap();
+    (session, paths, open)
+}
+
+fn window(from_ms: u64, to_ms: u64) -> CutWindow {
+    CutWindow {
+        start_ns: T0 + from_ms * MS,
+        end_ns: T0 + to_ms * MS + 17,
+    }
+}
+
+/// Every message of `path` as the `mcap` crate's indexed reader finds it, in file order.
+fn read_back(path: &Path) -> Vec<Sent> {
+    let bytes = std::fs::read(path).unwrap();
+    let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
+    assert!(!summary.chunk_indexes.is_empty(), "the output is chunked");
+    let mut messages = Vec::new();
+    for index in &summary.chunk_indexes {
+        for message in summary.stream_chunk(&bytes, index).unwrap() {
+            let message = message.unwrap();
+            messages.push(Sent {
+                log_time: message.log_time,
+                topic: message.channel.topic.clone(),
+                sequence: message.sequence,
+                publish_time: message.publish_time,
+                payload: message.data.into_owned(),
+            });
+        }
+    }
+    messages
+}
+
+/// The Metadata records of `path` by name, read through the summary's metadata indexes.
+fn metadata_of(path: &Path) -> Vec<mcap::records::Metadata> {
+    let bytes = std::fs::read(path).unwrap();
+    let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+    summary
+        .metadata_indexes
+        .iter()
+        .map(|index| mcap::read::metadata(&bytes, index).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_cut_holds_exactly_the_window_with_the_latched_message_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, paths, open) = three_files(dir.path());
+    assert!(recd_storage::is_being_recorded(&paths[2]).unwrap());
+    let output = dir.path().join("incident.mcap");
+    let window = window(1500, 2500);
+    let incident = mcap::records::Metadata {
+        name: "incident".to_string(),
+        metadata: BTreeMap::from([("id".to_string(), "7".to_string())]),
+    };
+    let options = CutOptions {
+        compression: Compression::Zstd,
+        metadata: vec![incident.clone()],
+        ..CutOptions::default()
+    };
+    let report = cut(&paths, window, &output, &options).unwrap();
+    drop(open);
+
+    let expected = session.in_window(window);
+    let latched = session.latched_before(window.start_ns);
+    assert_eq!(latched.log_time, T0 + 1200 * MS + 17);
+    let written = read_back(&output);
+    assert_eq!(written[0], latched, "the latched message comes first");
+    let mut rest = written[1..].to_vec();
+    assert!(
+        rest.windows(2).all(|w| w[0].log_time <= w[1].log_time),
+        "in log-time order"
+    );
+    rest.sort();
+    assert_eq!(rest, expected, "exactly the window, each message once");
+    assert_eq!(report.messages, expected.len() as u64);
+    assert_eq!(report.latched, 1);
+    assert_eq!(report.topics["/camera"], 101);
+    assert_eq!(
+        report.output_bytes,
+        std::fs::metadata(&output).unwrap().len()
+    );
+
+    // The first input holds nothing of the window; the finished one is read by its
+    // index; the open one is scanned.
+    let read: Vec<_> = report
+        .inputs
+        .iter()
+        .map(|i| (i.indexed, i.fallback.is_some()))
+        .collect();
+    assert_eq!(read, [(false, false), (true, false), (false, false)]);
+
+    let metadata = metadata_of(&output);
+    let markers: Vec<Marker> = metadata
+        .iter()
+        .filter_map(|m| Marker::from_record(&m.name, &m.metadata))
+        .collect();
+    assert_eq!(
+        markers.iter().map(|m| m.time_ns).collect::<Vec<_>>(),
+        [T0 + 1600 * MS]
+    );
+    assert_eq!(report.markers, 1);
+    assert!(metadata.contains(&incident), "the caller's record");
+    let health = metadata
+        .iter()
+        .find(|m| m.name == health_metadata_name("incident.mcap"))
+        .expect("a health record");
+    let health = FileHealthSummary::from_metadata(&health.metadata).unwrap();
+    let camera = &health.topics["/camera"];
+    assert_eq!(camera.samples, 101, "the window's /camera messages");
+    assert_eq!(
+        camera.expected.max_gap_ns,
+        Some(50 * MS),
+        "the inputs' expectation"
+    );
+    assert_eq!(camera.gaps, 0);
+    assert!(
+        !health.topics.contains_key("/imu"),
+        "no expectation, no health"
+    );
+    assert_eq!(health.missing, ["/gps"], "required, and not in the window");
+}
+
+#[test]
+fn a_latched_repeat_at_the_start_of_a_split_file_is_written_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, paths, open) = three_files(dir.path());
+    drop(open);
+    let output = dir.path().join("incident.mcap");
+    // /map at 900 ms lies in the first file and is repeated at the start of the second.
+    let window = window(500, 1500);
+    let report = cut(&paths, window, &output, &CutOptions::default()).unwrap();
+    let expected = session.in_window(window);
+    let written = read_back(&output);
+    assert_eq!(written[0], session.latched_before(window.start_ns));
+    assert_eq!(written[0].log_time, T0 + 300 * MS + 17, "found by the scan");
+    let mut rest = written[1..].to_vec();
+    rest.sort();
+    assert_eq!(rest, expected);
+    assert_eq!(report.duplicates, 1);
+    assert_eq!(report.messages, expected.len() as u64);
+}
+
+#[test]
+fn a_finished_file_is_read_only_where_the_window_lies() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::new();
+    let path = dir.path().join("big.mcap");
+    // 20 s: about 6.5 MB in 100 chunks of 64 KiB.
+    close_with_health(session.record(&path, 0, 20_000, 10_050));
+    let finished = ReindexOptions {
+        chunk_size: 64 << 10,
+        ..ReindexOptions::default()
+    };
+    common::reindex(&path, &path, &finished).unwrap();
+    let output = dir.path().join("narrow.mcap");
+    let window = window(10_000, 10_200);
+    let read = Arc::new(AtomicU64::new(0));
+    let paced = Arc::clone(&read);
+    let options = CutOptions {
+        pace: Some(Arc::new(move |bytes| {
+            paced.fetch_add(bytes, Ordering::Relaxed);
+        })),
+        ..CutOptions::default()
+    };
+    let report = cut(std::slice::from_ref(&path), window, &output, &options).unwrap();
+
+    let bytes = std::fs::read(&path).unwrap();
+    let size = bytes.len() as u64;
+    let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+    let overlapping: u64 = summary
+        .chunk_indexes
+        .iter()
+        .filter(|c| c.message_start_time <= window.end_ns && c.message_end_time >= window.start_ns)
+        .map(|c| c.chunk_length)
+        .sum();
+    let notes: u64 = summary
+        .metadata_indexes
+        .iter()
+        .filter(|m| m.name == MARKER || m.name.starts_with("health/"))
+        .map(|m| m.length)
+        .sum();
+    // The latched /map: the message index of its chunks before the window, then the one
+    // chunk that holds the last (at 9900 ms).
+    let map = summary
+        .channels
+        .values()
+        .find(|c| c.topic == "/map")
+        .unwrap()
+        .id;
+    let holding_map = |c: &&mcap::records::ChunkIndex| {
+        c.message_start_time < window.start_ns && c.message_index_offsets.contains_key(&map)
+    };
+    let map_chunk = summary
+        .chunk_indexes
+        .iter()
+        .filter(holding_map)
+        .max_by_key(|c| c.message_start_time)
+        .unwrap();
+    assert!(map_chunk.message_end_time < window.start_ns);
+    let summary_start = u64::from_le_bytes(bytes[bytes.len() - 37 + 9..][..8].try_into().unwrap());
+    let head = 4096;
+    let footer = 37;
+    let input = &report.inputs[0];
+    assert!(input.indexed);
+    let map_index_bytes = input.bytes_read
+        - (head + footer + (size - summary_start) + overlapping + notes + map_chunk.chunk_length);
+    assert!(
+        map_index_bytes > 0 && map_index_bytes < 1024,
+        "only the /map message index of the chunk that holds it: {map_index_bytes}"
+    );
+    assert!(
+        input.bytes_read * 10 < size,
+        "{} of {size}",
+        input.bytes_read
+    );
+    assert_eq!(
+        read.load(Ordering::Relaxed),
+        input.bytes_read - head - footer - (size - summary_start)
+    );
+
+    let written = read_back(&output);
+    assert_eq!(written[0], session.latched_before(window.start_ns));
+    let mut rest = written[1..].to_vec();
+    rest.sort();
+    assert_eq!(rest, session.in_window(window));
+    assert_eq!(report.markers, 1);
+}
+
+#[test]
+fn a_corrupt_chunk_makes_the_cut_scan_that_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::new();
+    let path = dir.path().join("damaged.mcap");
+    close_with_health(session.record(&path, 0, 4000, 0));
+    let finished = ReindexOptions {
+        chunk_size: 64 << 10,
+        compression: Compression::Zstd,
+        ..ReindexOptions::default()
+    };
+    common::reindex(&path, &path, &finished).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+    let window = window(2000, 3000);
+    let chunk = summary
+        .chunk_indexes
+        .iter()
+        .find(|c| c.message_start_time > T0 + 2500 * MS)
+        .unwrap()
+        .clone();
+    // Flip bytes in the middle of its compressed data.
+    let middle = (chunk.chunk_start_offset + chunk.chunk_length / 2) as usize;
+    bytes[middle..middle + 16]
+        .iter_mut()
+        .for_each(|b| *b ^= 0xff);
+    std::fs::write(&path, &bytes).unwrap();
+
+    let output = dir.path().join("out.mcap");
+    let report = cut(&[path], window, &output, &CutOptions::default()).unwrap();
+    let input = &report.inputs[0];
+    assert!(!input.indexed);
+    let fallback = input.fallback.as_deref().unwrap();
+    assert!(
+        fallback.contains(&format!("chunk at {}", chunk.chunk_start_offset)),
+        "{fallback}"
+    );
+    assert_eq!(
+        input.damage.as_ref().unwrap().offset,
+        chunk.chunk_start_offset
+    );
+    // Everything before the damaged chunk, once.
+    let written = read_back(&output);
+    let mut rest = written[1..].to_vec();
+    rest.sort();
+    let before: Vec<Sent> = session
+        .in_window(window)
+        .into_iter()
+        .filter(|s| s.log_time < chunk.message_start_time)
+        .collect();
+    assert_eq!(rest, before);
+}
+
+#[test]
+fn a_cancelled_cut_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, paths, open) = three_files(dir.path());
+    drop(open);
+    let output = dir.path().join("incident.mcap");
+    let options = CutOptions {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        ..CutOptions::default()
+    };
+    let result = cut(&paths, window(500, 2500), &output, &options);
+    assert!(matches!(result, Err(CutError::Cancelled)), "{result:?}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with("s_"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_cut_names_an_input_that_is_no_mcap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.mcap");
+    std::fs::write(&path, b"hello, this is text").unwrap();
+    let output = dir.path().join("out.mcap");
+    let result = cut(
+        std::slice::from_ref(&path),
+        window(0, 1),
+        &output,
+        &CutOptions::default(),
+    );
+    assert!(
+        matches!(&result, Err(CutError::NotMcap { path: p }) if *p == path),
+        "{result:?}"
+    );
+    assert!(!output.exists());
+}
+
+#[test]
+fn independent_readers_read_a_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, paths, open) = three_files(dir.path());
+    drop(open);
+    let output = dir.path().join("incident.mcap");
+    let window = window(800, 2200);
+    let options = CutOptions {
+        compression: Compression::Zstd,
+        ..CutOptions::default()
+    };
+    let report = cut(&paths, window, &output, &options).unwrap();
+    let total = report.messages + report.latched;
+    let python = recd_testkit::read_mcap(&output);
+    assert_eq!(python["message_count"].as_u64(), Some(total));
+    assert_eq!(
+        python["messages"].as_array().unwrap().len() as u64,
+        total,
+        "the Python mcap reader"
+    );
+    let core = &recd_testkit::read_with_mcap_core(std::slice::from_ref(&output))[0];
+    assert_eq!(core.stream_messages, total);
+    assert_eq!(
+        core.indexed_messages,
+        Some(total),
+        "@mcap/core's indexed reader"
+    );
+    assert_eq!(
+        core.indexed_digest.as_deref(),
+        Some(core.stream_digest.as_str())
+    );
+    assert_eq!(session.in_window(window).len() as u64, report.messages);
+}
