@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use bytesize::ByteSize;
 use recd_daemon::config::{
-    DaemonConfig, HttpConfig, PresetConfig, RemoteControlConfig, SessionDefaults, UploadConfig,
+    DaemonConfig, HttpConfig, IncidentsConfig, PresetConfig, RemoteControlConfig, SessionDefaults,
+    UploadConfig,
 };
 use recd_health::Expectation;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -86,6 +87,9 @@ fn populated() -> DaemonConfig {
     let recording = &mut config.recording;
     recording.max_file_size = Some(ByteSize::gib(4));
     recording.max_duration = Some(Duration::from_secs(600));
+    recording.max_age = Some(Duration::from_secs(3600));
+    config.incidents.max_pinned_size = Some(ByteSize::gib(20));
+    let recording = &mut config.recording;
     recording.iceoryx2_prefix = Some("iox2_".into());
     recording.dds_domain = Some(0);
     recording.dds_interfaces = vec![IpAddr::from([127, 0, 0, 1])];
@@ -214,8 +218,9 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
 
     // What the parser asks for, section by section: adds a key the populated
     // configuration leaves out (an optional one, absent from the serialized text).
-    let sections: [(&str, BTreeSet<String>); 6] = [
+    let sections: [(&str, BTreeSet<String>); 7] = [
         ("[recording]", accepted::<SessionDefaults>()),
+        ("[incidents]", accepted::<IncidentsConfig>()),
         ("[upload]", accepted::<UploadConfig>()),
         ("[remote_control]", accepted::<RemoteControlConfig>()),
         ("[[expect]]", accepted::<Expectation>()),

@@ -233,18 +233,15 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
 }
 
 #[test]
-fn triggers_and_buffers_are_refused_where_they_cannot_work() {
+fn buffers_are_refused_where_they_cannot_work_and_a_disk_session_takes_an_incident() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
     let recd = Recd::start(root.path(), &domain);
     recd.rec_json(&["start", "--name", "plain", "--topic", "none/*"]);
-    let refused = recd.rec(&["trigger", "plain"]);
-    assert_eq!(refused.status.code(), Some(1));
-    let message = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        message.contains("not started with a pre-trigger buffer (rec start --pre-trigger"),
-        "{message}"
-    );
+    // A session on disk takes the trigger as an incident rather than a buffer's window.
+    let taken = recd.rec_json(&["trigger", "plain", "--id", "on-disk"]);
+    assert_eq!(taken["incident"]["id"], "on-disk", "{taken}");
+    assert_eq!(taken["files"].as_array().unwrap().len(), 0, "{taken}");
     let small = recd.rec(&["start", "--pre-trigger", "5s", "--buffer-size", "4KiB"]);
     assert_eq!(small.status.code(), Some(1));
     assert!(

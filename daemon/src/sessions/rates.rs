@@ -75,6 +75,7 @@ mod tests {
             elapsed: Duration::ZERO,
             current_files: Vec::new(),
             closed_files: Vec::new(),
+            written_until_ns: None,
             bytes_written: bytes,
             topics: vec![TopicStatus {
                 queue_depth: None,

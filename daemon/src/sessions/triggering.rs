@@ -77,9 +77,18 @@ impl TriggerLedger {
 }
 
 impl Sessions {
-    /// Writes the window a trigger asks for from a pre-trigger session's buffer, around
-    /// its moment (now when it gives none). Blocks until a moment ahead has come.
+    /// Makes an incident around a trigger's moment (now when it gives none): on a session
+    /// on disk its window is pinned (the catalog keeps one per id and session); a
+    /// pre-trigger session writes it from its buffer, blocking until a moment ahead has
+    /// come.
     pub fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
+        {
+            let running = self.running.lock().expect("sessions lock");
+            let name = resolve(&running, request.name.as_deref())?;
+            if running[&name].recording.pre_trigger().is_none() {
+                return self.take_incident(&running, &name, request);
+            }
+        }
         let id = request.id.as_deref().filter(|id| !id.is_empty());
         if let Some(id) = id {
             match self.triggers.take(id) {
@@ -105,13 +114,6 @@ impl Sessions {
     }
 
     fn trigger_once(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
-        {
-            let running = self.running.lock().expect("sessions lock");
-            let name = resolve(&running, request.name.as_deref())?;
-            if running[&name].recording.pre_trigger().is_none() {
-                return self.take_incident(&running, &name, request);
-            }
-        }
         if let Some(at_ns) = request.at_ns {
             wait_for(at_ns)?;
         }
