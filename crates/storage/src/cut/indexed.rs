@@ -17,6 +17,10 @@ use super::latched::is_latched;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Message, Notes};
 
+/// Chunks asked for ahead of the one being read (the chunks between them are not
+/// contiguous, so the kernel does not read ahead by itself).
+const READ_AHEAD_CHUNKS: usize = 2;
+
 /// Why the index could not be followed; the input is then scanned.
 pub(super) struct Fallback {
     /// What was wrong, and where.
@@ -95,9 +99,13 @@ impl Indexed<'_, '_> {
             .collect();
         chunks.sort_by_key(|c| (c.message_start_time, c.chunk_start_offset));
         let mut announced = HashSet::new();
-        for index in chunks {
+        for (i, index) in chunks.iter().enumerate() {
             if self.ctx.stopped() {
                 return Ok(notes);
+            }
+            for ahead in chunks.iter().skip(i + 1).take(READ_AHEAD_CHUNKS) {
+                self.input
+                    .will_need(ahead.chunk_start_offset, ahead.chunk_length);
             }
             let chunk = match cache.remove(&index.chunk_start_offset) {
                 Some(chunk) => chunk,

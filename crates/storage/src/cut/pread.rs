@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
 /// Reads `file` at a position of its own (a `pread` per read), counting the bytes.
@@ -34,6 +35,25 @@ impl<'f> Pread<'f> {
         self.file.read_exact_at(&mut bytes, offset)?;
         self.read += len as u64;
         Ok(bytes)
+    }
+
+    /// Asks the kernel to read `len` bytes at `offset` in the background, so that they
+    /// are in memory when [`Self::read_range`] wants them: the disk works on the next
+    /// chunk while this one is decoded and written. Refused, there is only no read-ahead.
+    pub fn will_need(&self, offset: u64, len: u64) {
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len))
+        else {
+            return;
+        };
+        // SAFETY: posix_fadvise only reads the descriptor, which `file` keeps open.
+        unsafe {
+            libc::posix_fadvise(
+                self.file.as_raw_fd(),
+                offset,
+                len,
+                libc::POSIX_FADV_WILLNEED,
+            )
+        };
     }
 }
 
