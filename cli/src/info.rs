@@ -408,6 +408,20 @@ pub fn render(info: &FileInfo, interfaces: &Interfaces) -> String {
             );
         }
     }
+    if let Some(incident) = &info.incident {
+        let _ = writeln!(
+            out,
+            "incident: {}  origin {}  session {} on {}  T {}  ({:.1} s before, {:.1} s after)  {}",
+            incident.id,
+            incident.origin,
+            incident.session,
+            incident.host,
+            format::timestamp(incident.time_ns),
+            incident.before_ns as f64 / 1e9,
+            incident.after_ns as f64 / 1e9,
+            incident.note
+        );
+    }
     if !info.triggers.is_empty() {
         let _ = writeln!(out, "triggers:");
         for trigger in &info.triggers {

@@ -14,7 +14,7 @@ use mcap::sans_io::summary_reader::{SummaryReadEvent, SummaryReader, SummaryRead
 use recd_health::FileHealthSummary;
 
 use crate::recover::{self, Damage, RecordSink, RecoverError};
-use crate::{Marker, Trigger};
+use crate::{IncidentRecord, Marker, Trigger};
 
 /// A summary of one MCAP file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -56,6 +56,9 @@ pub struct FileInfo {
     pub markers: Vec<Marker>,
     /// Triggers (`rec trigger`) whose window the file holds, in file order.
     pub triggers: Vec<Trigger>,
+    /// The incident whose window the file holds, for an incident's cut file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incident: Option<IncidentRecord>,
     /// Its health record (`health/<file>`): each topic's expectation, rate and gaps, and
     /// the required topics missing; `None` for a file without one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -197,6 +200,7 @@ pub fn summarize_from<R: Read + Seek>(
         attachment_count: 0,
         markers: Vec::new(),
         triggers: Vec::new(),
+        incident: None,
         health: None,
         scan: None,
     };
@@ -206,7 +210,7 @@ pub fn summarize_from<R: Read + Seek>(
             fill_from_summary(&mut info, &summary, stats);
             let notes = read_notes(input, size, &summary).map_err(read_error)?;
             (info.markers, info.triggers) = (notes.markers, notes.triggers);
-            info.health = notes.health;
+            (info.incident, info.health) = (notes.incident, notes.health);
             return Ok(info);
         }
     }
@@ -232,11 +236,12 @@ pub fn summarize_from<R: Read + Seek>(
     Ok(info)
 }
 
-/// The markers, triggers and health record of a file.
+/// The markers, triggers, incident and health record of a file.
 #[derive(Default)]
 struct Notes {
     markers: Vec<Marker>,
     triggers: Vec<Trigger>,
+    incident: Option<IncidentRecord>,
     health: Option<FileHealthSummary>,
 }
 
@@ -244,6 +249,9 @@ impl Notes {
     fn add(&mut self, name: &str, entries: &BTreeMap<String, String>) {
         self.markers.extend(Marker::from_record(name, entries));
         self.triggers.extend(Trigger::from_record(name, entries));
+        if let Some(incident) = IncidentRecord::from_record(name, entries) {
+            self.incident = Some(incident);
+        }
         if is_health_record(name) {
             self.health = FileHealthSummary::from_metadata(entries).ok();
         }
@@ -267,6 +275,7 @@ fn read_notes<R: Read + Seek>(
     for index in &summary.metadata_indexes {
         if index.name != crate::iceoryx2::MARKER
             && index.name != crate::iceoryx2::TRIGGER
+            && index.name != crate::INCIDENT
             && !is_health_record(&index.name)
         {
             continue;
@@ -533,6 +542,7 @@ impl Tally {
         info.metadata_count = self.metadata;
         info.markers = self.notes.markers;
         info.triggers = self.notes.triggers;
+        info.incident = self.notes.incident;
         info.health = self.notes.health;
         info.attachment_count = self.attachments;
         info.chunk_count = self.chunks;

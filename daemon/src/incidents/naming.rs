@@ -21,7 +21,12 @@ pub fn incident_id(time_ns: u64) -> String {
 /// `dds`): `<data_dir>/incidents/<id>_<note>_<session>_<source>.mcap`, each part made
 /// safe for a file name (the note left out when empty).
 pub fn cut_path(data_dir: &Path, id: &str, note: &str, session: &str, source: &str) -> PathBuf {
-    let mut parts = vec![safe(id, usize::MAX)];
+    let id = safe(id, usize::MAX);
+    let mut parts = vec![if id.is_empty() {
+        "incident".to_string()
+    } else {
+        id
+    }];
     let note = safe(&note.to_lowercase(), NOTE_IN_NAME);
     if !note.is_empty() {
         parts.push(note);
@@ -52,7 +57,7 @@ fn safe(text: &str, longest: usize) -> String {
         }
     }
     out.trim_end_matches('-')
-        .trim_start_matches('.')
+        .trim_start_matches(['.', '-'])
         .to_string()
 }
 
