@@ -64,8 +64,14 @@ impl Uploads {
         messages: u64,
     ) -> Result<bool, CatalogError> {
         let priority = session.priority || catalog.markers(path)? > 0;
-        let extra = BTreeMap::from([("file_index".to_string(), index.to_string())]);
-        self.queue_with(catalog, session, path, messages, (priority, None), extra)
+        let mut extra = BTreeMap::from([("file_index".to_string(), index.to_string())]);
+        // A pre-trigger session's window is an incident's own file: it goes first too.
+        let incident = catalog.incident_of(path)?;
+        if let Some(id) = &incident {
+            extra.insert("incident".to_string(), header_safe(id));
+        }
+        let tier = (priority, incident.is_some().then_some(""));
+        self.queue_with(catalog, session, path, messages, tier, extra)
     }
 
     /// Queues the cut file at `path` of `incident` (holding `messages`), before every
@@ -90,8 +96,9 @@ impl Uploads {
         self.queue_with(catalog, session, path, messages, (true, prefix), extra)
     }
 
-    /// Queues `path` with `priority` (an incident's cut file when `under` names the
-    /// folder its key goes under), its object's metadata and `extra` entries.
+    /// Queues `path` with `priority` (an incident's own file when `under` names the
+    /// folder its key goes under, "" for the session's own), its object's metadata and
+    /// `extra` entries.
     fn queue_with(
         &self,
         catalog: &Catalog,
@@ -113,7 +120,7 @@ impl Uploads {
             &session.session,
             session.started_ns,
         );
-        if let Some(under) = under {
+        if let Some(under) = under.filter(|under| !under.is_empty()) {
             prefix = format!("{prefix}/{under}");
         }
         let mut metadata = BTreeMap::from([

@@ -230,6 +230,20 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
     let listed = recd.listed("snap");
     assert_eq!(listed["files"][0]["path"], file["path"], "{listed}");
     assert_eq!(listed["files"][0]["state"], "complete", "{listed}");
+    // The window is an incident like any other: origin buffer, its file its own.
+    let incidents = recd.rec_json(&["incidents", "snap"]);
+    let incidents = incidents.as_array().unwrap();
+    assert!(!incidents.is_empty(), "{incidents:?}");
+    for incident in incidents {
+        assert_eq!(incident["origin"], "buffer", "{incident}");
+        assert_eq!(incident["cut"], "buffer", "{incident}");
+    }
+    assert!(
+        (incidents.iter())
+            .flat_map(|i| i["cut_files"].as_array().unwrap())
+            .any(|f| f["path"] == file["path"]),
+        "{incidents:?}"
+    );
 }
 
 #[test]

@@ -457,17 +457,18 @@ impl Catalog {
         )
     }
 
-    /// Whether the file at `path` is an incident's cut file.
-    pub fn is_cut_file(&self, path: &Path) -> Result<bool, CatalogError> {
+    /// The incident whose own file (cut, or a pre-trigger session's window) the file at
+    /// `path` is, if it is one.
+    pub fn incident_of(&self, path: &Path) -> Result<Option<String>, CatalogError> {
         Ok(self
             .connection
             .query_row(
-                "SELECT incident IS NOT NULL FROM files WHERE path = ?1",
+                "SELECT incident FROM files WHERE path = ?1",
                 params![self.data_dir.store(path)],
-                |row| row.get(0),
+                |row| row.get::<_, Option<String>>(0),
             )
             .optional()?
-            .unwrap_or(false))
+            .flatten())
     }
 }
 
@@ -620,7 +621,7 @@ mod tests {
         let incident = catalog.incident(&key).unwrap().unwrap();
         assert_eq!((incident.cut, incident.cut_files.len()), (CutState::Cut, 1));
         assert!(catalog.incidents_to_cut().unwrap().is_empty());
-        assert!(catalog.is_cut_file(cut).unwrap());
+        assert_eq!(catalog.incident_of(cut).unwrap().as_deref(), Some("i1"));
     }
 
     #[test]
