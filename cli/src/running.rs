@@ -84,6 +84,9 @@ pub struct TriggerArgs {
 /// How long recd may take to answer a trigger, after its moment.
 const TRIGGER_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How much longer `rec trigger --wait` waits for an incident to be cut.
+const INCIDENT_CUT_GRACE: Duration = Duration::from_secs(600);
+
 /// How much longer than its window `rec trigger --wait` waits for a file to close.
 const TRIGGER_CLOSE_GRACE: Duration = Duration::from_secs(60);
 
@@ -111,13 +114,9 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
     };
     let longest = args.window.after + ahead + TRIGGER_CLOSE_GRACE;
     if let Some(incident) = &triggered.incident {
-        return crate::incidents::print_taken(
-            socket,
-            triggered,
-            incident,
-            (args.wait, longest),
-            args.json,
-        );
+        // A cut reads and writes the whole window, at background priority.
+        let wait = (args.wait, longest + INCIDENT_CUT_GRACE);
+        return crate::incidents::print_taken(socket, triggered, incident, wait, args.json);
     }
     if args.wait {
         wait_until_closed(socket, triggered, longest)?;

@@ -67,6 +67,19 @@ impl Sessions {
             tracing::info!(session = %name, id, "incident repeated; it is kept already");
             return Ok(triggered(name, &known, true, self.incidents_dir()));
         }
+        let overlapping = catalog
+            .files_overlapping(session.id, start_ns, end_ns)
+            .map_err(catalog_failure)?;
+        if overlapping.is_empty() {
+            return Err(error(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "none of session {name:?}'s files holds any of the window {} to {}: retention deleted them, or it lies before the session started",
+                    crate::clock::rfc3339(start_ns),
+                    crate::clock::rfc3339(end_ns)
+                ),
+            ));
+        }
         let pinned = self.pinned_bytes(&catalog).map_err(catalog_failure)?;
         let estimate = self.estimate(&catalog, session, (start_ns, end_ns), now)?;
         let bound = self.pinned_bound();
