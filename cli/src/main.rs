@@ -50,7 +50,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Start(session::StartArgs),
+    Start(Box<session::StartArgs>),
     Stop(session::StopArgs),
     Status(session::StatusArgs),
     Pause(running::PauseArgs),

@@ -76,6 +76,7 @@ mod tests {
             current_files: Vec::new(),
             closed_files: Vec::new(),
             bytes_written: bytes,
+            written_until_ns: None,
             topics: vec![TopicStatus {
                 queue_depth: None,
                 name: "/imu".into(),
