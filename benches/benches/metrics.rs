@@ -79,6 +79,7 @@ fn snapshot(topics: usize) -> Snapshot {
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
+        incidents: None,
         backlog: None,
     }
 }

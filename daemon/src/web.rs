@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use recd_control::{ErrorReply, Request, Response};
+use recd_control::{ErrorReply, IncidentsOverview, Request, Response};
 use recd_http::{Backend, Check, DaemonFacts};
 
 use crate::sessions::Sessions;
@@ -97,6 +97,10 @@ impl Backend for WebBackend {
             min_free_space: self.sessions.config().min_free_space.as_u64(),
             clock_sync: Some(self.clock_sync()),
         }
+    }
+
+    fn incidents(&self, newest: usize) -> Result<IncidentsOverview, String> {
+        (self.sessions.incidents_overview(newest)).map_err(|error| error.message)
     }
 
     fn alive(&self) -> Result<(), String> {

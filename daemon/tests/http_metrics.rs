@@ -1,6 +1,7 @@
 //! recd's `/metrics` as a real Prometheus scrapes it: `promtool check metrics` accepts the
 //! text format, Prometheus is served OpenMetrics and reads it, and what it stored for
-//! every topic is exactly what `rec stop` then reports.
+//! every topic is exactly what `rec stop` then reports. An incident taken and one refused
+//! for want of room show in the incidents' families, as `rec incidents` lists them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -77,6 +78,17 @@ fn promtool_check_metrics(text: &str) -> (std::process::ExitStatus, String) {
     (output.status, said)
 }
 
+/// The bound on pinned bytes (`max_pinned_size = "20MiB"`): room for an incident taken
+/// before the load, none once the file it pins has grown past it (about 60 MB/s).
+const PINNED_LIMIT: u64 = 20 << 20;
+
+/// The value of the sample `series` (name and labels) in the 0.0.4 text `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    (text.lines())
+        .find_map(|line| line.strip_prefix(&format!("{series} ")))
+        .and_then(|value| value.parse().ok())
+}
+
 fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -92,7 +104,7 @@ fn prometheus_stores_for_every_topic_the_counts_rec_stop_reports() {
     let recd = Recd::start_with(
         root.path(),
         &domain,
-        "[http]\nlisten = \"127.0.0.1:0\"\n",
+        "[http]\nlisten = \"127.0.0.1:0\"\n\n[incidents]\nmax_pinned_size = \"20MiB\"\n",
         &[],
     );
     let address = recd.http_address();
@@ -100,6 +112,12 @@ fn prometheus_stores_for_every_topic_the_counts_rec_stop_reports() {
     let prometheus = Prometheus::scraping(address);
 
     recd.rec_json(&["start", "--name", "m", "--topic", "hm/*"]);
+    // An incident of the second before the load: it pins the session's one file.
+    let taken = recd.rec_json(&["trigger", "m", "--before", "1s", "--note", "metrics"]);
+    let id = taken["incident"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{taken}"))
+        .to_string();
     let load = domain.load(
         &RecdLoad::new("hm/")
             .cameras(2)
@@ -123,6 +141,20 @@ fn prometheus_stores_for_every_topic_the_counts_rec_stop_reports() {
         "not all 12 topics are written: {}",
         recd.rec_json(&["status", "m"])
     );
+    // Once the pinned file has grown past the bound, another incident is refused, naming it.
+    let grown = wait_until(Duration::from_secs(20), || {
+        recd.rec_json(&["status", "m"])[0]["bytes_written"].as_u64() > Some(2 * PINNED_LIMIT)
+    });
+    assert!(grown, "{}", recd.rec_json(&["status", "m"]));
+    let refused = recd.rec(&["trigger", "m", "--before", "1s"]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("max_pinned_size"),
+        "{}: {said}{}",
+        refused.status,
+        String::from_utf8_lossy(&refused.stdout)
+    );
+
     // Once their rates are learnt (2 s), topics have a health too: all families present.
     let mut text = http_get(address, "/metrics");
     let healthy = wait_until(Duration::from_secs(10), || {
@@ -133,6 +165,31 @@ fn prometheus_stores_for_every_topic_the_counts_rec_stop_reports() {
             == 12
     });
     assert!(healthy, "not every topic has a health: {}", text.body);
+    for (series, value) in [
+        ("recd_incidents_total{origin=\"cli\"}", 1.0),
+        ("recd_incidents_total{origin=\"page\"}", 0.0),
+        ("recd_incidents_refused_total{origin=\"cli\"}", 1.0),
+        ("recd_incidents_refused_total{origin=\"fleet\"}", 0.0),
+        ("recd_incidents_pinned", 1.0),
+        ("recd_pinned_limit_bytes", PINNED_LIMIT as f64),
+    ] {
+        assert_eq!(
+            sample(&text.body, series),
+            Some(value),
+            "{series}: {}",
+            text.body
+        );
+    }
+    let pinned = sample(&text.body, "recd_pinned_bytes").expect("recd_pinned_bytes");
+    assert!(
+        pinned > PINNED_LIMIT as f64,
+        "the file the incident pins grew past the bound: {pinned}"
+    );
+    assert!(
+        sample(&text.body, "recd_incidents_waiting_to_cut").is_some(),
+        "{}",
+        text.body
+    );
     assert_eq!(text.status, 200, "{}", text.body);
     assert!(
         (text.header("content-type")).is_some_and(|t| t.starts_with("text/plain; version=0.0.4")),
@@ -253,6 +310,23 @@ fn prometheus_stores_for_every_topic_the_counts_rec_stop_reports() {
     }
     let written: u64 = reported.values().map(|c| c[1]).sum();
     assert!(written > 0, "{stopped}");
+
+    // The incident is cut once its window is written (by the stop at the latest): none
+    // waits, it still pins, and Prometheus stored it as recd counted it.
+    let cut = wait_until(Duration::from_secs(30), || {
+        let text = http_get(address, "/metrics").body;
+        sample(&text, "recd_incidents_waiting_to_cut") == Some(0.0)
+    });
+    let listed = recd.rec_json(&["incidents", "m"]);
+    assert!(cut, "the incident is still waiting to be cut: {listed}");
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["id"], id.as_str(), "{listed}");
+    assert_eq!(listed[0]["origin"], "cli", "{listed}");
+    assert_eq!(listed[0]["cut"], "cut", "{listed}");
+    let incidents = prometheus.query("recd_incidents_total{origin=\"cli\"}");
+    assert_eq!(whole(&incidents[0]), 1, "{incidents}");
+    let refused = prometheus.query("recd_incidents_refused_total{origin=\"cli\"}");
+    assert_eq!(whole(&refused[0]), 1, "{refused}");
 
     // The session's series end with it (Prometheus marks them stale at the next scrape).
     let ended = wait_until(SCRAPE_INTERVAL * 10, || {

@@ -2,8 +2,9 @@
 //! `tests/python/web_page.py` through Playwright) against the real recd, with an iceoryx2
 //! publisher of the Python bindings: a preset started from the page shows its card and its
 //! topics at once, a stall turns its row red, a page without the token is refused (401) on
-//! Mark and Stop, and the page with it marks and stops. The files and recd's log then hold
-//! exactly what the page did.
+//! Mark and Stop, and the page with it marks, triggers (the session is on disk: an incident
+//! of origin `page`, which the page's incident list then shows) and stops. The files, the
+//! catalog's incidents and recd's log then hold exactly what the page did.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use recd_testkit::{recorded_queue_depth, wait_bounded, Domain, Recd, Script};
+use recd_testkit::{recorded_queue_depth, wait_bounded, wait_until, Domain, Recd, Script};
 use serde_json::Value;
 
 const TOKEN: &str = "page-token-0123456789abcdef";
@@ -146,13 +147,54 @@ fn the_page_starts_shows_a_stall_refuses_without_the_token_marks_and_stops() {
         );
     }
     assert_eq!(seen["messages"]["mark:200"], "Marked drive");
+    let shown = seen["messages"]["trigger:200"].as_str().unwrap();
+    let id = (shown.strip_prefix("Triggered drive: incident "))
+        .unwrap_or_else(|| panic!("{seen}"))
+        .to_string();
+    let row = &seen["states"]["incident_row"];
+    assert_eq!(row["i-id"], id.as_str(), "{seen}");
+    assert_eq!(row["i-session"], "drive", "{seen}");
+    assert!(
+        row["i-note"]
+            .as_str()
+            .unwrap()
+            .starts_with("web page (127.0.0.1:"),
+        "{seen}"
+    );
     assert_eq!(seen["messages"]["stop:200"], "Stopped drive");
 
-    // The catalog has it stopped, with its file.
+    // The catalog holds the page's incident, of origin page; its window (the default 30 s
+    // before the click, so from the start) is cut once written.
+    let mut incidents = Value::Null;
+    let cut = wait_until(Duration::from_secs(30), || {
+        incidents = recd.rec_json(&["incidents", "drive"]);
+        incidents[0]["cut"] == "cut"
+    });
+    assert!(cut, "{incidents}");
+    assert_eq!(incidents.as_array().unwrap().len(), 1, "{incidents}");
+    assert_eq!(incidents[0]["id"], id.as_str(), "{incidents}");
+    assert_eq!(incidents[0]["origin"], "page", "{incidents}");
+    let cut_files: Vec<PathBuf> = (incidents[0]["cut_files"].as_array().unwrap().iter())
+        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
+        .collect();
+    assert!(!cut_files.is_empty(), "{incidents}");
+    let cut_markers: Vec<_> = (cut_files.iter())
+        .flat_map(|file| markers_and_messages(file).0)
+        .collect();
+    assert_eq!(
+        (cut_markers.iter())
+            .map(|m| m["text"].as_str())
+            .collect::<Vec<_>>(),
+        [MARK],
+        "the mark came before the click: the cut holds it"
+    );
+
+    // The catalog has it stopped, with its recording file (and the incident's own).
     let listed = recd.listed("drive");
     assert_eq!(listed["state"], "stopped", "{listed}");
     let files: Vec<PathBuf> = (listed["files"].as_array().unwrap().iter())
         .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
+        .filter(|path| !cut_files.contains(path))
         .collect();
     assert!(!files.is_empty(), "{listed}");
     for topic in ["gps", "imu"] {
@@ -181,8 +223,8 @@ fn the_page_starts_shows_a_stall_refuses_without_the_token_marks_and_stops() {
     let log = recd.log();
     let lines = |what: &str| -> Vec<&str> { log.lines().filter(|l| l.contains(what)).collect() };
     let done = lines("HTTP control done");
-    assert_eq!(done.len(), 3, "start, mark and stop: {done:#?}");
-    for (line, action) in done.iter().zip(["start", "mark", "stop"]) {
+    assert_eq!(done.len(), 4, "start, mark, trigger and stop: {done:#?}");
+    for (line, action) in done.iter().zip(["start", "mark", "trigger", "stop"]) {
         assert!(
             line.contains("client=127.0.0.1:") && line.contains(&format!("action=\"{action}\"")),
             "{line}"

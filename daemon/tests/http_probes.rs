@@ -1,12 +1,14 @@
 //! recd's HTTP listener on the real recd: `/livez` and `/readyz` across a full disk (a
 //! tmpfs) and a catalog that can no longer be read; who may read and who may act (Host
-//! header, token, `allow_control`); and the set-ups refused at start-up.
+//! header, token, `allow_control`); a trigger over HTTP making an incident that
+//! `/api/incidents` lists; and the set-ups refused at start-up.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use recd_testkit::{http_get, http_request, recd_refused, wait_until, Domain, Mount, Recd};
+use serde_json::Value;
 
 const TOKEN: &str = "probe-token-0123456789abcdef";
 
@@ -238,12 +240,53 @@ fn only_the_token_acts_and_only_when_control_is_allowed() {
     );
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.json()["response"], "triggered", "{}", reply.body);
+    // A session on disk makes an incident of origin page; the answer carries it.
     let reply = post(
         "/api/trigger",
         &[("Authorization", &bearer)],
         r#"{"session":"drive"}"#,
     );
-    assert!((400..500).contains(&reply.status), "{}", reply.body);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let triggered = reply.json();
+    let incident = &triggered["incident"];
+    let id = incident["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{triggered}"));
+    let time = triggered["time_ns"].as_u64().unwrap();
+    assert_eq!(
+        incident["start_ns"].as_u64(),
+        Some(time - 30_000_000_000),
+        "the default 30 s before: {triggered}"
+    );
+    assert_eq!(incident["end_ns"].as_u64(), Some(time), "{triggered}");
+    let listed = http_get(address, "/api/incidents").json();
+    let newest = listed["newest"].as_array().unwrap();
+    let page = (newest.iter())
+        .find(|i| i["id"] == id)
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(page["session"], "drive", "{listed}");
+    assert_eq!(page["origin"], "page", "{listed}");
+    assert_eq!(page["time_ns"].as_u64(), Some(time), "{listed}");
+    assert!(page["released"].is_null(), "{listed}");
+    assert!(
+        (newest.iter()).any(|i| i["session"] == "snap" && i["origin"] == "buffer"),
+        "the pre-trigger session's window is an incident too: {listed}"
+    );
+    assert_eq!(listed["by_origin"]["page"], 1, "{listed}");
+    assert_eq!(listed["by_origin"]["buffer"], 1, "{listed}");
+    assert_eq!(listed["pinned"], 2, "{listed}");
+    assert!(listed["pinned_bytes_limit"].as_u64() > Some(0), "{listed}");
+    let overview = http_get(address, "/api/overview").json();
+    let ids = |newest: &Value| -> Vec<String> {
+        (newest.as_array().unwrap().iter())
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids(&overview["incidents"]["newest"]),
+        ids(&listed["newest"]),
+        "the page sees the same: {overview}"
+    );
     let reply = post(
         "/api/stop",
         &[("Authorization", &bearer)],
@@ -277,8 +320,8 @@ fn only_the_token_acts_and_only_when_control_is_allowed() {
     let log = recd.log();
     assert_eq!(
         log.matches("HTTP control done").count(),
-        8,
-        "start, mark, pause, resume and stop of drive; start, trigger and stop of snap: {log}"
+        9,
+        "start, mark, pause, resume, trigger and stop of drive; start, trigger and stop of snap: {log}"
     );
     assert!(log.contains("client=127.0.0.1:"), "{log}");
     assert!(log.contains("HTTP control refused"), "{log}");

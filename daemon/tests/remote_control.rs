@@ -2,7 +2,9 @@
 //! of its own (loopback only): three recorders triggered at one moment by an
 //! independent controller (Cyclone DDS' Python bindings speaking eProsima DDS Record &
 //! Replay's contract) and by `rec fleet`; rosbag2's pause and resume services called
-//! the way rmw_cyclonedds calls them; a start that changes a running session's topics;
+//! the way rmw_cyclonedds calls them; a fleet trigger at a past moment and a remote event
+//! making incidents of a session on disk, the status carrying them; a start that changes
+//! a running session's topics;
 //! remote control off changing nothing; bad commands
 //! refused while recd keeps serving.
 
@@ -337,6 +339,90 @@ fn three_recorders_trigger_at_one_moment_once_per_id() {
     for load in loads {
         finish_load(load);
     }
+}
+
+#[test]
+fn a_fleet_trigger_at_a_moment_makes_one_incident_of_a_session_on_disk() {
+    let (lone, load) = lone("enabled = true", "drive", &[], 8);
+    let (recd, netns) = (&lone.recd, &lone.netns);
+    assert!(recd.wait_written("drive", 200));
+    // A moment a second back, inside what the session wrote; sent twice with one id.
+    let at = epoch_ns() - 1_000_000_000;
+    let at_text = at.to_string();
+    let fleet_trigger = || {
+        rec_in(
+            netns,
+            &[
+                "fleet",
+                "trigger",
+                "--at",
+                &at_text,
+                "--id",
+                "brake-7",
+                "--before",
+                "2s",
+                "--after",
+                "500ms",
+                "--note",
+                "hard brake",
+                "--json",
+            ],
+        )
+    };
+    for repeated in [false, true] {
+        let triggered = fleet_trigger();
+        let answers = triggered["answers"].as_array().unwrap();
+        assert_eq!(answers.len(), 1, "{triggered}");
+        assert_eq!(answers[0]["ok"], true, "{triggered}");
+        assert_eq!(answers[0]["repeated"], repeated, "{triggered}");
+        assert_eq!(answers[0]["incident"], "brake-7", "{triggered}");
+        assert_eq!(triggered["trigger_ns"].as_u64(), Some(at), "{triggered}");
+    }
+    let listed = recd.rec_json(&["incidents", "drive"]);
+    let incidents = listed.as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "one incident however often: {listed}");
+    let incident = &incidents[0];
+    assert_eq!(incident["id"], "brake-7", "{listed}");
+    assert_eq!(incident["origin"], "fleet", "{listed}");
+    assert_eq!(incident["note"], "hard brake", "{listed}");
+    assert_eq!(
+        incident["time_ns"].as_u64(),
+        Some(at),
+        "T is the moment given"
+    );
+    assert_eq!(incident["start_ns"].as_u64(), Some(at - 2_000_000_000));
+    assert_eq!(incident["end_ns"].as_u64(), Some(at + 500_000_000));
+    assert!(
+        !incident["pinned_files"].as_array().unwrap().is_empty(),
+        "its window overlaps the session's file: {listed}"
+    );
+
+    // A controller's event without a moment and id: an incident of origin remote, now.
+    let before = epoch_ns();
+    let answers = command(netns, "event", &json!({"note": "operator"}), 1);
+    let reply = &answers[0]["info"]["reply"];
+    assert_eq!(reply["ok"], true, "{reply}");
+    let made = reply["incident"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply}"));
+    let listed = recd.rec_json(&["incidents", "drive"]);
+    let remote = (listed.as_array().unwrap().iter())
+        .find(|i| i["id"] == made)
+        .unwrap_or_else(|| panic!("{made} in {listed}"));
+    assert_eq!(remote["origin"], "remote", "{listed}");
+    assert!(remote["time_ns"].as_u64() >= Some(before), "{listed}");
+
+    // The status carries both, newest first.
+    let carried = wait_until(Duration::from_secs(10), || {
+        let status = rec_in(netns, &["fleet", "status", "--json"]);
+        let incidents = status[0]["info"]["incidents"].clone();
+        incidents[0]["id"] == made
+            && incidents[1]["id"] == "brake-7"
+            && incidents[1]["origin"] == "fleet"
+            && incidents[1]["time_ns"].as_u64() == Some(at)
+    });
+    assert!(carried, "{}", rec_in(netns, &["fleet", "status", "--json"]));
+    finish_load(load);
 }
 
 #[test]

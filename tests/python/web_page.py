@@ -11,8 +11,10 @@ session's card must show within --card-limit s of the click and each topic's row
 --topic-limit s of the card; then the stall topic's row must turn `stalled` (within
 --stall-limit s) with its health cell in the page's red. Then a second browser context without
 any token clicks Mark (with --refused-mark-text) and Stop on the card: both must be refused with
-401 on the page's message line. Back in the first page: Mark (with --mark-text) must succeed, and
-Stop must take the card away and show "No session is recording.".
+401 on the page's message line. Back in the first page: Mark (with --mark-text) must succeed;
+Trigger on the session (on disk) must make an incident that the page's incident list then shows
+with origin `page` (within --timeout s); and Stop must take the card away and show "No session is
+recording.".
 
 Ends with one JSON line on stdout: {"ok": bool, "failed": step or null, "error": text or null,
 "steps": [{"step", "ok", "ms", ...}], "timings_ms": {...}, "messages": {...}, "states": {...},
@@ -354,6 +356,27 @@ def walk(report, browser, args):
         return {"message": shown["text"]}
 
     report.run("mark with token", mark)
+
+    def trigger():
+        status, shown = message_after(
+            page, "trigger", lambda: page.click(f"{card} button[data-action=trigger]"), 200)
+        prefix = f"Triggered {args.session}: incident "
+        if not shown["text"].startswith(prefix) or "ok" not in shown["cls"].split():
+            raise StepFailed(f"#message shows {shown} after the trigger")
+        incident = shown["text"][len(prefix):]
+        selector = (f"#incidents tr.incident[data-id={css(incident)}]"
+                    f"[data-session={css(args.session)}]")
+        page.wait_for_selector(selector)
+        listed = page.evaluate(
+            "(selector) => { const r = document.querySelector(selector);"
+            " return Object.fromEntries([...r.querySelectorAll('td')].map("
+            "c => [c.className.split(' ')[0], c.textContent])); }", selector)
+        report.states["incident_row"] = listed
+        if listed.get("i-origin") != "page":
+            raise StepFailed(f"the incident's row shows {listed}, not origin page")
+        return {"message": shown["text"], "incident": incident}
+
+    report.run("trigger with token", trigger)
 
     def stop():
         clicked = time.monotonic()

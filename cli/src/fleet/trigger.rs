@@ -42,6 +42,8 @@ struct Answer {
     ok: bool,
     error: Option<String>,
     files: Vec<String>,
+    /// The incident a recorder's session on disk made (or found) of the window.
+    incident: Option<String>,
     repeated: bool,
     /// Seconds from the command's write to the answer.
     latency_s: f64,
@@ -121,6 +123,7 @@ pub fn run(domain: &Domain, listen: Duration, args: &TriggerArgs) -> Result<Exit
                 ok: reply.ok,
                 error: reply.error.clone(),
                 files: reply.files.clone(),
+                incident: reply.incident.clone(),
                 repeated: reply.repeated,
                 latency_s: one.at.duration_since(sent).as_secs_f64(),
             },
@@ -148,10 +151,14 @@ pub fn run(domain: &Domain, listen: Duration, args: &TriggerArgs) -> Result<Exit
             crate::format::timestamp(outcome.trigger_ns)
         );
         for answer in &outcome.answers {
+            let kept = match &answer.incident {
+                Some(id) => format!("incident {id}"),
+                None => answer.files.join(", "),
+            };
             let what = match (&answer.error, answer.repeated) {
                 (Some(error), _) => format!("refused: {error}"),
-                (None, true) => format!("already triggered: {}", answer.files.join(", ")),
-                (None, false) => answer.files.join(", "),
+                (None, true) => format!("already triggered: {kept}"),
+                (None, false) => kept,
             };
             outln!(
                 "  {} ({}) after {:.0} ms: {what}",

@@ -115,13 +115,22 @@ impl Catalog {
 
     /// The incidents of `session`, or of all sessions, newest first, with their files.
     pub fn incidents(&self, session: Option<SessionId>) -> Result<Vec<Incident>, CatalogError> {
-        self.incidents_where("?1 IS NULL OR i.session = ?1", params![session])
+        self.incidents_where("?1 IS NULL OR i.session = ?1", None, params![session])
+    }
+
+    /// The `limit` newest incidents of all sessions, newest first, with their files.
+    pub fn newest_incidents(&self, limit: usize) -> Result<Vec<Incident>, CatalogError> {
+        self.incidents_where("1", Some(limit), params![])
     }
 
     /// The incident `key`, with its files.
     pub fn incident(&self, key: &IncidentKey) -> Result<Option<Incident>, CatalogError> {
         Ok(self
-            .incidents_where("i.id = ?1 AND i.session = ?2", params![key.id, key.session])?
+            .incidents_where(
+                "i.id = ?1 AND i.session = ?2",
+                None,
+                params![key.id, key.session],
+            )?
             .into_iter()
             .next())
     }
@@ -129,11 +138,14 @@ impl Catalog {
     fn incidents_where(
         &self,
         condition: &str,
+        limit: Option<usize>,
         parameters: impl rusqlite::Params,
     ) -> Result<Vec<Incident>, CatalogError> {
+        // SQLite reads a negative limit as none.
+        let limit = limit.map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
         let mut statement = self.connection.prepare(&format!(
             "SELECT {INCIDENT_COLUMNS} FROM incidents i JOIN sessions s ON s.id = i.session
-             WHERE {condition} ORDER BY i.time_ns DESC, i.rowid DESC"
+             WHERE {condition} ORDER BY i.time_ns DESC, i.rowid DESC LIMIT {limit}"
         ))?;
         let rows = statement.query_map(parameters, |row| {
             Ok((

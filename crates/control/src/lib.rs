@@ -25,12 +25,12 @@ pub use backlog::Backlog;
 pub use client::{Client, ClientError};
 pub use protocol::{
     decode_request, encode, origin, BufferStatus, CutState, DiskFull, ErrorKind, ErrorReply,
-    FailedRequirement, FileEntry, Incident, IncidentFile, IncidentTaken, IncidentsReleased,
-    ListedSession, RatedTopic, ReceiveThreadReport, Released, Request, RequestEnvelope, Response,
-    SessionHealth, SessionMarked, SessionPaused, SessionStarted, SessionStatus, SessionStopped,
-    SessionTopicsChanged, SessionTriggered, SetTopicsRequest, StartRequest, TopicOnOffer,
-    TopicReport, TopicsFound, TopicsRequest, TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
+    FailedRequirement, FileEntry, Incident, IncidentFile, IncidentTaken, IncidentsOverview,
+    IncidentsReleased, ListedSession, RatedTopic, ReceiveThreadReport, Released, Request,
+    RequestEnvelope, Response, SessionHealth, SessionMarked, SessionPaused, SessionStarted,
+    SessionStatus, SessionStopped, SessionTopicsChanged, SessionTriggered, SetTopicsRequest,
+    StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest, TriggerRequest,
+    TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use recd_health;
 pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState};

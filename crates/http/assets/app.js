@@ -1,4 +1,4 @@
-// recd status page: polls /api/overview and renders sessions, topics and controls.
+// recd status page: polls /api/overview and renders sessions, topics, controls and incidents.
 // No frameworks; DOM is built with createElement/textContent only (topic names are untrusted).
 "use strict";
 
@@ -136,7 +136,8 @@ async function act(button, action, body, label) {
     });
     const data = await res.json().catch(() => null);
     if (res.ok) {
-      setMessage(DONE[action] + " " + label, true);
+      const incident = data && data.incident;
+      setMessage(DONE[action] + " " + label + (incident ? ": incident " + incident.id : ""), true);
       poll();
     } else {
       const why = (data && (data.message || data.error)) || res.statusText || "request failed";
@@ -329,8 +330,8 @@ function updateControls(entry, s) {
     pr.textContent = s.paused ? "Resume" : "Pause";
     pr.className = "btn btn-" + action;
   }
-  if (s.buffer && !trig.isConnected) c.append(trig);
-  if (!s.buffer && trig.isConnected) trig.remove();
+  // a pre-trigger session writes its buffer's window; one on disk makes an incident
+  if (!trig.isConnected) c.append(trig);
 }
 
 function sparkline(values) {
@@ -422,10 +423,55 @@ function renderSessions(o) {
   });
 }
 
+// ---------- incidents ----------
+
+// What became of an incident: released, or how far its cut and its upload have come.
+function incidentState(i) {
+  if (i.released) return ["released (" + i.released.why + ")", "muted"];
+  if (i.cut === "failed") return ["cut failed: " + (i.cut_error || ""), "bad"];
+  if (i.cut === "waiting") return ["pinned, waiting to cut", "warn"];
+  const uploads = (i.cut_files || []).map((f) => f.upload).filter(Boolean);
+  const what = i.cut === "buffer" ? "written" : "cut";
+  if (uploads.length === 0) return [what + ", pinned", "good"];
+  const done = uploads.filter((u) => u === "uploaded").length;
+  if (done === uploads.length) return [what + ", uploaded", "good"];
+  if (uploads.includes("failed")) return [what + ", upload failed", "bad"];
+  return [what + ", uploading " + done + "/" + uploads.length, "muted"];
+}
+
+function renderIncidents(o) {
+  const box = $("incidents"), inc = o.incidents;
+  const newest = (inc && inc.newest) || [];
+  box.hidden = !inc || (newest.length === 0 && !Object.keys(inc.refused || {}).length);
+  if (box.hidden) return;
+  const refused = Object.values(inc.refused || {}).reduce((n, v) => n + v, 0);
+  const summary = $("incidents-summary");
+  summary.textContent = inc.pinned + " pinned (" + humanBytes(inc.pinned_bytes) + " of " +
+    humanBytes(inc.pinned_bytes_limit) + ")" + (inc.waiting_to_cut ? ", " + inc.waiting_to_cut + " waiting to cut" : "") +
+    (refused ? ", " + refused + " refused" : "");
+  summary.classList.toggle("bad", refused > 0);
+  $("incidents-rows").replaceChildren(...newest.map((i) => {
+    const [state, tone] = incidentState(i);
+    const row = el("tr", "incident");
+    row.dataset.id = i.id;
+    row.dataset.session = i.session;
+    row.dataset.origin = i.origin;
+    row.dataset.cut = i.cut;
+    const t = el("td", "i-time", clockTime(new Date(i.time_ns / 1e6)));
+    t.title = new Date(i.time_ns / 1e6).toISOString() + ", window " +
+      ((i.time_ns - i.start_ns) / 1e9).toFixed(1) + " s before, " + ((i.end_ns - i.time_ns) / 1e9).toFixed(1) +
+      " s after; " + i.pinned_files + " files pinned";
+    row.append(el("td", "i-id", i.id), el("td", "i-session", i.session), el("td", "i-origin", i.origin),
+      el("td", "i-note", i.note), t, el("td", "i-state " + tone, state));
+    return row;
+  }));
+}
+
 function render(o) {
   renderHeader(o);
   renderStart(o);
   renderSessions(o);
+  renderIncidents(o);
 }
 
 // ---------- start up ----------

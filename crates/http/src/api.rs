@@ -1,5 +1,6 @@
-//! The read endpoints: `/metrics`, `/api/status` (what `rec status --json` prints) and
-//! `/api/overview` (everything the page shows).
+//! The read endpoints: `/metrics`, `/api/status` (what `rec status --json` prints),
+//! `/api/incidents` (the incidents counted and the newest) and `/api/overview`
+//! (everything the page shows).
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -41,6 +42,21 @@ pub async fn status(State(shared): AppState, headers: HeaderMap) -> Response {
     }
     match shared.snapshots.get(FRESH_FOR).await {
         Ok(snapshot) => Json(&snapshot.sessions).into_response(),
+        Err(message) => unavailable(&message),
+    }
+}
+
+/// `GET /api/incidents`: the incidents counted and the newest
+/// ([`NEWEST_INCIDENTS`](crate::snapshot::NEWEST_INCIDENTS)) of them.
+pub async fn incidents(State(shared): AppState, headers: HeaderMap) -> Response {
+    if let Err(refusal) = shared.access.check_read(&headers) {
+        return refusal.into_response();
+    }
+    match shared.snapshots.get(FRESH_FOR).await {
+        Ok(snapshot) => match &snapshot.incidents {
+            Some(overview) => Json(crate::incidents::overview_json(overview)).into_response(),
+            None => unavailable("the catalog's incidents cannot be read now (see /readyz)"),
+        },
         Err(message) => unavailable(&message),
     }
 }
@@ -101,6 +117,7 @@ fn overview_json(
         "uploads": snapshot.uploads,
         "backlog": snapshot.backlog,
         "clock_sync": facts.clock_sync,
+        "incidents": snapshot.incidents.as_ref().map(crate::incidents::overview_json),
     })
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use recd_control::{ErrorReply, Request, Response, StartRequest};
+use recd_control::{ErrorReply, IncidentsOverview, Request, Response, StartRequest};
 
 /// The daemon behind the listener. Every method may block (they run on the listener's
 /// blocking threads, never on a recording thread).
@@ -12,6 +12,8 @@ pub trait Backend: Send + Sync + 'static {
     fn answer(&self, request: Request) -> Result<Response, ErrorReply>;
     /// Facts of the daemon that the control protocol does not carry.
     fn facts(&self) -> DaemonFacts;
+    /// The incidents counted, the bytes they pin, and the `newest` newest of them.
+    fn incidents(&self, newest: usize) -> Result<IncidentsOverview, String>;
     /// Whether the daemon's threads are alive: the facts the systemd watchdog is pinged on.
     fn alive(&self) -> Result<(), String>;
     /// The readiness checks, each passed or failed with the reason.

@@ -102,6 +102,7 @@ mod tests {
             uploads: None,
             facts: Default::default(),
             file_sizes: Default::default(),
+            incidents: None,
             backlog: None,
         }
     }

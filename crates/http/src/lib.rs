@@ -1,6 +1,6 @@
 //! recd's HTTP listener, off by default: Prometheus metrics (`/metrics`), Kubernetes-style
-//! probes (`/livez`, `/readyz`), the live status as JSON (`/api/status`, `/api/overview`)
-//! and a page for a phone or tablet (`/`) whose buttons start, stop, pause, mark and
+//! probes (`/livez`, `/readyz`), the live status as JSON (`/api/status`, `/api/overview`,
+//! `/api/incidents`) and a page for a phone or tablet (`/`) whose buttons start, stop, pause, mark and
 //! trigger sessions when control is allowed and the token presented.
 //!
 //! It runs on a thread of its own with its own runtime, never in the recording path; it
@@ -12,6 +12,7 @@ mod api;
 mod backend;
 mod control;
 mod history;
+mod incidents;
 mod listener;
 mod metrics;
 mod page;

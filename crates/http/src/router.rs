@@ -27,6 +27,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/metrics", get(api::metrics))
         .route("/api/status", get(api::status))
         .route("/api/overview", get(api::overview))
+        .route("/api/incidents", get(api::incidents))
         .route("/api/start", post(control::start))
         .route("/api/stop", post(control::stop))
         .route("/api/pause", post(control::pause))

@@ -6,12 +6,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recd_control::{Backlog, Request, Response, SessionStatus, UploadStatus};
+use recd_control::{Backlog, IncidentsOverview, Request, Response, SessionStatus, UploadStatus};
 
 use crate::backend::{Backend, DaemonFacts};
 
 /// A snapshot younger than this is served again rather than taken anew.
 pub const FRESH_FOR: Duration = Duration::from_millis(250);
+
+/// How many of the newest incidents a snapshot carries (the page's and
+/// `/api/incidents`' list).
+pub const NEWEST_INCIDENTS: usize = 20;
 
 /// The daemon's state at one moment.
 #[derive(Debug, Clone)]
@@ -28,6 +32,9 @@ pub struct Snapshot {
     pub facts: DaemonFacts,
     /// The sizes of the sessions' current files.
     pub file_sizes: BTreeMap<PathBuf, u64>,
+    /// The incidents counted and the newest of them; `None` when the catalog could not
+    /// be read.
+    pub incidents: Option<IncidentsOverview>,
 }
 
 impl Snapshot {
@@ -46,6 +53,11 @@ impl Snapshot {
             .flat_map(|session| &session.current_files)
             .filter_map(|path| Some((path.clone(), std::fs::metadata(path).ok()?.len())))
             .collect();
+        // A catalog that cannot be read fails /readyz, which says so; not every snapshot.
+        let incidents = backend
+            .incidents(NEWEST_INCIDENTS)
+            .map_err(|error| tracing::debug!("the snapshot has no incidents: {error}"))
+            .ok();
         Ok(Self {
             taken: Instant::now(),
             sessions,
@@ -53,6 +65,7 @@ impl Snapshot {
             backlog,
             facts: backend.facts(),
             file_sizes,
+            incidents,
         })
     }
 }

@@ -1,5 +1,5 @@
-//! recd's detail in a status's `info`: who answers, what it records, and the answer to
-//! a command.
+//! recd's detail in a status's `info`: who answers, what it records, its newest
+//! incidents, and the answer to a command.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +32,37 @@ pub struct StatusInfo {
     /// The uploader's state in a few words (none when uploads are off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upload: Option<String>,
+    /// The newest incidents (at most [`STATUS_INCIDENTS`]), newest first; none from an
+    /// older recd.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incidents: Vec<IncidentInfo>,
+}
+
+/// How many of the newest incidents a status carries.
+pub const STATUS_INCIDENTS: usize = 5;
+
+/// An incident in a status: a window of a session kept around a moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IncidentInfo {
+    /// Its id (a fleet trigger's id, or one recd made).
+    pub id: String,
+    /// The session whose files it keeps.
+    pub session: String,
+    /// Who made it: `cli`, `remote`, `page`, `fleet` or `buffer`.
+    pub origin: String,
+    /// Why, as the asker said.
+    pub note: String,
+    /// Its moment T, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// The window kept, from T - before…
+    pub start_ns: u64,
+    /// …to T + after, ns since the Unix epoch.
+    pub end_ns: u64,
+    /// How far its cut has come: `waiting`, `cut`, `failed` or `buffer`.
+    pub cut: String,
+    /// Its pin has ended: retention may take its files.
+    pub released: bool,
 }
 
 /// What became of a command.
@@ -60,6 +91,9 @@ pub struct Reply {
     /// The trigger was taken before under this id: nothing new written.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub repeated: bool,
+    /// The incident a trigger of a session on disk made (or found, repeated): its id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incident: Option<String>,
 }
 
 /// A session in a status.

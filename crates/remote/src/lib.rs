@@ -13,5 +13,5 @@ pub use contract::{
     command_qos, status_qos, DdsRecorderCommand, DdsRecorderStatus, Topics, COMMAND_TOPIC,
     COMMAND_TYPE, STATUS_TOPIC, STATUS_TYPE,
 };
-pub use info::{Reply, SessionInfo, StatusInfo, TopicInfo};
+pub use info::{IncidentInfo, Reply, SessionInfo, StatusInfo, TopicInfo, STATUS_INCIDENTS};
 pub use state::RecorderState;

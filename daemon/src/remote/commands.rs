@@ -159,6 +159,7 @@ fn describe(response: &Response, reply: &mut Reply) {
             reply.session = Some(triggered.name.clone());
             reply.trigger_ns = Some(triggered.time_ns);
             reply.repeated = triggered.repeated;
+            reply.incident = triggered.incident.as_ref().map(|i| i.id.clone());
             reply.files = (triggered.files.iter())
                 .map(|f| f.path.display().to_string())
                 .collect();

@@ -1,10 +1,11 @@
-//! What a recorder reports: its state as the contract names it and recd's detail.
+//! What a recorder reports: its state as the contract names it and recd's detail, its
+//! newest incidents included.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 
 use recd_control::{SessionStatus, UploadState};
-use recd_remote::{RecorderState, SessionInfo, StatusInfo, TopicInfo};
+use recd_remote::{IncidentInfo, RecorderState, SessionInfo, StatusInfo, TopicInfo};
 
 use crate::sessions::Sessions;
 
@@ -101,7 +102,28 @@ pub fn info(
             .ok()
             .map(|space| space.available),
         upload: upload_summary(sessions),
+        incidents: incidents(sessions),
     }
+}
+
+/// The newest incidents, as a status carries them (none when the catalog cannot be read).
+fn incidents(sessions: &Sessions) -> Vec<IncidentInfo> {
+    let newest = sessions
+        .newest_incidents(recd_remote::STATUS_INCIDENTS)
+        .unwrap_or_default();
+    (newest.into_iter())
+        .map(|incident| IncidentInfo {
+            id: incident.id,
+            session: incident.session,
+            origin: incident.origin,
+            note: incident.note,
+            time_ns: incident.time_ns,
+            start_ns: incident.start_ns,
+            end_ns: incident.end_ns,
+            cut: incident.cut.as_str().to_string(),
+            released: incident.released.is_some(),
+        })
+        .collect()
 }
 
 fn session_info(status: &SessionStatus, suspended: &Suspended) -> SessionInfo {

@@ -7,6 +7,7 @@ mod catalog_sync;
 mod facts;
 mod health_log;
 mod incidents;
+mod incidents_overview;
 mod rates;
 mod replies;
 mod telling;

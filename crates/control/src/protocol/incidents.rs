@@ -2,6 +2,7 @@
 //! files of their own, whatever made it (`rec trigger`, the fleet, the page, a
 //! pre-trigger buffer).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,8 @@ pub mod origin {
     pub const FLEET: &str = "fleet";
     /// A pre-trigger session's window, written from its memory buffer.
     pub const BUFFER: &str = "buffer";
+    /// Every origin recd gives an incident.
+    pub const ALL: [&str; 5] = [CLI, REMOTE, PAGE, FLEET, BUFFER];
 }
 
 /// How far an incident's cut has come.
@@ -142,4 +145,24 @@ pub struct IncidentsReleased {
     pub id: String,
     /// The incidents of that id released now (one per session it pinned).
     pub released: usize,
+}
+
+/// The incidents at a glance: what `/metrics`, the web page and the remote status show.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IncidentsOverview {
+    /// The newest incidents (as many as asked for), newest first.
+    pub newest: Vec<Incident>,
+    /// Every incident the catalog holds, by origin.
+    pub by_origin: BTreeMap<String, u64>,
+    /// Incidents not released: their files are pinned.
+    pub pinned: u64,
+    /// Incidents not released whose window is not cut yet.
+    pub waiting_to_cut: u64,
+    /// Incidents refused for want of room since recd started, by origin.
+    pub refused: BTreeMap<String, u64>,
+    /// Bytes the pinned files take on disk.
+    pub pinned_bytes: u64,
+    /// The bound on them (`[incidents] max_pinned_size` or its default).
+    pub pinned_bytes_limit: u64,
 }

@@ -14,7 +14,8 @@ mod triggers;
 pub use catalog::{FileEntry, ListedSession};
 pub use framing::{decode_request, encode, RequestEnvelope, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
 pub use incidents::{
-    origin, CutState, Incident, IncidentFile, IncidentTaken, IncidentsReleased, Released,
+    origin, CutState, Incident, IncidentFile, IncidentTaken, IncidentsOverview, IncidentsReleased,
+    Released,
 };
 pub use request::Request;
 pub use response::{ErrorKind, ErrorReply, Response};

@@ -6,6 +6,8 @@ use prometheus_client::registry::Unit;
 use recd_control::{SessionStatus, UploadState};
 use recd_health::HealthState;
 
+mod incidents;
+
 use super::budget::{TopicBudget, OTHER};
 use crate::snapshot::Snapshot;
 
@@ -39,7 +41,12 @@ pub struct Family {
 }
 
 impl Family {
-    fn new(name: &'static str, help: &'static str, unit: Option<Unit>, kind: Kind) -> Self {
+    pub(super) fn new(
+        name: &'static str,
+        help: &'static str,
+        unit: Option<Unit>,
+        kind: Kind,
+    ) -> Self {
         Self {
             name,
             help,
@@ -49,7 +56,7 @@ impl Family {
         }
     }
 
-    fn with(mut self, labels: Labels, value: f64) -> Self {
+    pub(super) fn with(mut self, labels: Labels, value: f64) -> Self {
         self.samples.push((labels, value));
         self
     }
@@ -82,6 +89,7 @@ pub fn families(snapshot: &Snapshot, budget: &mut TopicBudget, version: &str) ->
     all.extend(disk_families(snapshot));
     all.extend(backlog_families(snapshot));
     all.extend(upload_families(snapshot));
+    all.extend(incidents::families(snapshot));
     all
 }
 

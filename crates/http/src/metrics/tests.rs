@@ -79,6 +79,7 @@ fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
+        incidents: None,
         backlog: Some(recd_control::Backlog {
             finish_waiting: 2,
             finish_oldest_s: Some(61.5),
@@ -193,4 +194,43 @@ fn topics_beyond_the_budget_are_summed_into_other_and_keep_their_place() {
     assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"b\"} 10"));
     assert!(text.contains("recd_messages_written_total{session=\"s\",topic=\"_other\"} 20"));
     assert!(!text.contains("topic=\"a\""), "{text}");
+}
+
+#[test]
+fn incidents_are_counted_by_origin_with_the_bytes_they_pin() {
+    let mut with_incidents = snapshot(vec![]);
+    with_incidents.incidents = Some(recd_control::IncidentsOverview {
+        by_origin: [("page".to_string(), 2), ("rule".to_string(), 1)].into(),
+        pinned: 2,
+        waiting_to_cut: 1,
+        refused: [("fleet".to_string(), 4)].into(),
+        pinned_bytes: 3_000,
+        pinned_bytes_limit: 1 << 30,
+        ..Default::default()
+    });
+    let mut budget = TopicBudget::new(100);
+    let (_, text) = render(families(&with_incidents, &mut budget, "1"), "");
+    assert!(
+        text.contains("# TYPE recd_incidents_total counter\n"),
+        "{text}"
+    );
+    for (series, value) in [
+        ("recd_incidents_total{origin=\"page\"}", 2.0),
+        ("recd_incidents_total{origin=\"cli\"}", 0.0),
+        ("recd_incidents_total{origin=\"rule\"}", 1.0),
+        ("recd_incidents_refused_total{origin=\"fleet\"}", 4.0),
+        ("recd_incidents_refused_total{origin=\"page\"}", 0.0),
+        ("recd_incidents_pinned", 2.0),
+        ("recd_incidents_waiting_to_cut", 1.0),
+        ("recd_pinned_bytes", 3000.0),
+        ("recd_pinned_limit_bytes", 1073741824.0),
+    ] {
+        let found = (text.lines())
+            .find_map(|l| l.strip_prefix(&format!("{series} ")))
+            .map(|v| v.parse::<f64>().unwrap());
+        assert_eq!(found, Some(value), "{series} in\n{text}");
+    }
+    // Without incidents read, no family claims there are none.
+    let (_, text) = render(families(&snapshot(vec![]), &mut budget, "1"), "");
+    assert!(!text.contains("recd_incidents"), "{text}");
 }
