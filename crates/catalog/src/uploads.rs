@@ -503,34 +503,6 @@ mod tests {
     }
 
     #[test]
-    fn an_incidents_cut_file_goes_before_priority_files_queued_earlier() {
-        let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
-        let session = catalog
-            .begin_session("drive", Path::new("/data/drive"), "{}", 1)
-            .unwrap();
-        for name in ["drive/marked", "incidents/cut"] {
-            catalog
-                .upsert_file(&File {
-                    session,
-                    path: PathBuf::from(format!("/data/{name}.mcap")),
-                    bytes: 100,
-                    messages: 1,
-                    state: FileState::Complete,
-                })
-                .unwrap();
-        }
-        let marked = new_upload("/data/drive/marked.mcap", true, 1);
-        catalog.queue_upload(&marked, 10).unwrap();
-        let mut cut = new_upload("/data/incidents/cut.mcap", true, 1);
-        cut.incident = true;
-        catalog.queue_upload(&cut, 20).unwrap();
-        let next = catalog.next_upload().unwrap().unwrap();
-        assert_eq!(next.path, Path::new("/data/incidents/cut.mcap"));
-        assert!(next.priority);
-    }
-
-    #[test]
     fn the_queue_orders_resumes_and_survives_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let data = Path::new("/data");

@@ -77,7 +77,6 @@ mod tests {
             closed_files: Vec::new(),
             written_until_ns: None,
             bytes_written: bytes,
-            written_until_ns: None,
             topics: vec![TopicStatus {
                 queue_depth: None,
                 name: "/imu".into(),

@@ -75,6 +75,7 @@ mod tests {
                 note: "hard brake".into(),
                 at_ns: Some(1_700_000_000_000_000_000),
                 id: Some("brake-17".into()),
+                origin: Some("fleet".into()),
             }),
         ];
         for request in requests {

@@ -90,13 +90,15 @@ fn request_kind(request: &Request) -> &'static str {
         Request::Mark { .. } => "mark",
         Request::SetTopics(_) => "set_topics",
         Request::Trigger(_) => "trigger",
+        Request::Incidents { .. } => "incidents",
+        Request::ReleaseIncident { .. } => "release_incident",
         Request::Reindexed { .. } => "reindexed",
         Request::Upload(_) => "upload",
         Request::UploadStatus => "upload_status",
     }
 }
 
-const REQUEST_KINDS: [&str; 16] = [
+const REQUEST_KINDS: [&str; 18] = [
     "ping",
     "start",
     "stop",
@@ -110,6 +112,8 @@ const REQUEST_KINDS: [&str; 16] = [
     "mark",
     "set_topics",
     "trigger",
+    "incidents",
+    "release_incident",
     "reindexed",
     "upload",
     "upload_status",
@@ -129,6 +133,8 @@ fn response_kind(response: &Response) -> &'static str {
         Response::Marked(_) => "marked",
         Response::TopicsChanged(_) => "topics_changed",
         Response::Triggered(_) => "triggered",
+        Response::Incidents { .. } => "incidents",
+        Response::IncidentsReleased(_) => "incidents_released",
         Response::UploadsQueued(_) => "uploads_queued",
         Response::Uploads(_) => "uploads",
         Response::Done => "done",
@@ -136,7 +142,7 @@ fn response_kind(response: &Response) -> &'static str {
     }
 }
 
-const RESPONSE_KINDS: [&str; 15] = [
+const RESPONSE_KINDS: [&str; 17] = [
     "pong",
     "started",
     "stopped",
@@ -148,6 +154,8 @@ const RESPONSE_KINDS: [&str; 15] = [
     "marked",
     "topics_changed",
     "triggered",
+    "incidents",
+    "incidents_released",
     "uploads_queued",
     "uploads",
     "done",

@@ -30,6 +30,7 @@ fn start_full() -> StartRequest {
         no_iceoryx2: true,
         io_mode: Some("direct".into()),
         max_files: Some(12),
+        max_age_ms: Some(3_600_000),
         duration_ms: Some(3_600_000),
         metadata: BTreeMap::from([
             ("vehicle".to_string(), "car-7".to_string()),
@@ -187,11 +188,28 @@ pub fn cases() -> Vec<(&'static str, Message)> {
                 note: "hard brake".into(),
                 at_ns: Some(1_700_000_000_000_000_000),
                 id: Some("brake-17".into()),
+                origin: Some("fleet".into()),
             })),
         ),
         (
             "request-trigger-default",
             Q(Request::Trigger(TriggerRequest::default())),
+        ),
+        (
+            "request-incidents",
+            Q(Request::Incidents {
+                name: named(Some("drive")),
+            }),
+        ),
+        (
+            "request-incidents-all",
+            Q(Request::Incidents { name: None }),
+        ),
+        (
+            "request-release-incident",
+            Q(Request::ReleaseIncident {
+                id: "brake-17".into(),
+            }),
         ),
         (
             "request-reindexed",

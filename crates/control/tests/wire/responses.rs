@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use recd_control::{
-    ErrorReply, Response, SessionMarked, SessionPaused, SessionStarted, SessionState,
-    SessionStopped, SessionTopicsChanged, SessionTriggered, TopicOnOffer, TopicsFound,
-    TriggeredFile, UploadState, UploadStatus, UploadsQueued, PROTOCOL_VERSION,
+    CutState, ErrorReply, FileState, Incident, IncidentFile, IncidentTaken, IncidentsReleased,
+    Released, Response, SessionMarked, SessionPaused, SessionStarted, SessionState, SessionStopped,
+    SessionTopicsChanged, SessionTriggered, TopicOnOffer, TopicsFound, TriggeredFile, UploadState,
+    UploadStatus, UploadsQueued, PROTOCOL_VERSION,
 };
 
 use crate::values::{
@@ -201,6 +202,85 @@ pub fn cases() -> Vec<(String, Message)> {
                 ],
                 id: Some("brake-17".into()),
                 repeated: true,
+                incident: None,
+            })),
+        ),
+        (
+            "response-triggered-incident",
+            R(Response::Triggered(SessionTriggered {
+                name: "drive".into(),
+                time_ns: 1_700_000_000_000_000_000,
+                files: Vec::new(),
+                id: Some("brake-17".into()),
+                repeated: false,
+                incident: Some(IncidentTaken {
+                    id: "brake-17".into(),
+                    start_ns: 1_699_999_970_000_000_000,
+                    end_ns: 1_700_000_010_000_000_000,
+                    pinned_files: vec!["/data/drive/a_3.mcap".into()],
+                    directory: "/data/incidents".into(),
+                }),
+            })),
+        ),
+        (
+            "response-incidents",
+            R(Response::Incidents {
+                incidents: vec![
+                    Incident {
+                        id: "brake-17".into(),
+                        session: "drive".into(),
+                        note: "hard brake".into(),
+                        origin: "fleet".into(),
+                        time_ns: 1_700_000_000_000_000_000,
+                        start_ns: 1_699_999_970_000_000_000,
+                        end_ns: 1_700_000_010_000_000_000,
+                        created_ns: 1_700_000_000_100_000_000,
+                        cut: CutState::Cut,
+                        cut_error: None,
+                        keep_until_ns: Some(1_700_604_800_000_000_000),
+                        release_after_upload: true,
+                        released: None,
+                        pinned_files: vec![IncidentFile {
+                            path: "/data/drive/a_3.mcap".into(),
+                            bytes: 4_294_967_301,
+                            state: FileState::Indexed,
+                            upload: None,
+                        }],
+                        cut_files: vec![IncidentFile {
+                            path: "/data/incidents/brake-17_hard-brake_drive_dds.mcap".into(),
+                            bytes: 1_000_000,
+                            state: FileState::Indexed,
+                            upload: Some(UploadState::Uploaded),
+                        }],
+                    },
+                    Incident {
+                        id: "20231114T221320.000Z".into(),
+                        session: "drive".into(),
+                        note: String::new(),
+                        origin: "cli".into(),
+                        time_ns: 1_700_000_000_000_000_000,
+                        start_ns: 1_699_999_970_000_000_000,
+                        end_ns: 1_700_000_000_000_000_000,
+                        created_ns: 1_700_000_000_000_000_000,
+                        cut: CutState::Failed,
+                        cut_error: Some("cannot create /data/incidents: read-only".into()),
+                        keep_until_ns: None,
+                        release_after_upload: false,
+                        released: Some(Released {
+                            at_ns: 1_700_000_100_000_000_000,
+                            why: "released".into(),
+                        }),
+                        pinned_files: Vec::new(),
+                        cut_files: Vec::new(),
+                    },
+                ],
+            }),
+        ),
+        (
+            "response-incidents-released",
+            R(Response::IncidentsReleased(IncidentsReleased {
+                id: "brake-17".into(),
+                released: 2,
             })),
         ),
         (
@@ -211,6 +291,7 @@ pub fn cases() -> Vec<(String, Message)> {
                 files: Vec::new(),
                 id: None,
                 repeated: false,
+                incident: None,
             })),
         ),
         (

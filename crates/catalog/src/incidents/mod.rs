@@ -4,8 +4,11 @@
 //! incident of its session that is not released overlaps it in time; an incident's cut
 //! files (`files.incident`) are pinned while it is.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+mod pins;
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
 
 use recd_control::{CutState, FileState, Incident, IncidentFile, Released};
 use rusqlite::{params, OptionalExtension};
@@ -253,21 +256,6 @@ impl Catalog {
         .collect()
     }
 
-    /// Every file retention must leave: the recording files an incident that is not
-    /// released overlaps, and its cut files.
-    pub fn pinned_paths(&self) -> Result<HashSet<PathBuf>, CatalogError> {
-        let mut statement = self.connection.prepare(&format!(
-            "SELECT f.path FROM files f JOIN incidents i ON i.released_ns IS NULL
-                 AND (({OVERLAPS}) OR (f.incident = i.id AND f.session = i.session))
-             WHERE f.state NOT IN (?1, ?2)"
-        ))?;
-        let rows = statement.query_map(
-            params![FileState::Deleted.as_str(), FileState::Missing.as_str()],
-            |row| row.get::<_, String>(0),
-        )?;
-        rows.map(|path| Ok(self.data_dir.resolve(&path?))).collect()
-    }
-
     /// The incidents not released whose window is not cut yet, oldest window end first.
     pub fn incidents_to_cut(&self) -> Result<Vec<(IncidentKey, u64, u64)>, CatalogError> {
         let mut statement = self.connection.prepare(
@@ -285,28 +273,6 @@ impl Catalog {
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// The recording files of `session` that overlap [start_ns, end_ns], in the order
-    /// they were started, deleted and missing ones left out.
-    pub fn files_overlapping(
-        &self,
-        session: SessionId,
-        start_ns: u64,
-        end_ns: u64,
-    ) -> Result<Vec<crate::File>, CatalogError> {
-        self.files_where(
-            "session = ?1 AND incident IS NULL AND state NOT IN (?2, ?3)
-             AND (start_ns IS NULL OR start_ns <= ?5) AND (end_ns IS NULL OR end_ns >= ?4)",
-            "rowid",
-            params![
-                session,
-                FileState::Deleted.as_str(),
-                FileState::Missing.as_str(),
-                start_ns as i64,
-                end_ns as i64
-            ],
-        )
     }
 
     /// Records how far the cut of `key` came.
@@ -417,58 +383,6 @@ impl Catalog {
         Ok(due)
     }
 
-    /// Records the log-time span of a recording file: its start when it is created (the
-    /// end unknown), both once it ended.
-    pub fn set_file_times(
-        &self,
-        path: &Path,
-        start_ns: Option<u64>,
-        end_ns: Option<u64>,
-    ) -> Result<(), CatalogError> {
-        self.connection.execute(
-            "UPDATE files SET start_ns = COALESCE(?2, start_ns), end_ns = ?3 WHERE path = ?1",
-            params![
-                self.data_dir.store(path),
-                start_ns.map(|ns| ns as i64),
-                end_ns.map(|ns| ns as i64)
-            ],
-        )?;
-        Ok(())
-    }
-
-    /// The log time of the newest message of the file at `path`, if known.
-    pub fn file_end_ns(&self, path: &Path) -> Result<Option<u64>, CatalogError> {
-        Ok(self
-            .connection
-            .query_row(
-                "SELECT end_ns FROM files WHERE path = ?1",
-                params![self.data_dir.store(path)],
-                |row| row.get::<_, Option<i64>>(0),
-            )
-            .optional()?
-            .flatten()
-            .map(|ns| ns as u64))
-    }
-
-    /// The files of `session` whose newest message is older than `before_ns` (deleted and
-    /// missing ones left out), oldest first.
-    pub fn files_ended_before(
-        &self,
-        session: SessionId,
-        before_ns: u64,
-    ) -> Result<Vec<crate::File>, CatalogError> {
-        self.files_where(
-            "session = ?1 AND end_ns IS NOT NULL AND end_ns < ?2 AND state NOT IN (?3, ?4)",
-            "end_ns, rowid",
-            params![
-                session,
-                before_ns as i64,
-                FileState::Deleted.as_str(),
-                FileState::Missing.as_str()
-            ],
-        )
-    }
-
     /// The incident whose own file (cut, or a pre-trigger session's window) the file at
     /// `path` is, if it is one.
     pub fn incident_of(&self, path: &Path) -> Result<Option<String>, CatalogError> {
@@ -489,213 +403,4 @@ fn key_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IncidentKey> {
         id: row.get(0)?,
         session: row.get(1)?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::files::tests::file;
-    use crate::{Fingerprint, NewUpload};
-
-    const S: u64 = 1_000_000_000;
-
-    fn incident(id: &str, session: SessionId, (start_s, end_s): (u64, u64)) -> NewIncident {
-        NewIncident {
-            id: id.into(),
-            session,
-            note: "hard brake".into(),
-            origin: "cli".into(),
-            time_ns: (start_s + 1) * S,
-            start_ns: start_s * S,
-            end_ns: end_s * S,
-            created_ns: 0,
-            keep_until_ns: Some(1000 * S),
-            release_after_upload: false,
-            cut: CutState::Waiting,
-        }
-    }
-
-    /// A catalog with one session of files a (0-10 s), b (10-20 s), c (20-30 s) and d
-    /// (open since 30 s).
-    fn catalog(dir: &Path) -> (Catalog, SessionId) {
-        let catalog = Catalog::open(dir, Path::new("/d")).unwrap();
-        let id = catalog
-            .begin_session("drive", Path::new("/d/drive"), "{}", 1)
-            .unwrap();
-        for (name, start, end) in [
-            ("a", 0, Some(10)),
-            ("b", 10, Some(20)),
-            ("c", 20, Some(30)),
-            ("d", 30, None),
-        ] {
-            let path = format!("/d/drive/{name}.mcap");
-            let state = if end.is_some() {
-                FileState::Complete
-            } else {
-                FileState::Recording
-            };
-            catalog.upsert_file(&file(id, &path, state)).unwrap();
-            catalog
-                .set_file_times(Path::new(&path), Some(start * S), end.map(|e| e * S))
-                .unwrap();
-        }
-        (catalog, id)
-    }
-
-    fn paths(set: &HashSet<PathBuf>) -> Vec<String> {
-        let mut names: Vec<String> = set
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    #[test]
-    fn an_incident_pins_exactly_the_files_its_window_overlaps_until_released_and_across_a_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        let (catalog, session) = catalog(dir.path());
-        assert!(catalog
-            .add_incident(&incident("i1", session, (12, 22)))
-            .unwrap());
-        assert!(
-            !catalog
-                .add_incident(&incident("i1", session, (0, 1)))
-                .unwrap(),
-            "one per id and session"
-        );
-        assert_eq!(
-            paths(&catalog.pinned_paths().unwrap()),
-            ["b.mcap", "c.mcap"]
-        );
-        // A window reaching into the open file pins it too.
-        catalog
-            .add_incident(&incident("i2", session, (35, 40)))
-            .unwrap();
-        assert_eq!(
-            paths(&catalog.pinned_paths().unwrap()),
-            ["b.mcap", "c.mcap", "d.mcap"]
-        );
-        drop(catalog);
-        let catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
-        let listed = catalog.incidents(Some(session)).unwrap();
-        assert_eq!(
-            listed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
-            ["i2", "i1"]
-        );
-        assert_eq!(listed[1].pinned_files.len(), 2);
-        assert_eq!(catalog.release_incidents("i2", "released", 5).unwrap(), 1);
-        assert_eq!(catalog.release_incidents("i2", "released", 6).unwrap(), 0);
-        assert_eq!(
-            paths(&catalog.pinned_paths().unwrap()),
-            ["b.mcap", "c.mcap"]
-        );
-        let released = catalog.incidents(Some(session)).unwrap()[0]
-            .released
-            .clone();
-        assert_eq!(
-            released,
-            Some(Released {
-                at_ns: 5,
-                why: "released".into()
-            })
-        );
-    }
-
-    #[test]
-    fn cut_files_are_pinned_with_their_incident_and_left_out_of_the_sessions_ring() {
-        let dir = tempfile::tempdir().unwrap();
-        let (catalog, session) = catalog(dir.path());
-        catalog
-            .add_incident(&incident("i1", session, (12, 14)))
-            .unwrap();
-        let key = IncidentKey {
-            id: "i1".into(),
-            session,
-        };
-        let cut = Path::new("/d/incidents/i1_hard-brake_drive_iceoryx2.mcap");
-        catalog
-            .add_cut_file(&key, cut, (100, 7), (12 * S, 14 * S))
-            .unwrap();
-        catalog.set_cut(&key, CutState::Cut, None).unwrap();
-        assert_eq!(
-            paths(&catalog.pinned_paths().unwrap()),
-            ["b.mcap", "i1_hard-brake_drive_iceoryx2.mcap"]
-        );
-        assert_eq!(
-            catalog.recording_files(session).unwrap().len(),
-            4,
-            "the cut file is not the session's recording"
-        );
-        assert_eq!(catalog.files(session).unwrap().len(), 5);
-        let incident = catalog.incident(&key).unwrap().unwrap();
-        assert_eq!((incident.cut, incident.cut_files.len()), (CutState::Cut, 1));
-        assert!(catalog.incidents_to_cut().unwrap().is_empty());
-        assert_eq!(catalog.incident_of(cut).unwrap().as_deref(), Some("i1"));
-    }
-
-    #[test]
-    fn pins_end_when_their_keep_is_over_or_once_their_cut_is_uploaded() {
-        let dir = tempfile::tempdir().unwrap();
-        let (catalog, session) = catalog(dir.path());
-        catalog
-            .add_incident(&incident("kept", session, (0, 5)))
-            .unwrap();
-        let mut uploaded = incident("sent", session, (12, 14));
-        uploaded.keep_until_ns = None;
-        uploaded.release_after_upload = true;
-        catalog.add_incident(&uploaded).unwrap();
-        let key = IncidentKey {
-            id: "sent".into(),
-            session,
-        };
-        let cut = Path::new("/d/incidents/sent_drive_iceoryx2.mcap");
-        catalog
-            .add_cut_file(&key, cut, (100, 7), (12 * S, 14 * S))
-            .unwrap();
-        catalog.set_cut(&key, CutState::Cut, None).unwrap();
-        assert!(catalog.release_due(999 * S).unwrap().is_empty());
-        catalog
-            .queue_upload(
-                &NewUpload {
-                    path: cut.to_path_buf(),
-                    key: "car/incidents/sent.mcap".into(),
-                    priority: true,
-                    incident: true,
-                    fingerprint: Fingerprint {
-                        bytes: 100,
-                        changed_ns: 1,
-                    },
-                    metadata: BTreeMap::new(),
-                },
-                1,
-            )
-            .unwrap();
-        assert!(
-            catalog.release_due(999 * S).unwrap().is_empty(),
-            "queued is not uploaded"
-        );
-        catalog.finish_upload(cut, "etag", 2).unwrap();
-        let released = catalog.release_due(999 * S).unwrap();
-        assert_eq!(released, [(key, "uploaded")]);
-        let released = catalog.release_due(1000 * S).unwrap();
-        assert_eq!(released.len(), 1);
-        assert_eq!((released[0].0.id.as_str(), released[0].1), ("kept", "keep"));
-        assert!(catalog.pinned_paths().unwrap().is_empty());
-    }
-
-    #[test]
-    fn max_age_finds_the_files_whose_newest_message_is_older() {
-        let dir = tempfile::tempdir().unwrap();
-        let (catalog, session) = catalog(dir.path());
-        let old: Vec<String> = (catalog
-            .files_ended_before(session, 20 * S + 1)
-            .unwrap()
-            .iter())
-        .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-        assert_eq!(old, ["a.mcap", "b.mcap"], "the open file has no end yet");
-    }
 }

@@ -1,0 +1,102 @@
+//! What incidents pin: the recording files whose log-time span overlaps an unreleased
+//! incident's window, and its own files; the spans they are judged by.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use recd_control::FileState;
+use rusqlite::{params, OptionalExtension};
+
+use super::OVERLAPS;
+use crate::{Catalog, CatalogError, SessionId};
+
+impl Catalog {
+    /// Every file retention must leave: the recording files an incident that is not
+    /// released overlaps, and its cut files.
+    pub fn pinned_paths(&self) -> Result<HashSet<PathBuf>, CatalogError> {
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT f.path FROM files f JOIN incidents i ON i.released_ns IS NULL
+                 AND (({OVERLAPS}) OR (f.incident = i.id AND f.session = i.session))
+             WHERE f.state NOT IN (?1, ?2)"
+        ))?;
+        let rows = statement.query_map(
+            params![FileState::Deleted.as_str(), FileState::Missing.as_str()],
+            |row| row.get::<_, String>(0),
+        )?;
+        rows.map(|path| Ok(self.data_dir.resolve(&path?))).collect()
+    }
+
+    /// The recording files of `session` that overlap [start_ns, end_ns], in the order
+    /// they were started, deleted and missing ones left out.
+    pub fn files_overlapping(
+        &self,
+        session: SessionId,
+        start_ns: u64,
+        end_ns: u64,
+    ) -> Result<Vec<crate::File>, CatalogError> {
+        self.files_where(
+            "session = ?1 AND incident IS NULL AND state NOT IN (?2, ?3)
+             AND (start_ns IS NULL OR start_ns <= ?5) AND (end_ns IS NULL OR end_ns >= ?4)",
+            "rowid",
+            params![
+                session,
+                FileState::Deleted.as_str(),
+                FileState::Missing.as_str(),
+                start_ns as i64,
+                end_ns as i64
+            ],
+        )
+    }
+
+    /// Records the log-time span of a recording file: its start when it is created (the
+    /// end unknown), both once it ended.
+    pub fn set_file_times(
+        &self,
+        path: &Path,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> Result<(), CatalogError> {
+        self.connection.execute(
+            "UPDATE files SET start_ns = COALESCE(?2, start_ns), end_ns = ?3 WHERE path = ?1",
+            params![
+                self.data_dir.store(path),
+                start_ns.map(|ns| ns as i64),
+                end_ns.map(|ns| ns as i64)
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The log time of the newest message of the file at `path`, if known.
+    pub fn file_end_ns(&self, path: &Path) -> Result<Option<u64>, CatalogError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT end_ns FROM files WHERE path = ?1",
+                params![self.data_dir.store(path)],
+                |row| row.get::<_, Option<i64>>(0),
+            )
+            .optional()?
+            .flatten()
+            .map(|ns| ns as u64))
+    }
+
+    /// The files of `session` whose newest message is older than `before_ns` (deleted and
+    /// missing ones left out), oldest first.
+    pub fn files_ended_before(
+        &self,
+        session: SessionId,
+        before_ns: u64,
+    ) -> Result<Vec<crate::File>, CatalogError> {
+        self.files_where(
+            "session = ?1 AND end_ns IS NOT NULL AND end_ns < ?2 AND state NOT IN (?3, ?4)",
+            "end_ns, rowid",
+            params![
+                session,
+                before_ns as i64,
+                FileState::Deleted.as_str(),
+                FileState::Missing.as_str()
+            ],
+        )
+    }
+}

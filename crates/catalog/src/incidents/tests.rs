@@ -1,0 +1,254 @@
+//! The catalog's incidents: pins, cut files, releases, and their place in the upload queue.
+
+use std::collections::BTreeMap;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use super::*;
+use crate::files::tests::file;
+use crate::File;
+use crate::{Fingerprint, NewUpload};
+use recd_control::FileState;
+
+const S: u64 = 1_000_000_000;
+
+fn incident(id: &str, session: SessionId, (start_s, end_s): (u64, u64)) -> NewIncident {
+    NewIncident {
+        id: id.into(),
+        session,
+        note: "hard brake".into(),
+        origin: "cli".into(),
+        time_ns: (start_s + 1) * S,
+        start_ns: start_s * S,
+        end_ns: end_s * S,
+        created_ns: 0,
+        keep_until_ns: Some(1000 * S),
+        release_after_upload: false,
+        cut: CutState::Waiting,
+    }
+}
+
+/// A catalog with one session of files a (0-10 s), b (10-20 s), c (20-30 s) and d
+/// (open since 30 s).
+fn catalog(dir: &Path) -> (Catalog, SessionId) {
+    let catalog = Catalog::open(dir, Path::new("/d")).unwrap();
+    let id = catalog
+        .begin_session("drive", Path::new("/d/drive"), "{}", 1)
+        .unwrap();
+    for (name, start, end) in [
+        ("a", 0, Some(10)),
+        ("b", 10, Some(20)),
+        ("c", 20, Some(30)),
+        ("d", 30, None),
+    ] {
+        let path = format!("/d/drive/{name}.mcap");
+        let state = if end.is_some() {
+            FileState::Complete
+        } else {
+            FileState::Recording
+        };
+        catalog.upsert_file(&file(id, &path, state)).unwrap();
+        catalog
+            .set_file_times(Path::new(&path), Some(start * S), end.map(|e| e * S))
+            .unwrap();
+    }
+    (catalog, id)
+}
+
+fn paths(set: &HashSet<PathBuf>) -> Vec<String> {
+    let mut names: Vec<String> = set
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn an_incident_pins_exactly_the_files_its_window_overlaps_until_released_and_across_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    assert!(catalog
+        .add_incident(&incident("i1", session, (12, 22)))
+        .unwrap());
+    assert!(
+        !catalog
+            .add_incident(&incident("i1", session, (0, 1)))
+            .unwrap(),
+        "one per id and session"
+    );
+    assert_eq!(
+        paths(&catalog.pinned_paths().unwrap()),
+        ["b.mcap", "c.mcap"]
+    );
+    // A window reaching into the open file pins it too.
+    catalog
+        .add_incident(&incident("i2", session, (35, 40)))
+        .unwrap();
+    assert_eq!(
+        paths(&catalog.pinned_paths().unwrap()),
+        ["b.mcap", "c.mcap", "d.mcap"]
+    );
+    drop(catalog);
+    let catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
+    let listed = catalog.incidents(Some(session)).unwrap();
+    assert_eq!(
+        listed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+        ["i2", "i1"]
+    );
+    assert_eq!(listed[1].pinned_files.len(), 2);
+    assert_eq!(catalog.release_incidents("i2", "released", 5).unwrap(), 1);
+    assert_eq!(catalog.release_incidents("i2", "released", 6).unwrap(), 0);
+    assert_eq!(
+        paths(&catalog.pinned_paths().unwrap()),
+        ["b.mcap", "c.mcap"]
+    );
+    let released = catalog.incidents(Some(session)).unwrap()[0]
+        .released
+        .clone();
+    assert_eq!(
+        released,
+        Some(Released {
+            at_ns: 5,
+            why: "released".into()
+        })
+    );
+}
+
+#[test]
+fn cut_files_are_pinned_with_their_incident_and_left_out_of_the_sessions_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    catalog
+        .add_incident(&incident("i1", session, (12, 14)))
+        .unwrap();
+    let key = IncidentKey {
+        id: "i1".into(),
+        session,
+    };
+    let cut = Path::new("/d/incidents/i1_hard-brake_drive_iceoryx2.mcap");
+    catalog
+        .add_cut_file(&key, cut, (100, 7), (12 * S, 14 * S))
+        .unwrap();
+    catalog.set_cut(&key, CutState::Cut, None).unwrap();
+    assert_eq!(
+        paths(&catalog.pinned_paths().unwrap()),
+        ["b.mcap", "i1_hard-brake_drive_iceoryx2.mcap"]
+    );
+    assert_eq!(
+        catalog.recording_files(session).unwrap().len(),
+        4,
+        "the cut file is not the session's recording"
+    );
+    assert_eq!(catalog.files(session).unwrap().len(), 5);
+    let incident = catalog.incident(&key).unwrap().unwrap();
+    assert_eq!((incident.cut, incident.cut_files.len()), (CutState::Cut, 1));
+    assert!(catalog.incidents_to_cut().unwrap().is_empty());
+    assert_eq!(catalog.incident_of(cut).unwrap().as_deref(), Some("i1"));
+}
+
+#[test]
+fn pins_end_when_their_keep_is_over_or_once_their_cut_is_uploaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    catalog
+        .add_incident(&incident("kept", session, (0, 5)))
+        .unwrap();
+    let mut uploaded = incident("sent", session, (12, 14));
+    uploaded.keep_until_ns = None;
+    uploaded.release_after_upload = true;
+    catalog.add_incident(&uploaded).unwrap();
+    let key = IncidentKey {
+        id: "sent".into(),
+        session,
+    };
+    let cut = Path::new("/d/incidents/sent_drive_iceoryx2.mcap");
+    catalog
+        .add_cut_file(&key, cut, (100, 7), (12 * S, 14 * S))
+        .unwrap();
+    catalog.set_cut(&key, CutState::Cut, None).unwrap();
+    assert!(catalog.release_due(999 * S).unwrap().is_empty());
+    catalog
+        .queue_upload(
+            &NewUpload {
+                path: cut.to_path_buf(),
+                key: "car/incidents/sent.mcap".into(),
+                priority: true,
+                incident: true,
+                fingerprint: Fingerprint {
+                    bytes: 100,
+                    changed_ns: 1,
+                },
+                metadata: BTreeMap::new(),
+            },
+            1,
+        )
+        .unwrap();
+    assert!(
+        catalog.release_due(999 * S).unwrap().is_empty(),
+        "queued is not uploaded"
+    );
+    catalog.finish_upload(cut, "etag", 2).unwrap();
+    let released = catalog.release_due(999 * S).unwrap();
+    assert_eq!(released, [(key, "uploaded")]);
+    let released = catalog.release_due(1000 * S).unwrap();
+    assert_eq!(released.len(), 1);
+    assert_eq!((released[0].0.id.as_str(), released[0].1), ("kept", "keep"));
+    assert!(catalog.pinned_paths().unwrap().is_empty());
+}
+
+#[test]
+fn max_age_finds_the_files_whose_newest_message_is_older() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    let old: Vec<String> = (catalog
+        .files_ended_before(session, 20 * S + 1)
+        .unwrap()
+        .iter())
+    .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+    .collect();
+    assert_eq!(old, ["a.mcap", "b.mcap"], "the open file has no end yet");
+}
+
+fn upload(path: &str) -> NewUpload {
+    NewUpload {
+        path: PathBuf::from(path),
+        key: format!("car{path}"),
+        priority: true,
+        incident: false,
+        fingerprint: Fingerprint {
+            bytes: 100,
+            changed_ns: 1,
+        },
+        metadata: BTreeMap::new(),
+    }
+}
+
+#[test]
+fn an_incidents_cut_file_goes_before_priority_files_queued_earlier() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
+    let session = catalog
+        .begin_session("drive", Path::new("/data/drive"), "{}", 1)
+        .unwrap();
+    for name in ["drive/marked", "incidents/cut"] {
+        catalog
+            .upsert_file(&File {
+                session,
+                path: PathBuf::from(format!("/data/{name}.mcap")),
+                bytes: 100,
+                messages: 1,
+                state: FileState::Complete,
+            })
+            .unwrap();
+    }
+    let marked = upload("/data/drive/marked.mcap");
+    catalog.queue_upload(&marked, 10).unwrap();
+    let mut cut = upload("/data/incidents/cut.mcap");
+    cut.incident = true;
+    catalog.queue_upload(&cut, 20).unwrap();
+    let next = catalog.next_upload().unwrap().unwrap();
+    assert_eq!(next.path, Path::new("/data/incidents/cut.mcap"));
+    assert!(next.priority);
+}
