@@ -8,6 +8,9 @@
 //! windows [`share::Share`] gives to measuring the recordings without them.
 
 pub mod share;
+mod worker;
+
+pub use worker::Worker;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

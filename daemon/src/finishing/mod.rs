@@ -12,13 +12,13 @@ pub use priority::lower_to_background;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_catalog::{Catalog, File};
 use recd_control::FinishMode;
 use recd_upload::Paced;
 
+use crate::background::Worker;
 use job::Outcome;
 
 /// How long finishing sleeps when there is nothing to do or it must wait.
@@ -29,46 +29,32 @@ const PACED_STEP: u64 = 1 << 20;
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// The thread that finishes files.
-pub struct Finisher {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
+pub struct Finisher(Worker);
 
 impl Finisher {
     /// Starts finishing the files `catalog` has waiting, as `gate` allows, keeping
     /// `min_free_space` free beside the copy it writes.
     pub fn start(catalog: Arc<Mutex<Catalog>>, gate: Arc<FinishGate>, min_free_space: u64) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("recd-finish".into())
-            .spawn(move || {
+        Self(Worker::start(
+            "recd-finish",
+            "finishing files",
+            move |stop| {
                 Finishing {
                     catalog,
                     gate,
                     min_free_space,
-                    stop: flag,
+                    stop,
                     told_space: false,
                 }
                 .run()
-            });
-        let thread = match thread {
-            Ok(thread) => Some(thread),
-            Err(error) => {
-                tracing::error!("cannot start finishing files: {error}");
-                None
-            }
-        };
-        Self { stop, thread }
+            },
+        ))
     }
 
     /// Stops finishing; a file under way is left as it was and is finished after the
     /// next start.
-    pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+    pub fn stop(self) {
+        self.0.stop();
     }
 }
 

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_catalog::IncidentKey;
@@ -18,6 +17,7 @@ use recd_storage::{Compression, CutOptions, CutWindow, IncidentRecord};
 use recd_upload::Paced;
 
 use super::naming;
+use crate::background::Worker;
 use crate::clock::now_ns;
 use crate::sessions::Sessions;
 
@@ -28,41 +28,21 @@ const LOOK_EVERY: Duration = Duration::from_millis(250);
 const QUIET_WAIT: Duration = Duration::from_secs(10);
 
 /// The thread that cuts incidents.
-pub struct Cutter {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
+pub struct Cutter(Worker);
 
 impl Cutter {
     /// Starts cutting the incidents of `sessions`' catalog.
     pub fn start(sessions: Arc<Sessions>) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("recd-incidents".into())
-            .spawn(move || {
-                Cutting {
-                    sessions,
-                    stop: flag,
-                }
-                .run()
-            });
-        let thread = match thread {
-            Ok(thread) => Some(thread),
-            Err(error) => {
-                tracing::error!("cannot start cutting incidents: {error}");
-                None
-            }
-        };
-        Self { stop, thread }
+        Self(Worker::start(
+            "recd-incidents",
+            "cutting incidents",
+            move |stop| Cutting { sessions, stop }.run(),
+        ))
     }
 
     /// Stops cutting; a cut under way leaves nothing and is made after the next start.
-    pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+    pub fn stop(self) {
+        self.0.stop();
     }
 }
 
