@@ -87,7 +87,12 @@ impl Session {
                 .unwrap(),
         };
         if let Some(map) = self.last_map.clone() {
-            write(&mut writer, channels.map, &map);
+            // Numbered anew, as recd's writer numbers the message it repeats.
+            let repeat = Sent {
+                sequence: map.sequence + 1000,
+                ..map
+            };
+            write(&mut writer, channels.map, &repeat);
         }
         for ms in from_ms..to_ms {
             let time = T0 + ms * MS + 17;
