@@ -87,7 +87,12 @@ impl Session {
                 .unwrap(),
         };
         if let Some(map) = self.last_map.clone() {
-            write(&mut writer, channels.map, &map);
+            // Numbered anew, as recd's writer numbers the message it repeats.
+            let repeat = Sent {
+                sequence: map.sequence + 1000,
+                ..map
+            };
+            write(&mut writer, channels.map, &repeat);
         }
         for ms in from_ms..to_ms {
             let time = T0 + ms * MS + 17;
@@ -524,6 +529,29 @@ fn a_cut_names_an_input_that_is_no_mcap() {
         "{result:?}"
     );
     assert!(!output.exists());
+}
+
+#[test]
+fn a_file_a_power_cut_left_empty_is_an_input_with_nothing_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, mut paths, open) = three_files(dir.path());
+    drop(open);
+    // The file begun just before the power cut: none of its bytes, or only some of the
+    // magic, reached the disk.
+    let empty = dir.path().join("s_0003.mcap");
+    let begun = dir.path().join("s_0004.mcap");
+    std::fs::write(&empty, b"").unwrap();
+    std::fs::write(&begun, &mcap::MAGIC[..3]).unwrap();
+    paths.extend([empty, begun]);
+    let output = dir.path().join("incident.mcap");
+    let window = window(800, 2900);
+    let report = cut(&paths, window, &output, &CutOptions::default()).unwrap();
+    let expected = session.in_window(window);
+    let written = read_back(&output);
+    let mut rest = written[1..].to_vec();
+    rest.sort();
+    assert_eq!(rest, expected);
+    assert_eq!(report.inputs[3].bytes_read, 0);
 }
 
 #[test]

@@ -2,12 +2,13 @@
 //! where the index fails it) by a scan, sending what it finds to the merge.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use super::indexed::{Indexed, Stop};
 use super::pread::Pread;
 use super::scan::{scan, Resume, ScanError};
-use super::source::{Context, Done, Event, Events};
+use super::source::{Context, Done, Event, Events, Notes};
 use super::{CutError, InputRead};
 use crate::info::{self, InfoError};
 
@@ -33,6 +34,9 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
     }
     // A file still being recorded grows meanwhile: what it held when opened is read.
     let size = metadata.len();
+    if left_empty(&file, size).map_err(read_error)? {
+        return send_empty(path, events);
+    }
     let mut input = Pread::new(&file);
     let header = info::read_header(&mut input, path).map_err(|error| match error {
         InfoError::Read { source, .. } => read_error(source),
@@ -89,5 +93,37 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
         fallback,
     };
     let _ = events.send(Event::Done(Box::new(Done { read, notes })));
+    Ok(())
+}
+
+/// Whether the file holds no more than a start of the MCAP magic: one a crash or a power
+/// cut left before its first record reached the disk, an empty prefix of a recording.
+fn left_empty(file: &File, size: u64) -> std::io::Result<bool> {
+    if size >= mcap::MAGIC.len() as u64 {
+        return Ok(false);
+    }
+    let mut start = Vec::new();
+    file.take(size).read_to_end(&mut start)?;
+    Ok(mcap::MAGIC.starts_with(&start))
+}
+
+/// Sends what an input with no record holds: nothing.
+fn send_empty(path: &Path, events: &Events) -> Result<(), CutError> {
+    let ready = Event::Ready {
+        profile: String::new(),
+        latched: Vec::new(),
+    };
+    let read = InputRead {
+        path: path.to_path_buf(),
+        indexed: false,
+        bytes_read: 0,
+        damage: None,
+        fallback: None,
+    };
+    let done = Event::Done(Box::new(Done {
+        read,
+        notes: Notes::default(),
+    }));
+    let _ = events.send(ready).and_then(|()| events.send(done));
     Ok(())
 }

@@ -30,7 +30,8 @@ struct Input {
 }
 
 /// A message written at the latest log time of its channel: the input it came from,
-/// its sequence, publish time and length.
+/// the CRC-32 of its data, its publish time and length. Not its sequence: a writer
+/// numbers a latched message it repeats at the start of a split file anew.
 type Written = (usize, u32, u64, usize);
 
 /// The output file as it is written.
@@ -268,10 +269,10 @@ impl<W: Write> Output<W> {
             *time = message.log_time;
             written.clear();
         }
-        let seen = (message.sequence, message.publish_time, data.len());
+        let seen = (crc32fast::hash(data), message.publish_time, data.len());
         if written
             .iter()
-            .any(|&(from, sequence, publish, len)| from != i && (sequence, publish, len) == seen)
+            .any(|&(from, crc, publish, len)| from != i && (crc, publish, len) == seen)
         {
             self.merged.duplicates += 1;
             return Ok(());
