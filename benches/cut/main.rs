@@ -1,14 +1,15 @@
-//! `recd-cut-bench`: what `scripts/bench-cut` runs. `make` writes a finished (chunked,
-//! indexed) recording of a given size; `plan` prints the byte range of the chunks that
-//! overlap a window (what a cut of it must read, and what `dd` is timed on); `cut` cuts
-//! the window and prints what it read.
+//! `recd-cut-bench`: what `scripts/bench-cut` runs. `make` writes a recording of a given
+//! size, finished (chunked, indexed), streamed and closed, or streamed and left open;
+//! `plan` prints the byte range a cut of a window must read (the chunks that overlap it,
+//! or the window's message records in an unfinished file), which `dd` is timed on; `cut`
+//! cuts the window and prints what it read.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use recd_storage::{
     CutOptions, CutWindow, MessageHeader, ReindexOptions, StreamWriter, WriterOptions,
 };
@@ -24,10 +25,17 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Write FILE: `mib` MiB of a 30 Hz camera (1 MiB frames), a 1 kHz IMU and a latched
-    /// map, streamed, then reindexed in place (uncompressed, 4 MiB chunks).
-    Make { file: PathBuf, mib: u64 },
-    /// The window from `from` to `to` (fractions of the recording's span) and the chunks
-    /// that overlap it: `START_NS END_NS FIRST_BYTE BYTES CHUNK_BYTES`.
+    /// map, streamed, then as `layout` says.
+    Make {
+        file: PathBuf,
+        mib: u64,
+        #[arg(long, value_enum, default_value_t = Layout::Finished)]
+        layout: Layout,
+    },
+    /// The window from `from` to `to` (fractions of the recording's span) and the byte
+    /// range a cut of it must read: `START_NS END_NS FIRST_BYTE BYTES WINDOW_BYTES`, the
+    /// last the bytes of the chunks that overlap it (a finished file) or of its message
+    /// records (an unfinished one).
     Plan { file: PathBuf, from: f64, to: f64 },
     /// Cut [start_ns, end_ns] of FILE into OUT: `BYTES_READ MESSAGES SECONDS`.
     Cut {
@@ -38,11 +46,22 @@ enum Cmd {
     },
 }
 
+/// What `make` leaves.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Layout {
+    /// Reindexed in place: uncompressed, 4 MiB chunks, with chunk and message indexes.
+    Finished,
+    /// Closed as recorded: unchunked, with a summary but no chunk indexes.
+    Streamed,
+    /// Left open, as the file still being recorded: no DataEnd, no summary.
+    Open,
+}
+
 const T0: u64 = 1_700_000_000_000_000_000;
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Cmd::Make { file, mib } => make(&file, mib),
+        Cmd::Make { file, mib, layout } => make(&file, mib, layout),
         Cmd::Plan { file, from, to } => plan(&file, from, to),
         Cmd::Cut {
             file,
@@ -60,7 +79,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn make(file: &std::path::Path, mib: u64) -> Result<(), Box<dyn std::error::Error>> {
+fn make(
+    file: &std::path::Path,
+    mib: u64,
+    layout: Layout,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut writer = StreamWriter::create(file, WriterOptions::default())?;
     let none = BTreeMap::new();
     let camera = writer.add_channel(None, "/camera", "raw", &none)?;
@@ -95,16 +118,25 @@ fn make(file: &std::path::Path, mib: u64) -> Result<(), Box<dyn std::error::Erro
             writer.write_message(&header(map, (t / 5000) as u32), &sample)?;
         }
     }
+    if let Layout::Open = layout {
+        writer.flush()?;
+        return Ok(());
+    }
     writer.close()?;
-    let options = ReindexOptions::default();
-    let cancel = std::sync::atomic::AtomicBool::new(false);
-    recd_storage::reindex(file, file, &options, &mut |_, _| {}, &cancel)?;
+    if let Layout::Finished = layout {
+        let options = ReindexOptions::default();
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        recd_storage::reindex(file, file, &options, &mut |_, _| {}, &cancel)?;
+    }
     Ok(())
 }
 
 fn plan(file: &std::path::Path, from: f64, to: f64) -> Result<(), Box<dyn std::error::Error>> {
     let bytes = std::fs::read(file)?;
-    let summary = mcap::Summary::read(&bytes)?.ok_or("no summary")?;
+    let summary = match mcap::Summary::read(&bytes) {
+        Ok(Some(summary)) if !summary.chunk_indexes.is_empty() => summary,
+        _ => return plan_unfinished(&bytes, from, to),
+    };
     let stats = summary.stats.as_ref().ok_or("no statistics")?;
     let span = (stats.message_end_time - stats.message_start_time) as f64;
     let start = stats.message_start_time + (span * from) as u64;
@@ -126,6 +158,47 @@ fn plan(file: &std::path::Path, from: f64, to: f64) -> Result<(), Box<dyn std::e
         .ok_or("no chunk")?;
     let chunk_bytes: u64 = chunks.iter().map(|c| c.chunk_length).sum();
     println!("{start} {end} {first} {} {chunk_bytes}", last - first);
+    Ok(())
+}
+
+/// [`plan`] of an unfinished file: the range from the first to the last message record of
+/// the window, found by walking the records.
+fn plan_unfinished(bytes: &[u8], from: f64, to: f64) -> Result<(), Box<dyn std::error::Error>> {
+    // (record offset, record end, log time) of each message
+    let mut messages = Vec::new();
+    let mut at = 8usize;
+    while let Some(prefix) = bytes.get(at..at + 9) {
+        let len = u64::from_le_bytes(prefix[1..].try_into()?) as usize;
+        let end = at + 9 + len;
+        let Some(body) = bytes.get(at + 9..end) else {
+            break;
+        };
+        match prefix[0] {
+            mcap::records::op::MESSAGE => {
+                let log_time = u64::from_le_bytes(body[6..14].try_into()?);
+                messages.push((at as u64, end as u64, log_time));
+            }
+            mcap::records::op::DATA_END => break,
+            _ => {}
+        }
+        at = end;
+    }
+    let first = messages.iter().map(|m| m.2).min().ok_or("no message")?;
+    let last = messages.iter().map(|m| m.2).max().ok_or("no message")?;
+    let span = (last - first) as f64;
+    let start = first + (span * from) as u64;
+    let end = first + (span * to) as u64;
+    let window: Vec<_> = messages
+        .iter()
+        .filter(|m| (start..=end).contains(&m.2))
+        .collect();
+    let range_start = window.iter().map(|m| m.0).min().ok_or("no message")?;
+    let range_end = window.iter().map(|m| m.1).max().ok_or("no message")?;
+    let window_bytes: u64 = window.iter().map(|m| m.1 - m.0).sum();
+    println!(
+        "{start} {end} {range_start} {} {window_bytes}",
+        range_end - range_start
+    );
     Ok(())
 }
 

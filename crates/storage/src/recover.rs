@@ -5,14 +5,17 @@
 //! frames records itself so that it knows the offset of every one, and parses their bodies
 //! and decompresses chunks with the `mcap` crate.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufReader, Read};
 
-use mcap::records::{op, Record};
+use mcap::records::{op, MessageHeader, Record};
 
 /// The most bytes a record may claim: reading one takes a buffer of its size. A recorded
 /// message is far smaller (a 4K camera frame is 25 MB); a larger claim is damage.
 pub(crate) const MAX_RECORD_BYTES: u64 = crate::chunk::MAX_CHUNK_BYTES;
+/// A Message record's fixed header: channel id, sequence, log time and publish time.
+pub(crate) const MESSAGE_HEADER_BYTES: u64 = 22;
 
 /// Where and why reading stopped before the end of a file's data.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -52,9 +55,27 @@ pub(crate) trait RecordSink {
         Ok(())
     }
     /// Whether the pass checks the data section's CRC ([`Recovery::crc_mismatch`]) and
-    /// each chunk's; a pass that only reads the messages skips the cost.
+    /// each chunk's; a pass that only reads the messages skips the cost. A pass that
+    /// checks it reads every byte; one that does not reads only the records it hands on
+    /// (and the headers of the others).
     fn checks_crc(&self) -> bool {
         true
+    }
+    /// Whether the pass checks each chunk's CRC; as [`Self::checks_crc`] says unless the
+    /// sink says otherwise.
+    fn checks_chunk_crc(&self) -> bool {
+        self.checks_crc()
+    }
+    /// Whether the sink wants the Metadata or Attachment records (`opcode`); a record it
+    /// does not want is passed over unread where the pass checks no CRC.
+    fn wants(&self, _opcode: u8) -> bool {
+        true
+    }
+    /// Whether the sink wants the Message outside a chunk whose header this is, with
+    /// `len` bytes of data; asked only where the pass checks no CRC. A message not
+    /// wanted is passed over: its data is not read nor handed to [`Self::record`].
+    fn wants_message(&mut self, _header: &MessageHeader, _len: u64) -> Result<bool, Self::Error> {
+        Ok(true)
     }
 }
 
@@ -162,9 +183,13 @@ fn record_name(opcode: u8) -> String {
 }
 
 /// Where a recovery pass takes the file's bytes from, in order.
-trait Source {
+pub(crate) trait Source {
     /// The next `len` bytes; `UnexpectedEof` when the file has fewer.
     fn take(&mut self, len: usize) -> io::Result<&[u8]>;
+    /// Passes over the next `len` bytes, which the file holds (the pass checked).
+    fn skip(&mut self, len: usize) -> io::Result<()> {
+        self.take(len).map(|_| ())
+    }
 }
 
 /// A file read through a buffer.
@@ -226,7 +251,8 @@ pub(crate) fn recover_in_memory<S: RecordSink>(
     recover_from(InMemory { data, at: 0 }, data.len() as u64, sink)
 }
 
-fn recover_from<S: RecordSink>(
+/// [`recover`] of the bytes `input` gives (`file_len` of them), read as it reads them.
+pub(crate) fn recover_from<S: RecordSink>(
     mut input: impl Source,
     file_len: u64,
     sink: &mut S,
@@ -239,6 +265,7 @@ fn recover_from<S: RecordSink>(
     }
     let magic = mcap::MAGIC;
     let checks_crc = sink.checks_crc();
+    let checks_chunk_crc = sink.checks_chunk_crc();
     let mut crc = crc32fast::Hasher::new();
     crc.update(magic);
     let mut recovery = Recovery::default();
@@ -275,6 +302,33 @@ fn recover_from<S: RecordSink>(
                 remaining - 9
             ));
         }
+        if !checks_crc {
+            let passed = match opcode {
+                op::MESSAGE => Some(pass_message(&mut input, len, &mut consistency, sink)?),
+                op::METADATA | op::ATTACHMENT if !sink.wants(opcode) => {
+                    Some(skip(&mut input, len)?)
+                }
+                op::MESSAGE_INDEX
+                | op::CHUNK_INDEX
+                | op::ATTACHMENT_INDEX
+                | op::METADATA_INDEX
+                | op::STATISTICS
+                | op::SUMMARY_OFFSET => Some(skip(&mut input, len)?),
+                private if private >= 0x80 => {
+                    recovery.skipped_private_records += 1;
+                    Some(skip(&mut input, len)?)
+                }
+                _ => None,
+            };
+            match passed {
+                Some(Ok(())) => {
+                    offset += 9 + len;
+                    continue;
+                }
+                Some(Err(reason)) => break Some(reason),
+                None => {}
+            }
+        }
         let body = take(&mut input, len as usize)?;
 
         match opcode {
@@ -295,7 +349,8 @@ fn recover_from<S: RecordSink>(
             | op::STATISTICS
             | op::SUMMARY_OFFSET => {}
             op::CHUNK => {
-                if let Err(reason) = forward_chunk(body, checks_crc, &mut consistency, sink)? {
+                if let Err(reason) = forward_chunk(body, checks_chunk_crc, &mut consistency, sink)?
+                {
                     break Some(reason);
                 }
             }
@@ -372,6 +427,57 @@ fn forward_chunk<S: RecordSink>(
     }
     sink.chunk(&header.compression, compressed, header.uncompressed_size);
     Ok(Ok(()))
+}
+
+/// Reads a Message record's header, and its data only where `sink` wants it; passes
+/// over the rest of the record (`len` bytes after its opcode and length). The inner `Err`
+/// names the damage.
+fn pass_message<S: RecordSink>(
+    input: &mut impl Source,
+    len: u64,
+    consistency: &mut Consistency,
+    sink: &mut S,
+) -> Result<Result<(), String>, RecoverError<S::Error>> {
+    const HEADER: u64 = MESSAGE_HEADER_BYTES;
+    if len < HEADER {
+        return Ok(Err(format!(
+            "unreadable Message record: {len} bytes, fewer than its header's {HEADER}"
+        )));
+    }
+    let head = take(input, HEADER as usize)?;
+    let header = MessageHeader {
+        channel_id: u16::from_le_bytes([head[0], head[1]]),
+        sequence: u32::from_le_bytes(head[2..6].try_into().expect("4 bytes")),
+        log_time: u64::from_le_bytes(head[6..14].try_into().expect("8 bytes")),
+        publish_time: u64::from_le_bytes(head[14..22].try_into().expect("8 bytes")),
+    };
+    let unread = Record::Message {
+        header,
+        data: Cow::Borrowed(&[]),
+    };
+    if let Err(reason) = consistency.check(&unread) {
+        return Ok(Err(reason));
+    }
+    let data_len = (len - HEADER) as usize;
+    if !sink
+        .wants_message(&header, len - HEADER)
+        .map_err(RecoverError::Sink)?
+    {
+        input.skip(data_len).map_err(RecoverError::Read)?;
+        return Ok(Ok(()));
+    }
+    let data = take(input, data_len)?;
+    let record = Record::Message {
+        header,
+        data: Cow::Borrowed(data),
+    };
+    sink.record(record).map_err(RecoverError::Sink)?;
+    Ok(Ok(()))
+}
+
+/// Passes over the `len` bytes of a record's body; never damage.
+fn skip<E>(input: &mut impl Source, len: u64) -> Result<Result<(), String>, RecoverError<E>> {
+    input.skip(len as usize).map(Ok).map_err(RecoverError::Read)
 }
 
 fn take<E>(input: &mut impl Source, len: usize) -> Result<&[u8], RecoverError<E>> {

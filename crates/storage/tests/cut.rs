@@ -1,7 +1,8 @@
 //! `recd_storage::cut`: exactly a window of a session's files (one streamed and closed,
 //! one finished with zstd, one still being recorded) in one chunked, indexed file, with
 //! the latched message before the window first, the markers in it and a health record,
-//! reading only the window's chunks of a finished file.
+//! reading only the window's chunks of a finished file, and of an unfinished one only the
+//! records' headers outside the window.
 
 mod common;
 
@@ -353,6 +354,19 @@ fn a_latched_repeat_at_the_start_of_a_split_file_is_written_once() {
     assert_eq!(report.messages, expected.len() as u64);
 }
 
+/// Options whose pace hook counts the bytes it hears of, and the count.
+fn counting_pace() -> (Arc<AtomicU64>, CutOptions) {
+    let read = Arc::new(AtomicU64::new(0));
+    let paced = Arc::clone(&read);
+    let options = CutOptions {
+        pace: Some(Arc::new(move |bytes| {
+            paced.fetch_add(bytes, Ordering::Relaxed);
+        })),
+        ..CutOptions::default()
+    };
+    (read, options)
+}
+
 #[test]
 fn a_finished_file_is_read_only_where_the_window_lies() {
     let dir = tempfile::tempdir().unwrap();
@@ -367,14 +381,7 @@ fn a_finished_file_is_read_only_where_the_window_lies() {
     common::reindex(&path, &path, &finished).unwrap();
     let output = dir.path().join("narrow.mcap");
     let window = window(10_000, 10_200);
-    let read = Arc::new(AtomicU64::new(0));
-    let paced = Arc::clone(&read);
-    let options = CutOptions {
-        pace: Some(Arc::new(move |bytes| {
-            paced.fetch_add(bytes, Ordering::Relaxed);
-        })),
-        ..CutOptions::default()
-    };
+    let (read, options) = counting_pace();
     let report = cut(std::slice::from_ref(&path), window, &output, &options).unwrap();
 
     let bytes = std::fs::read(&path).unwrap();
@@ -437,6 +444,136 @@ fn a_finished_file_is_read_only_where_the_window_lies() {
     rest.sort();
     assert_eq!(rest, session.in_window(window));
     assert_eq!(report.markers, 1);
+}
+
+/// A camera's 256 KiB frames every 100 ms for 20 s, the latched `/map` every 2 s from 50 ms
+/// and a marker at 10.5 s, streamed into `path`; the session, and the writer still open.
+fn frames(path: &Path) -> (Session, StreamWriter) {
+    let mut writer = StreamWriter::create(path, WriterOptions::default()).unwrap();
+    let camera = writer
+        .add_channel(None, "/camera", "raw", &BTreeMap::new())
+        .unwrap();
+    let latched = BTreeMap::from([(HISTORY_SIZE.to_string(), "1".to_string())]);
+    let map = writer.add_channel(None, "/map", "raw", &latched).unwrap();
+    let mut session = Session::new();
+    for i in 0..200u32 {
+        let ms = u64::from(i) * 100;
+        let mut messages = vec![("/camera", camera, i, ms, vec![(i % 251) as u8; 256 << 10])];
+        if i % 20 == 0 {
+            messages.push(("/map", map, i / 20, ms + 50, payload("/map", i)));
+        }
+        for (topic, channel, sequence, ms, payload) in messages {
+            let sent = Sent {
+                log_time: T0 + ms * MS,
+                topic: topic.to_string(),
+                sequence,
+                publish_time: T0 + ms * MS,
+                payload,
+            };
+            write(&mut writer, channel, &sent);
+            session.sent.push(sent);
+        }
+        if ms == 10_500 {
+            let marker = Marker {
+                time_ns: T0 + ms * MS,
+                text: "brake".to_string(),
+            };
+            writer.add_metadata(MARKER, &marker.record()).unwrap();
+        }
+    }
+    (session, writer)
+}
+
+/// The window of `frames` from `from_ms` to just before `to_ms`.
+fn frames_window(from_ms: u64, to_ms: u64) -> CutWindow {
+    CutWindow {
+        start_ns: T0 + from_ms * MS,
+        end_ns: T0 + to_ms * MS - 1,
+    }
+}
+
+#[test]
+fn an_unfinished_file_is_read_only_where_the_window_lies() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = dir.path().join("closed.mcap");
+    let (session, writer) = frames(&closed);
+    close_with_health(writer);
+    let open = dir.path().join("open.mcap");
+    let (_, mut writer) = frames(&open);
+    writer.flush().unwrap();
+    // 10 % of the span: 20 frames and the /map at 10.05 s; /map at 8.05 s is latched.
+    let window = frames_window(10_000, 12_000);
+    let expected = session.in_window(window);
+    let bodies: u64 = expected.iter().map(|s| s.payload.len() as u64).sum();
+    for path in [&closed, &open] {
+        let output = dir.path().join("out.mcap");
+        let (read, options) = counting_pace();
+        let report = cut(std::slice::from_ref(path), window, &output, &options).unwrap();
+        let written = read_back(&output);
+        assert_eq!(written[0], session.latched_before(window.start_ns));
+        let mut rest = written[1..].to_vec();
+        rest.sort();
+        assert_eq!(rest, expected, "{}: exactly the window", path.display());
+        assert_eq!(report.markers, 1, "the marker at 10.5 s");
+
+        let input = &report.inputs[0];
+        assert!(!input.indexed && input.damage.is_none(), "{input:?}");
+        let size = std::fs::metadata(path).unwrap().len();
+        // The window's messages, each record's header (with the rest of its page) and the
+        // file's header and summary.
+        assert!(input.bytes_read > bodies);
+        assert!(
+            input.bytes_read * 100 < size * 15,
+            "{}: {} of {size} bytes read, {bodies} in the window",
+            path.display(),
+            input.bytes_read,
+        );
+        let paced = read.load(Ordering::Relaxed);
+        assert!(paced > bodies && paced <= input.bytes_read, "{paced}");
+    }
+    drop(writer);
+}
+
+#[test]
+fn a_scan_stops_once_the_messages_are_past_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crashed.mcap");
+    let (session, mut writer) = frames(&path);
+    writer.flush().unwrap();
+    drop(writer);
+    // A crash cuts the file in a frame at about 18 s.
+    let size = std::fs::metadata(&path).unwrap().len() * 9 / 10;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+
+    let output = dir.path().join("out.mcap");
+    let cut_window = |window: CutWindow| {
+        let inputs = std::slice::from_ref(&path);
+        let report = cut(inputs, window, &output, &CutOptions::default()).unwrap();
+        let mut written = read_back(&output);
+        // (the latched message before the window)
+        written.retain(|s| s.log_time >= window.start_ns);
+        written.sort();
+        assert_eq!(written, session.in_window(window));
+        report.inputs[0].clone()
+    };
+
+    let input = cut_window(frames_window(0, 1000));
+    // The messages past 11 s end the scan: the cut tail is never reached.
+    assert!(input.damage.is_none(), "{input:?}");
+    assert!(input.bytes_read * 100 < size * 7, "{input:?} of {size}");
+
+    // A window near the tail is read up to its last complete record.
+    let input = cut_window(frames_window(15_000, 16_000));
+    let damage = input.damage.expect("the cut tail");
+    assert!(
+        size - damage.offset < 9 + 22 + (256 << 10),
+        "in the last frame: {damage:?}"
+    );
 }
 
 #[test]

@@ -70,7 +70,8 @@ impl Indexed<'_, '_> {
                 sent_chunks: sent_chunks.clone(),
             })
         };
-        let notes = self.notes().map_err(Stop::Read)?;
+        let notes =
+            read_notes(self.input, self.size, self.summary, self.ctx).map_err(Stop::Read)?;
         let channels: HashMap<u16, Arc<ChannelDef>> = self
             .summary
             .channels
@@ -171,27 +172,6 @@ impl Indexed<'_, '_> {
         batch.bytes = chunk.bytes;
         batch.sort();
         Ok(batch)
-    }
-
-    /// The marker and health records, each read where the summary's metadata index says.
-    fn notes(&mut self) -> io::Result<Notes> {
-        let mut notes = Notes::default();
-        for index in &self.summary.metadata_indexes {
-            if !Notes::wants(&index.name)
-                || index.length < 9
-                || index.offset.saturating_add(index.length) > self.size
-            {
-                continue;
-            }
-            let record = self.input.read_range(index.offset, index.length)?;
-            self.ctx.paced(index.length);
-            if let Ok(Record::Metadata(metadata)) =
-                crate::parse::parse_record(record[0], &record[9..])
-            {
-                notes.add(metadata, self.ctx.window);
-            }
-        }
-        Ok(notes)
     }
 
     /// Each latched channel's last message before the window. Only the message index of
@@ -352,6 +332,32 @@ impl Indexed<'_, '_> {
             Err(Err(reason)) => Err(fallback(format!("chunk at {at}: {reason}"))),
         }
     }
+}
+
+/// The marker and health records of `input` (of `size` bytes), each read where the
+/// metadata indexes of its `summary` say.
+pub(super) fn read_notes(
+    input: &Pread<'_>,
+    size: u64,
+    summary: &mcap::Summary,
+    ctx: Context<'_>,
+) -> io::Result<Notes> {
+    let mut notes = Notes::default();
+    for index in &summary.metadata_indexes {
+        if !Notes::wants(&index.name)
+            || index.length < 9
+            || index.offset.saturating_add(index.length) > size
+        {
+            continue;
+        }
+        let record = input.read_range(index.offset, index.length)?;
+        ctx.paced(index.length);
+        if let Ok(Record::Metadata(metadata)) = crate::parse::parse_record(record[0], &record[9..])
+        {
+            notes.add(metadata, ctx.window);
+        }
+    }
+    Ok(notes)
 }
 
 fn fallback(reason: String) -> Stop {

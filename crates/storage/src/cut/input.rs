@@ -42,16 +42,15 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
         InfoError::Read { source, .. } => read_error(source),
         InfoError::NotMcap { .. } | InfoError::IsDirectory { .. } => not_mcap(),
     })?;
-    let summary = info::read_summary(&mut input, size)
-        .ok()
-        .flatten()
-        .filter(|summary| !summary.chunk_indexes.is_empty());
-    let (resume, fallback) = match summary {
-        Some(summary) => {
+    // A closed streamed file has a summary too, without chunk indexes: its metadata
+    // indexes find the marker and health records for the scan.
+    let summary = info::read_summary(&mut input, size).ok().flatten();
+    let (resume, fallback) = match summary.as_ref() {
+        Some(summary) if !summary.chunk_indexes.is_empty() => {
             let indexed = Indexed {
                 input: &mut input,
                 size,
-                summary: &summary,
+                summary,
                 ctx,
                 events,
             };
@@ -77,14 +76,21 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
                 ),
             }
         }
-        None => (Resume::default(), None),
+        _ => (Resume::default(), None),
     };
-    let (notes, damage) = scan(&mut input, size, header.profile, resume, ctx, events).map_err(
-        |error| match error {
-            ScanError::NotMcap => not_mcap(),
-            ScanError::Read(source) => read_error(source),
-        },
-    )?;
+    let scanned = scan(
+        &input,
+        size,
+        header.profile,
+        summary.as_ref(),
+        resume,
+        ctx,
+        events,
+    );
+    let (notes, damage) = scanned.map_err(|error| match error {
+        ScanError::NotMcap => not_mcap(),
+        ScanError::Read(source) => read_error(source),
+    })?;
     let read = InputRead {
         path: path.to_path_buf(),
         indexed: false,

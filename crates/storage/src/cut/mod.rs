@@ -6,7 +6,8 @@
 //! Each input is read on a thread of its own ([`input`]): a finished file through its
 //! summary, reading only the chunks that overlap the window, each in one positioned read
 //! ([`indexed`]); any other file (streamed, still being recorded, cut short by a crash)
-//! by a scan up to its last complete record ([`scan`]). The readers hand bounded batches
+//! by a scan up to its last complete record or until its messages are past the window
+//! ([`scan`]), which reads only the headers of the records it passes over ([`paged`]). The readers hand bounded batches
 //! to the merge ([`merge`]), which writes them by log time across the inputs. The output
 //! is written beside its destination and renamed into place only once complete and
 //! synced, as a reindex's is.
@@ -16,6 +17,7 @@ mod indexed;
 mod input;
 mod latched;
 mod merge;
+mod paged;
 mod pread;
 mod scan;
 mod source;
@@ -133,7 +135,8 @@ pub struct InputRead {
     /// Bytes read from it.
     pub bytes_read: u64,
     /// Where its readable records ended early (a crash, or a recording still going on),
-    /// if they did.
+    /// if they did and it was read that far (a scan stops once the messages are past the
+    /// window).
     pub damage: Option<Damage>,
     /// Why its index was not followed to the end, where it had one: it was scanned.
     pub fallback: Option<String>,

@@ -1,16 +1,19 @@
 //! A file read by positioned reads that counts every byte it reads, so that a cut can say
 //! exactly what it read of each input.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
-/// Reads `file` at a position of its own (a `pread` per read), counting the bytes.
+/// Reads `file` at a position of its own (a `pread` per read), counting the bytes. Its
+/// positioned reads take it shared, so that a scan's buffer and the scan itself read
+/// through the one count.
 pub(super) struct Pread<'f> {
     file: &'f File,
     position: u64,
-    read: u64,
+    read: Cell<u64>,
 }
 
 impl<'f> Pread<'f> {
@@ -18,23 +21,33 @@ impl<'f> Pread<'f> {
         Self {
             file,
             position: 0,
-            read: 0,
+            read: Cell::new(0),
         }
     }
 
     /// Bytes read so far.
     pub fn bytes_read(&self) -> u64 {
-        self.read
+        self.read.get()
+    }
+
+    fn count(&self, bytes: usize) {
+        self.read.set(self.read.get() + bytes as u64);
     }
 
     /// Exactly `len` bytes at `offset`, in one positioned read (a few where the kernel
     /// returns less).
-    pub fn read_range(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+    pub fn read_range(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
         let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
         let mut bytes = vec![0u8; len];
-        self.file.read_exact_at(&mut bytes, offset)?;
-        self.read += len as u64;
+        self.read_exact_at(&mut bytes, offset)?;
         Ok(bytes)
+    }
+
+    /// Fills `buf` from `offset`; `UnexpectedEof` where the file ends first.
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)?;
+        self.count(buf.len());
+        Ok(())
     }
 
     /// Asks the kernel to read `len` bytes at `offset` in the background, so that they
@@ -61,7 +74,7 @@ impl Read for Pread<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.file.read_at(buf, self.position)?;
         self.position += n as u64;
-        self.read += n as u64;
+        self.count(n);
         Ok(n)
     }
 }

@@ -1,23 +1,35 @@
 //! Reads an input without chunk indexes (streamed, closed or still being recorded, or cut
 //! short by a crash) from its start with the recovery reader, up to its last complete
-//! record: the window's messages, each latched channel's last message before the
-//! window, and the marker and health records.
+//! record, reading of each record only its header unless the cut needs its body: the
+//! schemas and channels, the window's messages, each latched channel's last message
+//! before the window (read once it is known to be the last), and the marker and health
+//! records (found by the summary's metadata indexes where the file has a summary). It
+//! stops at the first message past the window by more than [`REORDER_MARGIN_NS`].
 
 use std::collections::{HashMap, HashSet};
-use std::io::{self, Seek, SeekFrom};
+use std::io;
 use std::sync::Arc;
 
-use mcap::records::Record;
+use mcap::records::{op, MessageHeader, Record};
 
+use super::indexed::read_notes;
 use super::latched::is_latched;
+use super::paged::Paged;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Notes, SchemaDef};
-use crate::recover::{self, Damage, RecordSink, RecoverError};
+use crate::recover::{self, Damage, RecordSink, RecoverError, MESSAGE_HEADER_BYTES};
 
 /// A batch is handed to the merge once its messages hold this many bytes.
 const BATCH_BYTES: usize = 4 << 20;
-/// The pace hook hears of the bytes scanned in steps of this many.
+/// The pace hook hears of the bytes read in steps of this many.
 const PACE_STEP: u64 = 1 << 20;
+/// How far a message's log time may lie past the window's end with a message of the
+/// window still to come after it in the file. recd writes a file in the order its receive
+/// threads received (log time is the time of receipt), so log times rise within a file
+/// but for messages of two threads passing each other on the way to the writer, which is
+/// milliseconds; 10 s leaves room for a thread held up by a stalled disk or an overloaded
+/// host too.
+pub(super) const REORDER_MARGIN_NS: u64 = 10_000_000_000;
 
 /// Where a scan takes over from a reader that followed the index part of the way.
 #[derive(Debug, Default)]
@@ -34,113 +46,173 @@ pub(super) enum ScanError {
     Read(io::Error),
 }
 
-/// Scans `input` (of `size` bytes) and sends what it holds; gives back its markers and
-/// expectations, and where its records ended early.
+/// Scans `input` (of `size` bytes; its `summary`, if it has one) and sends what it
+/// holds; gives back its markers and expectations, and where its records ended early if
+/// the scan read that far.
 pub(super) fn scan(
-    input: &mut Pread<'_>,
+    input: &Pread<'_>,
     size: u64,
     profile: String,
+    summary: Option<&mcap::Summary>,
     resume: Resume,
     ctx: Context<'_>,
     events: &Events,
 ) -> Result<(Notes, Option<Damage>), ScanError> {
-    input.seek(SeekFrom::Start(0)).map_err(ScanError::Read)?;
+    let notes = match summary {
+        Some(summary) => read_notes(input, size, summary, ctx).map_err(ScanError::Read)?,
+        None => Notes::default(),
+    };
     let mut sink = Sink {
         ctx,
         events,
+        input,
         profile,
         ready_sent: resume.ready_sent,
         skip_chunks: resume.skip_chunks,
+        notes_read: summary.is_some(),
         offset: 0,
-        paced_to: 0,
+        paced_to: input.bytes_read(),
         schemas: HashMap::new(),
         channels: HashMap::new(),
         latched: HashMap::new(),
         batch: Batch::default(),
-        notes: Notes::default(),
+        notes,
     };
-    let damage = match recover::recover(&mut *input, size, &mut sink) {
+    let damage = match recover::recover_from(Paged::new(input, size), size, &mut sink) {
         Ok(recovery) => recovery.damage,
         Err(RecoverError::NotMcap) => return Err(ScanError::NotMcap),
-        Err(RecoverError::Read(error)) => return Err(ScanError::Read(error)),
-        Err(RecoverError::Sink(Stopped)) => return Ok((sink.notes, None)),
+        Err(RecoverError::Read(error) | RecoverError::Sink(Stop::Read(error))) => {
+            return Err(ScanError::Read(error))
+        }
+        Err(RecoverError::Sink(Stop::Stopped)) => return Ok((sink.notes, None)),
+        Err(RecoverError::Sink(Stop::Past)) => None,
     };
-    let _ = sink.ready().and_then(|()| sink.flush());
-    sink.ctx.paced(size.saturating_sub(sink.paced_to));
+    if let Err(Stop::Read(error)) = sink.ready().and_then(|()| sink.flush()) {
+        return Err(ScanError::Read(error));
+    }
+    sink.ctx.paced(input.bytes_read() - sink.paced_to);
     Ok((sink.notes, damage))
 }
 
-/// The merge stopped, or the cut was cancelled.
-struct Stopped;
+/// Why a scan stopped before the input's end.
+enum Stop {
+    /// The merge stopped, or the cut was cancelled.
+    Stopped,
+    /// A message lies past the window by more than [`REORDER_MARGIN_NS`]: none after it
+    /// is in the window.
+    Past,
+    /// Reading a latched message's data failed.
+    Read(io::Error),
+}
 
-struct Sink<'a> {
+struct Sink<'a, 'f> {
     ctx: Context<'a>,
     events: &'a Events,
+    input: &'a Pread<'f>,
     profile: String,
     ready_sent: bool,
     skip_chunks: HashSet<u64>,
+    /// The marker and health records were read through the summary.
+    notes_read: bool,
     /// The offset of the record being read (a chunk's, for the records inside it).
     offset: u64,
+    /// The input's bytes read that the pace hook heard of.
     paced_to: u64,
     schemas: HashMap<u16, Arc<SchemaDef>>,
     /// Each channel, and whether it is latched.
     channels: HashMap<u16, (Arc<ChannelDef>, bool)>,
-    /// Each latched channel's last message before the window so far.
-    latched: HashMap<u16, Latched>,
+    /// Each latched channel's last message before the window so far, and where its data
+    /// lies while it is not read (its data is empty meanwhile).
+    latched: HashMap<u16, (Latched, Option<(u64, u64)>)>,
     batch: Batch,
     notes: Notes,
 }
 
-impl Sink<'_> {
-    /// Hands the merge the latched messages, once, before the first batch.
-    fn ready(&mut self) -> Result<(), Stopped> {
+/// A latched message's data: read, or where it lies in the input.
+enum Data<'d> {
+    Read(&'d [u8]),
+    At(u64, u64),
+}
+
+impl Sink<'_, '_> {
+    /// Hands the merge the latched messages, once, before the first batch: those whose
+    /// data is not read yet are read now.
+    fn ready(&mut self) -> Result<(), Stop> {
         if self.ready_sent {
             return Ok(());
         }
         self.ready_sent = true;
-        let latched = std::mem::take(&mut self.latched).into_values().collect();
+        let mut latched = Vec::with_capacity(self.latched.len());
+        for (mut message, unread) in std::mem::take(&mut self.latched).into_values() {
+            if let Some((offset, len)) = unread {
+                message.data = self.input.read_range(offset, len).map_err(Stop::Read)?;
+            }
+            latched.push(message);
+        }
         let ready = Event::Ready {
             profile: self.profile.clone(),
             latched,
         };
-        self.events.send(ready).map_err(|_| Stopped)
+        self.events.send(ready).map_err(|_| Stop::Stopped)
     }
 
-    fn flush(&mut self) -> Result<(), Stopped> {
+    fn flush(&mut self) -> Result<(), Stop> {
         if self.batch.messages.is_empty() && self.batch.channels.is_empty() {
             return Ok(());
         }
         let mut batch = std::mem::take(&mut self.batch);
         batch.sort();
-        self.events.send(Event::Batch(batch)).map_err(|_| Stopped)
+        self.events
+            .send(Event::Batch(batch))
+            .map_err(|_| Stop::Stopped)
     }
 
-    fn message(
-        &mut self,
-        header: mcap::records::MessageHeader,
-        data: &[u8],
-    ) -> Result<(), Stopped> {
-        let Some((channel, latched)) = self.channels.get(&header.channel_id) else {
-            return Ok(());
+    /// Stops the scan at a message too far past the window for one of it to follow.
+    fn past(&self, log_time: u64) -> Result<(), Stop> {
+        if log_time > self.ctx.window.end_ns.saturating_add(REORDER_MARGIN_NS) {
+            return Err(Stop::Past);
+        }
+        Ok(())
+    }
+
+    /// Keeps a message before the window of a latched channel if it is the channel's
+    /// latest so far.
+    fn latched(&mut self, header: &MessageHeader, data: Data<'_>) {
+        // After the merge has the latched messages, a late one can no longer go first.
+        if self.ready_sent {
+            return;
+        }
+        let Some((channel, true)) = self.channels.get(&header.channel_id) else {
+            return;
         };
+        let newer = self
+            .latched
+            .get(&header.channel_id)
+            .is_none_or(|(known, _)| header.log_time >= known.log_time);
+        if !newer {
+            return;
+        }
+        let (data, unread) = match data {
+            Data::Read(data) => (data.to_vec(), None),
+            Data::At(offset, len) => (Vec::new(), Some((offset, len))),
+        };
+        let latched = Latched {
+            channel: Arc::clone(channel),
+            sequence: header.sequence,
+            log_time: header.log_time,
+            publish_time: header.publish_time,
+            data,
+        };
+        self.latched.insert(header.channel_id, (latched, unread));
+    }
+
+    fn message(&mut self, header: MessageHeader, data: &[u8]) -> Result<(), Stop> {
+        self.past(header.log_time)?;
+        if !self.channels.contains_key(&header.channel_id) {
+            return Ok(());
+        }
         if header.log_time < self.ctx.window.start_ns {
-            // After the merge has the latched messages, a late one can no longer go first.
-            if *latched && !self.ready_sent {
-                let newer = self
-                    .latched
-                    .get(&header.channel_id)
-                    .is_none_or(|known| header.log_time >= known.log_time);
-                if newer {
-                    let latched = Latched {
-                        channel: Arc::clone(channel),
-                        sequence: header.sequence,
-                        log_time: header.log_time,
-                        publish_time: header.publish_time,
-                        data: data.to_vec(),
-                    };
-                    self.latched.insert(header.channel_id, latched);
-                }
-            }
+            self.latched(&header, Data::Read(data));
             return Ok(());
         }
         if !self.ctx.holds(header.log_time) {
@@ -155,10 +227,10 @@ impl Sink<'_> {
     }
 }
 
-impl RecordSink for Sink<'_> {
-    type Error = Stopped;
+impl RecordSink for Sink<'_, '_> {
+    type Error = Stop;
 
-    fn record(&mut self, record: Record<'_>) -> Result<(), Stopped> {
+    fn record(&mut self, record: Record<'_>) -> Result<(), Stop> {
         match record {
             Record::Schema { header, data } => {
                 let schema = SchemaDef {
@@ -191,15 +263,43 @@ impl RecordSink for Sink<'_> {
         Ok(())
     }
 
-    fn progress(&mut self, offset: u64) -> Result<(), Stopped> {
+    fn progress(&mut self, offset: u64) -> Result<(), Stop> {
         if self.ctx.stopped() {
-            return Err(Stopped);
+            return Err(Stop::Stopped);
         }
         self.offset = offset;
-        if offset - self.paced_to >= PACE_STEP {
-            self.ctx.paced(offset - self.paced_to);
-            self.paced_to = offset;
+        let read = self.input.bytes_read();
+        if read - self.paced_to >= PACE_STEP {
+            self.ctx.paced(read - self.paced_to);
+            self.paced_to = read;
         }
         Ok(())
+    }
+
+    // Only a scan that checks no data section CRC may pass over what it does not need;
+    // the chunks it reads are still checked.
+    fn checks_crc(&self) -> bool {
+        false
+    }
+
+    fn checks_chunk_crc(&self) -> bool {
+        true
+    }
+
+    fn wants(&self, opcode: u8) -> bool {
+        opcode == op::METADATA && !self.notes_read
+    }
+
+    fn wants_message(&mut self, header: &MessageHeader, len: u64) -> Result<bool, Stop> {
+        self.past(header.log_time)?;
+        if !self.channels.contains_key(&header.channel_id) {
+            return Ok(false);
+        }
+        if header.log_time < self.ctx.window.start_ns {
+            let data_at = self.offset + 9 + MESSAGE_HEADER_BYTES;
+            self.latched(header, Data::At(data_at, len));
+            return Ok(false);
+        }
+        Ok(self.ctx.holds(header.log_time))
     }
 }
