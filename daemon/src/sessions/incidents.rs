@@ -13,7 +13,7 @@ use recd_control::{
 };
 
 use super::replies::{catalog_failure, error, unknown_session};
-use super::{Running, Sessions};
+use super::Sessions;
 use crate::clock::now_ns;
 use crate::incidents::{naming, DIRECTORY};
 
@@ -28,11 +28,10 @@ impl Sessions {
     /// at once, and cut once written to its end.
     pub(super) fn take_incident(
         &self,
-        running: &BTreeMap<String, Running>,
-        name: &str,
+        session: &OnDisk,
         request: &TriggerRequest,
     ) -> Result<SessionTriggered, ErrorReply> {
-        let session = &running[name];
+        let name = session.name.as_str();
         let now = now_ns().max(0) as u64;
         let time_ns = request.at_ns.unwrap_or(now);
         let lead = Duration::from_nanos(time_ns.saturating_sub(now));
@@ -266,7 +265,7 @@ impl Sessions {
     fn estimate(
         &self,
         catalog: &recd_catalog::Catalog,
-        session: &Running,
+        session: &OnDisk,
         (start_ns, end_ns): (u64, u64),
         now: u64,
     ) -> Result<u64, ErrorReply> {
@@ -279,7 +278,7 @@ impl Sessions {
             .filter_map(|file| std::fs::metadata(&file.path).ok())
             .map(|metadata| metadata.len())
             .sum();
-        let rate = session.rates.bytes_per_s.max(0.0);
+        let rate = session.bytes_per_s.max(0.0);
         let ahead_s = end_ns.saturating_sub(now.max(start_ns)) as f64 / 1e9;
         let window_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
         Ok(overlapping + (rate * (ahead_s + window_s)) as u64)
@@ -303,6 +302,16 @@ impl Sessions {
     pub fn incidents_dir(&self) -> PathBuf {
         self.config.data_dir.join(DIRECTORY)
     }
+}
+
+/// A running session on disk, as taking an incident needs it.
+pub(super) struct OnDisk {
+    /// Its name.
+    pub name: String,
+    /// Its catalog id.
+    pub id: SessionId,
+    /// What it writes per second now.
+    pub bytes_per_s: f64,
 }
 
 /// Bytes pinned, and by how many incidents.

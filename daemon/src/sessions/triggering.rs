@@ -10,6 +10,7 @@ use std::time::Duration;
 use recd_control::{ErrorKind, ErrorReply, SessionTriggered, TriggerRequest, TriggeredFile};
 use recd_engine::{TriggerError, TriggerWindow};
 
+use super::incidents::OnDisk;
 use super::replies::error;
 use super::{resolve, Sessions};
 use crate::clock::now_ns;
@@ -85,8 +86,16 @@ impl Sessions {
         {
             let running = self.running.lock().expect("sessions lock");
             let name = resolve(&running, request.name.as_deref())?;
-            if running[&name].recording.pre_trigger().is_none() {
-                return self.take_incident(&running, &name, request);
+            let session = &running[&name];
+            if session.recording.pre_trigger().is_none() {
+                let on_disk = OnDisk {
+                    name,
+                    id: session.id,
+                    bytes_per_s: session.rates.bytes_per_s,
+                };
+                // The catalog's work (pins, sizes) is done without holding the sessions.
+                drop(running);
+                return self.take_incident(&on_disk, request);
             }
         }
         let id = request.id.as_deref().filter(|id| !id.is_empty());
