@@ -17,6 +17,10 @@ use super::Sessions;
 use crate::clock::now_ns;
 use crate::incidents::{naming, DIRECTORY};
 
+/// How far ahead a trigger's moment may be: further is more likely a wrong clock or
+/// unit than a plan.
+pub const MAX_TRIGGER_LEAD: Duration = Duration::from_secs(600);
+
 /// How far before its moment an incident keeps when the trigger names no `--before`.
 pub const DEFAULT_BEFORE: Duration = Duration::from_secs(30);
 
@@ -35,13 +39,13 @@ impl Sessions {
         let now = now_ns().max(0) as u64;
         let time_ns = request.at_ns.unwrap_or(now);
         let lead = Duration::from_nanos(time_ns.saturating_sub(now));
-        if lead > super::triggering::MAX_TRIGGER_LEAD {
+        if lead > MAX_TRIGGER_LEAD {
             return Err(error(
                 ErrorKind::InvalidArgument,
                 format!(
                     "the trigger's moment is {:.1} s ahead, more than the {} s recd accepts (a clock or unit mistake?)",
                     lead.as_secs_f64(),
-                    super::triggering::MAX_TRIGGER_LEAD.as_secs()
+                    MAX_TRIGGER_LEAD.as_secs()
                 ),
             ));
         }

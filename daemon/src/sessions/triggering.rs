@@ -10,7 +10,7 @@ use std::time::Duration;
 use recd_control::{ErrorKind, ErrorReply, SessionTriggered, TriggerRequest, TriggeredFile};
 use recd_engine::{TriggerError, TriggerWindow};
 
-use super::incidents::OnDisk;
+use super::incidents::{OnDisk, MAX_TRIGGER_LEAD};
 use super::replies::error;
 use super::{resolve, Sessions};
 use crate::clock::now_ns;
@@ -18,10 +18,6 @@ use crate::clock::now_ns;
 fn epoch_ns() -> u64 {
     now_ns().max(0) as u64
 }
-
-/// How far ahead a trigger's moment may be: further is more likely a wrong clock or
-/// unit than a plan.
-pub const MAX_TRIGGER_LEAD: Duration = Duration::from_secs(600);
 
 /// How many trigger ids are remembered for idempotence.
 const REMEMBERED_IDS: usize = 4096;
