@@ -12,7 +12,7 @@ use recd_control::{CutState, Incident, IncidentTaken, Request, Response, Session
 use crate::output::outln;
 use crate::request::{ask, unexpected};
 
-/// List incidents: windows kept around a moment, their files and uploads.
+/// Incidents: the windows kept, their files and uploads.
 ///
 /// Each incident (made by rec trigger, the fleet, the web page, a remote controller or a
 /// pre-trigger session's window) with its id, note, origin (cli, remote, page, fleet,
