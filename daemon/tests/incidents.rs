@@ -6,7 +6,9 @@
 //! Python `mcap` package and `@mcap/core`'s indexed reader, uploaded to SeaweedFS before
 //! the session's other files; a release lets retention take the files; a pin survives a
 //! power cut and the cut is made after it; `--max-age` deletes exactly the files older
-//! than it but those an incident pins; an incident beyond `max_pinned_size` is refused.
+//! than it but those an incident pins; an incident beyond `max_pinned_size` is refused;
+//! the samples a Cyclone DDS publisher none of us wrote sent within a window are exactly
+//! those of its cut, by the publisher's own record of what it sent and when.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    ext4_image, finish_load, read_mcap, read_with_mcap_core, stopped_files, wait_until, Domain,
-    Mount, Recd, RecdLoad, SeaweedFs,
+    dds_publish, dds_published, ext4_image, finish_load, read_mcap, read_with_mcap_core,
+    stopped_files, wait_until, Domain, Mount, Recd, RecdLoad, SeaweedFs,
 };
 use recd_workload::{blob, proof};
 use serde_json::Value;
@@ -905,4 +907,131 @@ fn an_incident_beyond_max_pinned_size_is_refused_naming_the_bound() {
     assert!(!root.path().join("data/incidents").exists());
     let stopped = recd.rec_json(&["stop", "tight"]);
     assert!(!stopped_files(&stopped).is_empty());
+}
+
+/// The DDS domain of the independent publisher's test.
+const PYTHON_DDS_DOMAIN: &str = "58";
+/// The longest a sample of the Python publisher takes to reach recd's files on loopback,
+/// as this test assumes it (generous for a loaded 2-core machine).
+const LATENCY_NS: u64 = 2_000_000_000;
+
+/// The sequence number of a sample of `tests/python/dds_publish.py --kind blob --size
+/// 1000`, its data checked against the pattern the publisher writes.
+fn python_blob_sequence(cdr: &[u8]) -> u64 {
+    assert!(cdr.len() >= 12, "a Blob sample of {} bytes", cdr.len());
+    let seq = u32::from_le_bytes(cdr[4..8].try_into().unwrap()) as u64;
+    let len = u32::from_le_bytes(cdr[8..12].try_into().unwrap()) as usize;
+    assert_eq!(len, 1000, "sample {seq}");
+    let data = &cdr[12..12 + len];
+    let expected: Vec<u8> = (0..len)
+        .map(|j| ((7 * j as u64 + seq) & 0xff) as u8)
+        .collect();
+    assert_eq!(data, &expected[..], "sample {seq}'s bytes");
+    seq
+}
+
+#[test]
+fn an_independent_publishers_samples_of_the_window_are_exactly_in_its_cut() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start_on_dds_loopback(root.path(), &domain);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "py",
+        "--dds-domain",
+        PYTHON_DDS_DOMAIN,
+        "--no-iceoryx2",
+        "--max-duration",
+        "1s",
+    ]);
+    // A Cyclone DDS publisher none of us wrote: 800 samples at 100 Hz, each with the wall
+    // clock it was written at.
+    let publisher = dds_publish(&[
+        "--domain",
+        PYTHON_DDS_DOMAIN,
+        "--topic",
+        "rt/blob",
+        "--kind",
+        "blob",
+        "--size",
+        "1000",
+        "--count",
+        "800",
+        "--rate",
+        "100",
+    ]);
+    // Its record is read as it comes: a full pipe would stall it.
+    let publisher = std::thread::spawn(move || dds_published(publisher, Duration::from_secs(90)));
+    let written = || {
+        let status = recd.rec_json(&["status", "py"]);
+        (status[0]["topics"].as_array().unwrap().iter())
+            .map(|t| t["written"].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    assert!(
+        wait_until(Duration::from_secs(60), || written() >= 300),
+        "the publisher's samples do not arrive: {:#}\n{}",
+        recd.rec_json(&["status", "py"]),
+        recd.log()
+    );
+    let taken = recd.rec_json(&[
+        "trigger", "py", "--before", "3s", "--after", "2s", "--id", "py-1",
+    ]);
+    assert_eq!(taken["incident"]["id"], "py-1", "{taken}");
+    let published = publisher.join().expect("the publisher's reader");
+    assert_eq!(published.done["matched"], true, "{}", published.done);
+    let incident = wait_cut(&recd, "py", "py-1");
+    let stopped = recd.rec_json(&["stop", "py"]);
+    let missing_allowed: u64 = counted(&stopped[0]).values().sum();
+    let (start, end) = (ns(&incident, "start_ns"), ns(&incident, "end_ns"));
+
+    let cut = paths(&incident["cut_files"]);
+    assert_eq!(cut.len(), 1, "one DDS file: {incident:#}");
+    assert!(file_name(&cut[0]).ends_with("_py_dds.mcap"), "{cut:?}");
+    let bytes = std::fs::read(&cut[0]).unwrap();
+    let mut in_cut = BTreeSet::new();
+    for message in mcap::MessageStream::new(&bytes).unwrap() {
+        let message = message.unwrap();
+        if message.channel.topic == HEALTH {
+            continue;
+        }
+        assert!(
+            (start..=end).contains(&message.log_time),
+            "a message logged outside the window"
+        );
+        let seq = python_blob_sequence(&message.data);
+        assert!(in_cut.insert(seq), "sample {seq} twice in the cut");
+    }
+    // Against the publisher's own record: a sample written after the window's end cannot
+    // be in it (recd logs a sample when it receives it); one written within the window
+    // early enough to arrive before its end must be; one written well before its start
+    // must not.
+    let mut missing = Vec::new();
+    for sample in &published.samples {
+        let (i, sent) = (sample["i"].as_u64().unwrap(), ns(sample, "t_ns"));
+        if sent > end || sent + LATENCY_NS < start {
+            assert!(
+                !in_cut.contains(&i),
+                "sample {i} sent outside the window is in the cut"
+            );
+        } else if sent >= start && sent + LATENCY_NS <= end && !in_cut.contains(&i) {
+            missing.push(i);
+        }
+    }
+    assert!(
+        missing.len() as u64 <= missing_allowed,
+        "samples of the window missing from the cut: {missing:?} (recd counted {missing_allowed} dropped or lost)"
+    );
+    assert!(in_cut.len() >= 250, "about 5 s of 100 Hz: {}", in_cut.len());
+    assert_readable_with_its_record(&cut[0], in_cut.len() + bytes_health(&bytes), &incident);
+}
+
+/// Messages of recd's health channel in an MCAP file's bytes.
+fn bytes_health(bytes: &[u8]) -> usize {
+    mcap::MessageStream::new(bytes)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|m| m.channel.topic == HEALTH)
+        .count()
 }

@@ -4,11 +4,12 @@
 It publishes ROS 2-shaped samples (plain CDR, exactly what an rmw_cyclonedds node would send)
 and prints, on stdout, ONE JSON line per sample written and a final line:
 
-    {"topic": "rt/chatter", "i": 0, "bytes": 24, "sha256": "<hex>", "data": "hello 0"}   (string)
+    {"topic": "rt/chatter", "i": 0, "bytes": 24, "sha256": "<hex>", "t_ns": <ns>, "data": "hello 0"}   (string)
     {"topic": "rt/blob", "i": 0, "bytes": 1036, "sha256": "<hex>", "seq": 0,
      "data_len": 1024, "data_sha256": "<hex>"}                                           (blob)
     {"done": true, "matched": true, "sent": 10, "acked": true}
 
+"t_ns" is the wall clock (ns since the Unix epoch) just before the sample was written.
 "bytes"/"sha256" describe the complete serialized sample as the wire carries it: the 4-byte
 encapsulation header (00 01 00 00 = CDR little-endian, 00 07 00 00 = XCDR2 little-endian with
 --xcdr2) followed by the payload, zero-padded to a multiple of 4 bytes. The padding is what
@@ -209,6 +210,7 @@ def main(argv=None) -> int:
         else:
             sample = Blob(seq=i, data=blob_payload(args.size, i))
         wire = wire_bytes(sample, use_v2)
+        t_ns = time.time_ns()
         try:
             writer.write(sample)
         except DDSException as e:
@@ -216,7 +218,8 @@ def main(argv=None) -> int:
             emit({"done": True, "matched": matched_first, "sent": sent, "error": str(e)})
             return 4
         sent += 1
-        line = {"topic": args.topic, "i": i, "bytes": len(wire), "sha256": hashlib.sha256(wire).hexdigest()}
+        line = {"topic": args.topic, "i": i, "bytes": len(wire), "sha256": hashlib.sha256(wire).hexdigest(),
+                "t_ns": t_ns}
         if args.kind in ("string", "keyed"):
             line["data"] = sample.data
         else:
