@@ -66,6 +66,31 @@ pub struct Retained {
     pub kept_for_upload: usize,
 }
 
+impl Retained {
+    /// Deletes `file` (`why` says for which bound) unless `leave` says it must stay,
+    /// counting it as kept when it waits for upload; true when it was deleted.
+    fn take(
+        &mut self,
+        catalog: &Catalog,
+        file: &File,
+        leave: &Leave,
+        why: &str,
+    ) -> Result<bool, CatalogError> {
+        if !deletable(file, leave) {
+            return Ok(false);
+        }
+        if leave.uploads.keeps(file) {
+            self.kept_for_upload += 1;
+            return Ok(false);
+        }
+        let deleted = delete(catalog, file, why)?;
+        if deleted {
+            self.deleted.push(file.path.clone());
+        }
+        Ok(deleted)
+    }
+}
+
 /// A catalog file as it is on disk now.
 struct OnDisk {
     file: File,
@@ -141,7 +166,6 @@ pub fn enforce_total(
     max_total: Option<u64>,
     leave: &Leave,
 ) -> Result<Retained, CatalogError> {
-    let uploads = &leave.uploads;
     let present = files_on_disk(catalog)?;
     let mut retained = Retained::default();
     let Some(max_total) = max_total else {
@@ -153,18 +177,12 @@ pub fn enforce_total(
     }
     for files in by_device.values() {
         let mut total: u64 = files.iter().map(|f| f.bytes).sum();
-        for entry in uploads.order(files, |entry| &entry.file) {
+        for entry in leave.uploads.order(files, |entry| &entry.file) {
             if total <= max_total {
                 break;
             }
-            if !deletable(&entry.file, leave) {
-                continue;
-            }
-            if uploads.keeps(&entry.file) {
-                retained.kept_for_upload += 1;
-            } else if delete(catalog, &entry.file, "to keep within max_total_size")? {
+            if retained.take(catalog, &entry.file, leave, "to keep within max_total_size")? {
                 total -= entry.bytes;
-                retained.deleted.push(entry.file.path.clone());
             }
         }
     }
@@ -179,7 +197,6 @@ pub fn enforce_ring(
     max_files: u32,
     leave: &Leave,
 ) -> Result<Retained, CatalogError> {
-    let uploads = &leave.uploads;
     let files: Vec<File> = catalog
         .recording_files(session)?
         .into_iter()
@@ -187,18 +204,12 @@ pub fn enforce_ring(
         .collect();
     let mut excess = files.len().saturating_sub(max_files as usize);
     let mut retained = Retained::default();
-    for file in uploads.order(&files, |file| file) {
+    for file in leave.uploads.order(&files, |file| file) {
         if excess == 0 {
             break;
         }
-        if !deletable(file, leave) {
-            continue;
-        }
-        if uploads.keeps(file) {
-            retained.kept_for_upload += 1;
-        } else if delete(catalog, file, "of the session's --max-files ring")? {
+        if retained.take(catalog, file, leave, "of the session's --max-files ring")? {
             excess -= 1;
-            retained.deleted.push(file.path.clone());
         }
     }
     Ok(retained)
@@ -216,14 +227,7 @@ pub fn enforce_age(
     let before = now_ns.saturating_sub(max_age.as_nanos() as u64);
     let mut retained = Retained::default();
     for file in catalog.files_ended_before(session, before)? {
-        if !deletable(&file, leave) {
-            continue;
-        }
-        if leave.uploads.keeps(&file) {
-            retained.kept_for_upload += 1;
-        } else if delete(catalog, &file, "older than the session's --max-age")? {
-            retained.deleted.push(file.path.clone());
-        }
+        retained.take(catalog, &file, leave, "older than the session's --max-age")?;
     }
     Ok(retained)
 }

@@ -20,6 +20,14 @@ pub struct Uploads {
     handle: UploaderHandle,
 }
 
+/// Where a file goes in the upload queue, and under which folder of its session's prefix.
+enum Place {
+    /// A session's file, first with the priority ones (marked, a pre-trigger window).
+    Session { priority: bool },
+    /// An incident's own file, before every other; its key under `folder`, if any.
+    Incident { folder: Option<&'static str> },
+}
+
 /// A session's files as the uploader sees them.
 #[derive(Debug, Clone)]
 pub struct SessionFiles {
@@ -70,8 +78,11 @@ impl Uploads {
         if let Some(id) = &incident {
             extra.insert("incident".to_string(), header_safe(id));
         }
-        let tier = (priority, incident.is_some().then_some(""));
-        self.queue_with(catalog, session, path, messages, tier, extra)
+        let place = match incident {
+            Some(_) => Place::Incident { folder: None },
+            None => Place::Session { priority },
+        };
+        self.queue_with(catalog, session, path, messages, place, extra)
     }
 
     /// Queues the cut file at `path` of `incident` (holding `messages`), before every
@@ -92,20 +103,20 @@ impl Uploads {
             ("incident_start".to_string(), incident.start_ns.to_string()),
             ("incident_end".to_string(), incident.end_ns.to_string()),
         ]);
-        let prefix = Some(crate::incidents::DIRECTORY);
-        self.queue_with(catalog, session, path, messages, (true, prefix), extra)
+        let place = Place::Incident {
+            folder: Some(crate::incidents::DIRECTORY),
+        };
+        self.queue_with(catalog, session, path, messages, place, extra)
     }
 
-    /// Queues `path` with `priority` (an incident's own file when `under` names the
-    /// folder its key goes under, "" for the session's own), its object's metadata and
-    /// `extra` entries.
+    /// Queues `path` at its `place`, with its object's metadata and `extra` entries.
     fn queue_with(
         &self,
         catalog: &Catalog,
         session: &SessionFiles,
         path: &Path,
         messages: u64,
-        (priority, under): (bool, Option<&str>),
+        place: Place,
         extra: BTreeMap<String, String>,
     ) -> Result<bool, CatalogError> {
         let fingerprint = match Fingerprint::of(path) {
@@ -120,9 +131,15 @@ impl Uploads {
             &session.session,
             session.started_ns,
         );
-        if let Some(under) = under.filter(|under| !under.is_empty()) {
-            prefix = format!("{prefix}/{under}");
-        }
+        let (priority, incident) = match place {
+            Place::Session { priority } => (priority, false),
+            Place::Incident { folder } => {
+                if let Some(folder) = folder {
+                    prefix = format!("{prefix}/{folder}");
+                }
+                (true, true)
+            }
+        };
         let mut metadata = BTreeMap::from([
             ("vehicle".to_string(), self.settings.vehicle_id.clone()),
             ("session".to_string(), session.session.clone()),
@@ -152,7 +169,7 @@ impl Uploads {
                 path: path.to_path_buf(),
                 key: object_key(&prefix, path),
                 priority,
-                incident: under.is_some(),
+                incident,
                 fingerprint,
                 metadata,
             },

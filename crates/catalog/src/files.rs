@@ -127,7 +127,7 @@ impl Catalog {
     }
 }
 
-fn parse_file_state(text: &str) -> Result<FileState, CatalogError> {
+pub(crate) fn parse_file_state(text: &str) -> Result<FileState, CatalogError> {
     text.parse().map_err(|_| CatalogError::Corrupt {
         what: "file state",
         value: text.to_string(),

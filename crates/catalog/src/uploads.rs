@@ -475,7 +475,7 @@ fn raw_upload(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawUpload> {
     })
 }
 
-fn parse_upload_state(text: &str) -> Result<UploadState, CatalogError> {
+pub(crate) fn parse_upload_state(text: &str) -> Result<UploadState, CatalogError> {
     text.parse().map_err(|_| CatalogError::Corrupt {
         what: "upload state",
         value: text.to_string(),

@@ -395,15 +395,11 @@ impl<'a, W: io::Write> ChunkedSink<'a, W> {
     }
 
     fn chunk_options(&self) -> ChunkOptions {
-        let threads = match self.options.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n as usize,
-        };
         ChunkOptions {
             compression: self.options.compression,
             level: self.options.level,
             chunk_size: self.options.chunk_size,
-            threads,
+            threads: ChunkOptions::threads_for(self.options.threads),
         }
     }
 

@@ -70,11 +70,7 @@ pub fn finish(
 ) -> Outcome {
     let staged = staging_path(&file.path);
     let options = ReindexOptions {
-        compression: match mode {
-            FinishMode::Zstd => Compression::Zstd,
-            FinishMode::Lz4 => Compression::Lz4,
-            FinishMode::None | FinishMode::Index => Compression::None,
-        },
+        compression: compression_of(mode),
         threads: compression_threads(),
         ..ReindexOptions::default()
     };
@@ -91,6 +87,15 @@ pub fn finish(
         return Outcome::Failed(why);
     }
     swap_in(catalog, file, &staged, report.output_bytes, report.messages)
+}
+
+/// The chunk compression `mode` asks of a finished file (and of an incident's cut files).
+pub fn compression_of(mode: FinishMode) -> Compression {
+    match mode {
+        FinishMode::Zstd => Compression::Zstd,
+        FinishMode::Lz4 => Compression::Lz4,
+        FinishMode::None | FinishMode::Index => Compression::None,
+    }
 }
 
 /// The staged copy holds every message of the original and reads back indexed.
@@ -150,10 +155,10 @@ fn swap_in(
     }
 }
 
-/// Threads that compress a file being finished: half the cores (on 2 cores, the reading
-/// thread alone), so that background work never takes the whole machine from the
-/// recordings beside it, even at its low priority.
-fn compression_threads() -> u32 {
+/// Threads that compress a file being finished (or an incident's cut): half the cores
+/// (on 2 cores, the reading thread alone), so that background work never takes the whole
+/// machine from the recordings beside it, even at its low priority.
+pub fn compression_threads() -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (cores / 2).max(1) as u32
 }

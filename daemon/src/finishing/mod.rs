@@ -8,6 +8,7 @@ mod job;
 mod priority;
 
 pub use gate::FinishGate;
+pub use job::{compression_of, compression_threads};
 pub use priority::lower_to_background;
 
 use std::sync::atomic::{AtomicBool, Ordering};

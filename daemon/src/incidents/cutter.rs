@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use recd_catalog::IncidentKey;
 use recd_control::{CutState, FinishMode, Incident};
-use recd_storage::{Compression, CutOptions, CutWindow, IncidentRecord};
+use recd_storage::{CutOptions, CutWindow, IncidentRecord};
 use recd_upload::Paced;
 
 use super::naming;
@@ -295,11 +295,8 @@ impl Cutting {
             clock_sync: crate::clock_sync::evidence(),
         };
         let options = CutOptions {
-            compression: match finish {
-                FinishMode::Zstd => Compression::Zstd,
-                FinishMode::Lz4 => Compression::Lz4,
-                FinishMode::None | FinishMode::Index => Compression::None,
-            },
+            compression: crate::finishing::compression_of(finish),
+            threads: crate::finishing::compression_threads(),
             metadata: vec![mcap::records::Metadata {
                 name: recd_storage::INCIDENT.to_string(),
                 metadata: record.record(),

@@ -11,10 +11,7 @@ const NOTE_IN_NAME: usize = 40;
 /// An id for an incident its asker gave none: its moment in UTC to the millisecond,
 /// `20261127T081500.123Z`.
 pub fn incident_id(time_ns: u64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(time_ns);
-    humantime::format_rfc3339_millis(at)
-        .to_string()
-        .replace(['-', ':'], "")
+    crate::clock::rfc3339(time_ns).replace(['-', ':'], "")
 }
 
 /// The cut file of incident `id` for `session`'s files of `source` (`iceoryx2`,

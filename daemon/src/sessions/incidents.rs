@@ -38,17 +38,7 @@ impl Sessions {
         let name = session.name.as_str();
         let now = now_ns().max(0) as u64;
         let time_ns = request.at_ns.unwrap_or(now);
-        let lead = Duration::from_nanos(time_ns.saturating_sub(now));
-        if lead > MAX_TRIGGER_LEAD {
-            return Err(error(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "the trigger's moment is {:.1} s ahead, more than the {} s recd accepts (a clock or unit mistake?)",
-                    lead.as_secs_f64(),
-                    MAX_TRIGGER_LEAD.as_secs()
-                ),
-            ));
-        }
+        lead(time_ns, now)?;
         let before = request
             .before_ms
             .map_or(DEFAULT_BEFORE, Duration::from_millis);
@@ -83,8 +73,18 @@ impl Sessions {
                 ),
             ));
         }
-        let pinned = self.pinned_bytes(&catalog).map_err(catalog_failure)?;
-        let estimate = self.estimate(&catalog, session, (start_ns, end_ns), now)?;
+        let pinned_paths = catalog.pinned_paths().map_err(catalog_failure)?;
+        let pinned = Pinned {
+            bytes: on_disk_bytes(&pinned_paths),
+            incidents: catalog.incident_tally().map_err(catalog_failure)?.pinned,
+        };
+        let unpinned = overlapping.iter().map(|file| &file.path);
+        let estimate = estimate(
+            on_disk_bytes(unpinned.filter(|path| !pinned_paths.contains(*path))),
+            session.bytes_per_s,
+            (start_ns, end_ns),
+            now,
+        );
         let bound = self.pinned_bound();
         if pinned.bytes + estimate > bound {
             self.refuse(&origin);
@@ -235,25 +235,6 @@ impl Sessions {
         })
     }
 
-    /// The bytes incidents pin now, and how many incidents pin them.
-    pub fn pinned_bytes(
-        &self,
-        catalog: &recd_catalog::Catalog,
-    ) -> Result<Pinned, recd_catalog::CatalogError> {
-        let bytes = catalog
-            .pinned_paths()?
-            .iter()
-            .filter_map(|path| std::fs::metadata(path).ok())
-            .map(|metadata| metadata.len())
-            .sum();
-        let incidents = catalog
-            .incidents(None)?
-            .iter()
-            .filter(|i| i.released.is_none())
-            .count();
-        Ok(Pinned { bytes, incidents })
-    }
-
     /// The bound on pinned bytes (`[incidents] max_pinned_size` or its default).
     pub fn pinned_bound(&self) -> u64 {
         let file_system = recd_storage::space_of(&self.config.data_dir).map_or(0, |s| s.total);
@@ -261,31 +242,6 @@ impl Sessions {
             self.config.max_total_size.map(|size| size.as_u64()),
             file_system,
         )
-    }
-
-    /// What a new incident of `session` over `window` will pin beyond what is pinned: the
-    /// files its window overlaps that no incident pins yet, what the session writes until
-    /// the window's end at its present rate, and its cut files (as much as the window).
-    fn estimate(
-        &self,
-        catalog: &recd_catalog::Catalog,
-        session: &OnDisk,
-        (start_ns, end_ns): (u64, u64),
-        now: u64,
-    ) -> Result<u64, ErrorReply> {
-        let pinned = catalog.pinned_paths().map_err(catalog_failure)?;
-        let overlapping: u64 = catalog
-            .files_overlapping(session.id, start_ns, end_ns)
-            .map_err(catalog_failure)?
-            .iter()
-            .filter(|file| !pinned.contains(&file.path))
-            .filter_map(|file| std::fs::metadata(&file.path).ok())
-            .map(|metadata| metadata.len())
-            .sum();
-        let rate = session.bytes_per_s.max(0.0);
-        let ahead_s = end_ns.saturating_sub(now.max(start_ns)) as f64 / 1e9;
-        let window_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
-        Ok(overlapping + (rate * (ahead_s + window_s)) as u64)
     }
 
     fn refuse(&self, origin: &str) {
@@ -308,6 +264,23 @@ impl Sessions {
     }
 }
 
+/// How far a trigger's moment `at_ns` lies ahead of `now_ns` (zero when it has come);
+/// refused beyond [`MAX_TRIGGER_LEAD`].
+pub(super) fn lead(at_ns: u64, now_ns: u64) -> Result<Duration, ErrorReply> {
+    let ahead = Duration::from_nanos(at_ns.saturating_sub(now_ns));
+    if ahead > MAX_TRIGGER_LEAD {
+        return Err(error(
+            ErrorKind::InvalidArgument,
+            format!(
+                "the trigger's moment is {:.1} s ahead, more than the {} s recd accepts (a clock or unit mistake?)",
+                ahead.as_secs_f64(),
+                MAX_TRIGGER_LEAD.as_secs()
+            ),
+        ));
+    }
+    Ok(ahead)
+}
+
 /// A running session on disk, as taking an incident needs it.
 pub(super) struct OnDisk {
     /// Its name.
@@ -319,12 +292,29 @@ pub(super) struct OnDisk {
 }
 
 /// Bytes pinned, and by how many incidents.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Pinned {
+struct Pinned {
     /// Bytes on disk.
-    pub bytes: u64,
+    bytes: u64,
     /// Incidents not released.
-    pub incidents: usize,
+    incidents: u64,
+}
+
+/// The bytes the files at `paths` take on disk now (those gone count nothing).
+pub(super) fn on_disk_bytes<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> u64 {
+    (paths.into_iter())
+        .filter_map(|path| std::fs::metadata(path).ok())
+        .map(|metadata| metadata.len())
+        .sum()
+}
+
+/// What a new incident over [start_ns, end_ns] will pin beyond what is pinned: the
+/// `unpinned` bytes of the files its window overlaps that no incident pins yet, what its
+/// session writes until the window's end at `bytes_per_s`, and its cut files (as much
+/// as the window).
+fn estimate(unpinned: u64, bytes_per_s: f64, (start_ns, end_ns): (u64, u64), now: u64) -> u64 {
+    let ahead_s = end_ns.saturating_sub(now.max(start_ns)) as f64 / 1e9;
+    let window_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
+    unpinned + (bytes_per_s.max(0.0) * (ahead_s + window_s)) as u64
 }
 
 /// An id from the incident's moment that `taken` says is free (`-2`, `-3`… appended).

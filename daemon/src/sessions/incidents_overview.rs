@@ -4,6 +4,7 @@
 
 use recd_control::{ErrorReply, Incident, IncidentsOverview};
 
+use super::incidents::on_disk_bytes;
 use super::replies::catalog_failure;
 use super::Sessions;
 
@@ -17,10 +18,7 @@ impl Sessions {
             let pinned_paths = catalog.pinned_paths().map_err(catalog_failure)?;
             (tally, newest, pinned_paths)
         };
-        let pinned_bytes = (pinned_paths.iter())
-            .filter_map(|path| std::fs::metadata(path).ok())
-            .map(|metadata| metadata.len())
-            .sum();
+        let pinned_bytes = on_disk_bytes(&pinned_paths);
         Ok(IncidentsOverview {
             newest,
             by_origin: tally.by_origin,

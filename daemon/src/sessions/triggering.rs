@@ -10,7 +10,7 @@ use std::time::Duration;
 use recd_control::{ErrorKind, ErrorReply, SessionTriggered, TriggerRequest, TriggeredFile};
 use recd_engine::{TriggerError, TriggerWindow};
 
-use super::incidents::{OnDisk, MAX_TRIGGER_LEAD};
+use super::incidents::{lead, OnDisk};
 use super::replies::error;
 use super::{resolve, Sessions};
 use crate::clock::now_ns;
@@ -177,23 +177,8 @@ impl Sessions {
 }
 
 /// Sleeps until `at_ns` (ns since the epoch) when it is ahead, within
-/// [`MAX_TRIGGER_LEAD`].
+/// `incidents::MAX_TRIGGER_LEAD`.
 fn wait_for(at_ns: u64) -> Result<(), ErrorReply> {
-    let now = epoch_ns();
-    if at_ns <= now {
-        return Ok(());
-    }
-    let ahead = Duration::from_nanos(at_ns - now);
-    if ahead > MAX_TRIGGER_LEAD {
-        return Err(error(
-            ErrorKind::InvalidArgument,
-            format!(
-                "the trigger's moment is {:.1} s ahead, more than the {} s recd waits for (a clock or unit mistake?)",
-                ahead.as_secs_f64(),
-                MAX_TRIGGER_LEAD.as_secs()
-            ),
-        ));
-    }
-    std::thread::sleep(ahead);
+    std::thread::sleep(lead(at_ns, epoch_ns())?);
     Ok(())
 }

@@ -13,6 +13,8 @@ use std::path::Path;
 use recd_control::{CutState, FileState, Incident, IncidentFile, Released};
 use rusqlite::{params, OptionalExtension};
 
+use crate::files::parse_file_state;
+use crate::uploads::parse_upload_state;
 use crate::{Catalog, CatalogError, SessionId};
 
 pub(crate) const SCHEMA: &str = "
@@ -73,11 +75,22 @@ pub struct IncidentKey {
 
 const INCIDENT_COLUMNS: &str = "i.id, s.name, i.note, i.origin, i.time_ns, i.start_ns, i.end_ns, i.created_ns, i.cut, i.cut_error, i.keep_until_ns, i.release_after_upload, i.released_ns, i.released_why, i.session";
 
-/// Recording files (not cut ones) of the incident's session overlapping its window; a
-/// file whose times are unknown (left open by a crash) overlaps from its start on.
-const OVERLAPS: &str = "f.session = i.session AND f.incident IS NULL
-    AND (f.start_ns IS NULL OR f.start_ns <= i.end_ns)
-    AND (f.end_ns IS NULL OR f.end_ns >= i.start_ns)";
+/// The SQL condition that a file (its columns prefixed by `file`, e.g. `f.`) spans some
+/// of the window from `start` to `end` (SQL expressions); a file whose end is unknown (it
+/// is open, or a crash left it so) spans everything from its start on.
+fn spans(file: &str, start: &str, end: &str) -> String {
+    format!(
+        "({file}start_ns IS NULL OR {file}start_ns <= {end}) AND ({file}end_ns IS NULL OR {file}end_ns >= {start})"
+    )
+}
+
+/// Recording files (not cut ones) of incident `i`'s session overlapping its window.
+fn overlaps() -> String {
+    format!(
+        "f.session = i.session AND f.incident IS NULL AND {}",
+        spans("f.", "i.start_ns", "i.end_ns")
+    )
+}
 
 impl Catalog {
     /// Adds `incident`; false when one with its id exists for its session already.
@@ -210,7 +223,7 @@ impl Catalog {
         let which = if cut {
             "f.incident = i.id AND f.session = i.session".to_string()
         } else {
-            OVERLAPS.to_string()
+            overlaps()
         };
         let mut statement = self.connection.prepare(&format!(
             "SELECT f.path, f.bytes, f.state, (SELECT u.state FROM uploads u WHERE u.path = f.path)
@@ -239,18 +252,8 @@ impl Catalog {
             Ok(IncidentFile {
                 path: self.data_dir.resolve(&path),
                 bytes: bytes as u64,
-                state: state.parse().map_err(|_| CatalogError::Corrupt {
-                    what: "file state",
-                    value: state.clone(),
-                })?,
-                upload: upload
-                    .map(|upload| {
-                        upload.parse().map_err(|_| CatalogError::Corrupt {
-                            what: "upload state",
-                            value: upload,
-                        })
-                    })
-                    .transpose()?,
+                state: parse_file_state(&state)?,
+                upload: upload.as_deref().map(parse_upload_state).transpose()?,
             })
         })
         .collect()

@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use recd_control::FileState;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
-use super::OVERLAPS;
+use super::{overlaps, spans};
 use crate::{Catalog, CatalogError, SessionId};
 
 impl Catalog {
@@ -16,8 +16,9 @@ impl Catalog {
     pub fn pinned_paths(&self) -> Result<HashSet<PathBuf>, CatalogError> {
         let mut statement = self.connection.prepare(&format!(
             "SELECT f.path FROM files f JOIN incidents i ON i.released_ns IS NULL
-                 AND (({OVERLAPS}) OR (f.incident = i.id AND f.session = i.session))
-             WHERE f.state NOT IN (?1, ?2)"
+                 AND (({}) OR (f.incident = i.id AND f.session = i.session))
+             WHERE f.state NOT IN (?1, ?2)",
+            overlaps()
         ))?;
         let rows = statement.query_map(
             params![FileState::Deleted.as_str(), FileState::Missing.as_str()],
@@ -35,8 +36,10 @@ impl Catalog {
         end_ns: u64,
     ) -> Result<Vec<crate::File>, CatalogError> {
         self.files_where(
-            "session = ?1 AND incident IS NULL AND state NOT IN (?2, ?3)
-             AND (start_ns IS NULL OR start_ns <= ?5) AND (end_ns IS NULL OR end_ns >= ?4)",
+            &format!(
+                "session = ?1 AND incident IS NULL AND state NOT IN (?2, ?3) AND {}",
+                spans("", "?4", "?5")
+            ),
             "rowid",
             params![
                 session,
@@ -65,20 +68,6 @@ impl Catalog {
             ],
         )?;
         Ok(())
-    }
-
-    /// The log time of the newest message of the file at `path`, if known.
-    pub fn file_end_ns(&self, path: &Path) -> Result<Option<u64>, CatalogError> {
-        Ok(self
-            .connection
-            .query_row(
-                "SELECT end_ns FROM files WHERE path = ?1",
-                params![self.data_dir.store(path)],
-                |row| row.get::<_, Option<i64>>(0),
-            )
-            .optional()?
-            .flatten()
-            .map(|ns| ns as u64))
     }
 
     /// The files of `session` whose newest message is older than `before_ns` (deleted and

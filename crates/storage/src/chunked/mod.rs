@@ -39,6 +39,16 @@ pub(crate) struct ChunkOptions {
     pub threads: usize,
 }
 
+impl ChunkOptions {
+    /// The compression threads asked for as `threads`: 0 means one per core.
+    pub fn threads_for(threads: u32) -> usize {
+        match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n as usize,
+        }
+    }
+}
+
 /// Something written to the data section, in the order it was given.
 enum Pending {
     Chunk(Encoding),

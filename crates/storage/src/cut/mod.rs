@@ -56,6 +56,8 @@ pub struct CutOptions {
     pub level: u32,
     /// Target uncompressed size of a chunk in bytes.
     pub chunk_size: u64,
+    /// Threads that compress chunks, each its own chunk; 0 means one per core.
+    pub threads: u32,
     /// The Header's profile; `None` takes the first input's.
     pub profile: Option<String>,
     /// Metadata records written into the output besides the markers and the health
@@ -73,6 +75,7 @@ impl Default for CutOptions {
             compression: Compression::None,
             level: 0,
             chunk_size: 4 << 20,
+            threads: 0,
             profile: None,
             metadata: Vec::new(),
             cancel: None,
@@ -87,6 +90,7 @@ impl std::fmt::Debug for CutOptions {
             .field("compression", &self.compression)
             .field("level", &self.level)
             .field("chunk_size", &self.chunk_size)
+            .field("threads", &self.threads)
             .field("profile", &self.profile)
             .field("metadata", &self.metadata)
             .field("cancel", &self.cancel)
@@ -290,12 +294,12 @@ pub fn cut(
     })
 }
 
-/// How the output's chunks are cut and compressed: on one thread per core.
+/// How the output's chunks are cut and compressed.
 fn chunk_options(options: &CutOptions) -> ChunkOptions {
     ChunkOptions {
         compression: options.compression,
         level: options.level,
         chunk_size: options.chunk_size,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        threads: ChunkOptions::threads_for(options.threads),
     }
 }
