@@ -100,6 +100,7 @@ pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
         at_ns: args.window.at,
         id: args.window.id.clone(),
         origin: Some(recd_control::origin::CLI.to_string()),
+        rule: None,
     });
     // recd answers a trigger ahead once its moment has come.
     let ahead = args.window.at.map_or(Duration::ZERO, |at| {

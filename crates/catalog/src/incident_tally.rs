@@ -67,6 +67,7 @@ mod tests {
             keep_until_ns: None,
             release_after_upload: false,
             cut: CutState::Waiting,
+            rule: None,
         }
     }
 

@@ -63,6 +63,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("files", "start_ns", "INTEGER"),
     ("files", "end_ns", "INTEGER"),
     ("files", "incident", "TEXT"),
+    // What fired a rule's incident (`recd_control::RuleFiring` as JSON).
+    ("incidents", "rule", "TEXT"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added

@@ -196,6 +196,7 @@ fn command(
                 at_ns: None,
                 id: None,
                 origin: Some(recd_control::origin::PAGE.to_string()),
+                rule: None,
             })
         }
     })

@@ -27,13 +27,25 @@ pub struct IncidentRecord {
     pub session: String,
     /// What the host knew of its clock's synchronisation when it was taken.
     pub clock_sync: String,
+    /// A rule's incident: the rule's name (empty for any other origin).
+    pub rule: String,
+    /// A rule's incident: the values its expression read at the sample that fired it
+    /// (whose log time is `time_ns`), a JSON object keyed by path (`msg.accel.x`).
+    pub rule_values: String,
 }
 
 impl IncidentRecord {
     /// The Metadata record's entries: `id`, `note`, `origin`, `time`, `before`, `after`
-    /// (ns), `host`, `session`, `clock_sync`.
+    /// (ns), `host`, `session`, `clock_sync`, and for a rule's incident `rule` and
+    /// `rule_values`.
     pub fn record(&self) -> BTreeMap<String, String> {
-        BTreeMap::from([
+        let rule = (!self.rule.is_empty()).then(|| {
+            [
+                ("rule".to_string(), self.rule.clone()),
+                ("rule_values".to_string(), self.rule_values.clone()),
+            ]
+        });
+        let mut entries = BTreeMap::from([
             ("id".to_string(), self.id.clone()),
             ("note".to_string(), self.note.clone()),
             ("origin".to_string(), self.origin.clone()),
@@ -43,7 +55,9 @@ impl IncidentRecord {
             ("host".to_string(), self.host.clone()),
             ("session".to_string(), self.session.clone()),
             ("clock_sync".to_string(), self.clock_sync.clone()),
-        ])
+        ]);
+        entries.extend(rule.into_iter().flatten());
+        entries
     }
 
     /// The incident a Metadata record of `name` holds, if it is one.
@@ -63,6 +77,8 @@ impl IncidentRecord {
             host: text("host"),
             session: text("session"),
             clock_sync: text("clock_sync"),
+            rule: text("rule"),
+            rule_values: text("rule_values"),
         })
     }
 }
@@ -83,10 +99,23 @@ mod tests {
             host: "ecu1".into(),
             session: "drive".into(),
             clock_sync: "unknown".into(),
+            rule: String::new(),
+            rule_values: String::new(),
         };
         assert_eq!(
             IncidentRecord::from_record(INCIDENT, &incident.record()),
             Some(incident.clone())
+        );
+        assert!(!incident.record().contains_key("rule"));
+        let fired = IncidentRecord {
+            rule: "hard_brake".into(),
+            rule_values: r#"{"msg.accel.x":-6.5}"#.into(),
+            ..incident.clone()
+        };
+        assert_eq!(fired.record()["rule"], "hard_brake");
+        assert_eq!(
+            IncidentRecord::from_record(INCIDENT, &fired.record()),
+            Some(fired)
         );
         assert_eq!(
             IncidentRecord::from_record("marker", &incident.record()),

@@ -293,6 +293,16 @@ impl Cutting {
             host: crate::host::hostname(),
             session: incident.session.clone(),
             clock_sync: crate::clock_sync::evidence(),
+            rule: incident
+                .rule
+                .as_ref()
+                .map(|fired| fired.rule.clone())
+                .unwrap_or_default(),
+            rule_values: incident
+                .rule
+                .as_ref()
+                .map(|fired| serde_json::Value::from_iter(fired.values.clone()).to_string())
+                .unwrap_or_default(),
         };
         let options = CutOptions {
             compression: crate::finishing::compression_of(finish),

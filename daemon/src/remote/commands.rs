@@ -111,6 +111,7 @@ fn act(
                 note: args.note.clone().unwrap_or_default(),
                 at_ns: args.trigger_ns,
                 id: args.id.clone(),
+                rule: None,
             }))
         }
         RemoteCommand::Stop => {

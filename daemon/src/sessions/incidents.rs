@@ -118,6 +118,7 @@ impl Sessions {
                 keep_until_ns: incidents.keep_until_ns(now),
                 release_after_upload: incidents.release_after_upload,
                 cut: CutState::Waiting,
+                rule: request.rule.clone(),
             })
             .map_err(catalog_failure)?;
         let incident = catalog
@@ -180,6 +181,7 @@ impl Sessions {
                 keep_until_ns: incidents.keep_until_ns(now),
                 release_after_upload: incidents.release_after_upload,
                 cut: CutState::Buffer,
+                rule: request.rule.clone(),
             })
             .and_then(|_| {
                 let key = IncidentKey { id, session };

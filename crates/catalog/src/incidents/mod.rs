@@ -10,7 +10,7 @@ mod tests;
 
 use std::path::Path;
 
-use recd_control::{CutState, FileState, Incident, IncidentFile, Released};
+use recd_control::{CutState, FileState, Incident, IncidentFile, Released, RuleFiring};
 use rusqlite::{params, OptionalExtension};
 
 use crate::files::parse_file_state;
@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS incidents (
 ";
 
 /// An incident to add.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewIncident {
     /// Its id.
     pub id: String,
@@ -62,6 +62,8 @@ pub struct NewIncident {
     pub release_after_upload: bool,
     /// How far its cut is.
     pub cut: CutState,
+    /// A rule's incident: what fired it.
+    pub rule: Option<RuleFiring>,
 }
 
 /// An incident's row: its key and window, for the cutter.
@@ -73,7 +75,7 @@ pub struct IncidentKey {
     pub session: SessionId,
 }
 
-const INCIDENT_COLUMNS: &str = "i.id, s.name, i.note, i.origin, i.time_ns, i.start_ns, i.end_ns, i.created_ns, i.cut, i.cut_error, i.keep_until_ns, i.release_after_upload, i.released_ns, i.released_why, i.session";
+const INCIDENT_COLUMNS: &str = "i.id, s.name, i.note, i.origin, i.time_ns, i.start_ns, i.end_ns, i.created_ns, i.cut, i.cut_error, i.keep_until_ns, i.release_after_upload, i.released_ns, i.released_why, i.session, i.rule";
 
 /// The SQL condition that a file (its columns prefixed by `file`, e.g. `f.`) spans some
 /// of the window from `start` to `end` (SQL expressions); a file whose end is unknown (it
@@ -97,8 +99,8 @@ impl Catalog {
     pub fn add_incident(&self, incident: &NewIncident) -> Result<bool, CatalogError> {
         let added = self.connection.execute(
             "INSERT OR IGNORE INTO incidents (id, session, note, origin, time_ns, start_ns, end_ns,
-                 created_ns, keep_until_ns, release_after_upload, cut)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 created_ns, keep_until_ns, release_after_upload, cut, rule)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 incident.id,
                 incident.session,
@@ -111,6 +113,10 @@ impl Catalog {
                 incident.keep_until_ns.map(|ns| ns as i64),
                 incident.release_after_upload,
                 incident.cut.as_str(),
+                incident
+                    .rule
+                    .as_ref()
+                    .map(|rule| serde_json::to_string(rule).expect("a rule firing serializes")),
             ],
         )?;
         Ok(added > 0)
@@ -190,14 +196,27 @@ impl Catalog {
                     },
                     pinned_files: Vec::new(),
                     cut_files: Vec::new(),
+                    rule: None,
                 },
                 row.get::<_, String>(8)?,
                 row.get::<_, SessionId>(14)?,
+                row.get::<_, Option<String>>(15)?,
             ))
         })?;
         let mut incidents = Vec::new();
         for row in rows {
-            let (mut incident, cut, session) = row?;
+            let (mut incident, cut, session, rule) = row?;
+            incident.rule = match rule {
+                Some(json) => {
+                    Some(
+                        serde_json::from_str(&json).map_err(|_| CatalogError::Corrupt {
+                            what: "incident rule",
+                            value: json,
+                        })?,
+                    )
+                }
+                None => None,
+            };
             incident.cut = CutState::from_name(&cut).ok_or(CatalogError::Corrupt {
                 what: "incident cut state",
                 value: cut,

@@ -26,6 +26,7 @@ fn incident(id: &str, session: SessionId, (start_s, end_s): (u64, u64)) -> NewIn
         keep_until_ns: Some(1000 * S),
         release_after_upload: false,
         cut: CutState::Waiting,
+        rule: None,
     }
 }
 
@@ -251,4 +252,30 @@ fn an_incidents_cut_file_goes_before_priority_files_queued_earlier() {
     let next = catalog.next_upload().unwrap().unwrap();
     assert_eq!(next.path, Path::new("/data/incidents/cut.mcap"));
     assert!(next.priority);
+}
+
+#[test]
+fn a_rule_incident_keeps_what_fired_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    let firing = recd_control::RuleFiring {
+        rule: "hard_brake".into(),
+        topic: "/vehicle/status".into(),
+        sample_ns: 6 * S,
+        values: BTreeMap::from([("msg.accel.x".to_string(), serde_json::json!(-6.5))]),
+    };
+    let mut new = incident("rule", session, (5, 7));
+    new.origin = "rule".into();
+    new.rule = Some(firing.clone());
+    catalog.add_incident(&new).unwrap();
+    catalog
+        .add_incident(&incident("plain", session, (1, 2)))
+        .unwrap();
+    let key = |id: &str| IncidentKey {
+        id: id.into(),
+        session,
+    };
+    let kept = catalog.incident(&key("rule")).unwrap().unwrap();
+    assert_eq!(kept.rule, Some(firing));
+    assert_eq!(catalog.incident(&key("plain")).unwrap().unwrap().rule, None);
 }

@@ -76,6 +76,7 @@ mod tests {
                 at_ns: Some(1_700_000_000_000_000_000),
                 id: Some("brake-17".into()),
                 origin: Some("fleet".into()),
+                rule: None,
             }),
         ];
         for request in requests {

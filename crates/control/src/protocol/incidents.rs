@@ -21,8 +21,10 @@ pub mod origin {
     pub const FLEET: &str = "fleet";
     /// A pre-trigger session's window, written from its memory buffer.
     pub const BUFFER: &str = "buffer";
+    /// A `[[rule]]` of recd.toml: a message's content or a topic's health.
+    pub const RULE: &str = "rule";
     /// Every origin recd gives an incident.
-    pub const ALL: [&str; 5] = [CLI, REMOTE, PAGE, FLEET, BUFFER];
+    pub const ALL: [&str; 6] = [CLI, REMOTE, PAGE, FLEET, BUFFER, RULE];
 }
 
 /// How far an incident's cut has come.
@@ -58,8 +60,25 @@ impl CutState {
     }
 }
 
+/// What fired a rule's incident: the rule, the sample that fired it and the values its
+/// expression read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleFiring {
+    /// The rule's name (`[[rule]] name`).
+    pub rule: String,
+    /// The topic of the sample that fired it (for a health rule: the topic whose health
+    /// changed).
+    pub topic: String,
+    /// The log time of the sample that fired it (the incident's T), ns since the Unix
+    /// epoch; for a health rule, when the topic's health left ok.
+    pub sample_ns: u64,
+    /// The values the rule read, by path (`msg.accel.x`, `prev.mode`); for a health
+    /// rule, `state` and `session`.
+    pub values: BTreeMap<String, serde_json::Value>,
+}
+
 /// An incident as `rec incidents` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Incident {
     /// Its id: the asker's, or one recd made (`<UTC time>_<session>`).
     pub id: String,
@@ -98,6 +117,9 @@ pub struct Incident {
     /// Its own files, each holding exactly its window of one source family.
     #[serde(default)]
     pub cut_files: Vec<IncidentFile>,
+    /// A rule's incident: what fired it.
+    #[serde(default)]
+    pub rule: Option<RuleFiring>,
 }
 
 /// When and why an incident's pin ended.
@@ -148,7 +170,7 @@ pub struct IncidentsReleased {
 }
 
 /// The incidents at a glance: what `/metrics`, the web page and the remote status show.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IncidentsOverview {
     /// The newest incidents (as many as asked for), newest first.

@@ -15,7 +15,7 @@ pub use catalog::{FileEntry, ListedSession};
 pub use framing::{decode_request, encode, RequestEnvelope, MAX_MESSAGE_BYTES, PROTOCOL_VERSION};
 pub use incidents::{
     origin, CutState, Incident, IncidentFile, IncidentTaken, IncidentsOverview, IncidentsReleased,
-    Released,
+    Released, RuleFiring,
 };
 pub use request::Request;
 pub use response::{ErrorKind, ErrorReply, Response};

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::incidents::IncidentTaken;
+use super::incidents::{IncidentTaken, RuleFiring};
 
 /// A trigger of a pre-trigger session.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TriggerRequest {
     /// The session; `None` means the only one running.
@@ -26,6 +26,9 @@ pub struct TriggerRequest {
     pub id: Option<String>,
     /// Who asks (an [`origin`](crate::origin) name); `None` is `cli`.
     pub origin: Option<String>,
+    /// A rule's trigger: what fired it. Never on the wire: only recd's own rules set it.
+    #[serde(skip)]
+    pub rule: Option<RuleFiring>,
 }
 
 /// What a trigger made: a pre-trigger session's files, a disk session's incident.
@@ -73,4 +76,28 @@ pub struct SessionMarked {
     pub time_ns: u64,
     /// The files it goes into (those being written).
     pub files: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod rule_tests {
+    use super::*;
+
+    #[test]
+    fn a_client_cannot_claim_a_rule_fired_its_trigger() {
+        let json = r#"{"name":"drive","after_ms":0,"note":"","origin":"rule",
+            "rule":{"rule":"hard_brake","topic":"/t","sample_ns":1,"values":{}}}"#;
+        let request: TriggerRequest = serde_json::from_str(json).unwrap();
+        assert_eq!(request.rule, None);
+        let written = serde_json::to_string(&TriggerRequest {
+            rule: Some(RuleFiring {
+                rule: "hard_brake".into(),
+                topic: "/t".into(),
+                sample_ns: 1,
+                values: Default::default(),
+            }),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(!written.contains("hard_brake"), "{written}");
+    }
 }

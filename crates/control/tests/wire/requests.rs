@@ -189,6 +189,7 @@ pub fn cases() -> Vec<(&'static str, Message)> {
                 at_ns: Some(1_700_000_000_000_000_000),
                 id: Some("brake-17".into()),
                 origin: Some("fleet".into()),
+                rule: None,
             })),
         ),
         (

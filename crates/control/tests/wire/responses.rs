@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use recd_control::{
     CutState, ErrorReply, FileState, Incident, IncidentFile, IncidentTaken, IncidentsReleased,
-    Released, Response, SessionMarked, SessionPaused, SessionStarted, SessionState, SessionStopped,
-    SessionTopicsChanged, SessionTriggered, TopicOnOffer, TopicsFound, TriggeredFile, UploadState,
-    UploadStatus, UploadsQueued, PROTOCOL_VERSION,
+    Released, Response, RuleFiring, SessionMarked, SessionPaused, SessionStarted, SessionState,
+    SessionStopped, SessionTopicsChanged, SessionTriggered, TopicOnOffer, TopicsFound,
+    TriggeredFile, UploadState, UploadStatus, UploadsQueued, PROTOCOL_VERSION,
 };
 
 use crate::values::{
@@ -252,6 +252,15 @@ pub fn cases() -> Vec<(String, Message)> {
                             state: FileState::Indexed,
                             upload: Some(UploadState::Uploaded),
                         }],
+                        rule: Some(RuleFiring {
+                            rule: "hard_brake".into(),
+                            topic: "/vehicle/status".into(),
+                            sample_ns: 1_700_000_000_000_000_000,
+                            values: BTreeMap::from([
+                                ("msg.accel.x".to_string(), serde_json::json!(-6.25)),
+                                ("msg.mode".to_string(), serde_json::json!("auto")),
+                            ]),
+                        }),
                     },
                     Incident {
                         id: "20231114T221320.000Z".into(),
@@ -272,6 +281,7 @@ pub fn cases() -> Vec<(String, Message)> {
                         }),
                         pinned_files: Vec::new(),
                         cut_files: Vec::new(),
+                        rule: None,
                     },
                 ],
             }),

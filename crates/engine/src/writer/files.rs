@@ -17,7 +17,7 @@ use recd_storage::{
 use super::WriterProgress;
 use crate::config::{RecordingConfig, SplitPolicy};
 use crate::source::stats::ReceiveStats;
-use crate::topic::{Topic, TopicCounts};
+use crate::topic::{ChannelSpec, Topic, TopicCounts};
 
 /// A file the recording finished: on disk, synced, with what it really holds.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -57,6 +57,17 @@ pub trait RecordingObserver: Send + Sync {
     /// A file told of by [`Self::creating`] was removed: the recording stopped before
     /// any message reached it (the file after a split).
     fn removed(&self, _path: &Path) {}
+    /// Whether the samples of the recording's topic number `index`, called `name` and
+    /// described by `channel`, go to [`Self::sample`]; asked once as the topic is
+    /// announced (recd's rules watch the topics they name). Topics not taken cost
+    /// nothing more.
+    fn taps(&self, _index: u32, _name: &str, _channel: &ChannelSpec) -> bool {
+        false
+    }
+    /// A sample of a topic [`Self::taps`] took, on the writer thread as it is written
+    /// (or kept by a pre-trigger buffer): its log time and its recorded bytes in parts
+    /// (an iceoryx2 sample's user header, then its payload). It must not block.
+    fn sample(&self, _index: u32, _log_time_ns: u64, _parts: &[&[u8]]) {}
 }
 
 /// An observer that does nothing.

@@ -76,6 +76,8 @@ struct TopicSlot {
     file_health: FileHealth,
     /// The longest silence expected of it now: a longer one in a file is a gap.
     max_gap_ns: Option<u64>,
+    /// The observer that asked for its samples ([`RecordingObserver::taps`]).
+    tap: Option<Arc<dyn RecordingObserver>>,
 }
 
 /// What a writer is given besides its handoffs, its files and its progress.
@@ -269,8 +271,13 @@ impl<S: LoanedBytes> Writer<S> {
             self.topics.resize_with(index + 1, || None);
         }
         self.health.announce(&topic);
+        let observer = self.files.observer();
+        let tap = observer
+            .taps(topic.index, &topic.name, &topic.channel)
+            .then(|| observer.clone());
         self.topics[index] = Some(TopicSlot {
             max_gap_ns: self.health.max_gap_ns(topic.index),
+            tap,
             topic,
             channel: None,
             sequence: 0,
@@ -299,13 +306,22 @@ impl<S: LoanedBytes> Writer<S> {
         // A pre-trigger session keeps its latched messages as they leave the buffer.
         let keeps_latched = pre_trigger.is_none();
         if let (Some(pre_trigger), false) = (pre_trigger, paused) {
-            rxs[ring].with_copied(len, |parts| pre_trigger.keep(topics, topic, stamps, parts));
+            let tap = topics[topic as usize].as_ref().and_then(|s| s.tap.clone());
+            rxs[ring].with_copied(len, |parts| {
+                if let Some(tap) = tap {
+                    tap.sample(topic, stamps.log_time, parts);
+                }
+                pre_trigger.keep(topics, topic, stamps, parts)
+            });
             return;
         }
         let slot = topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
         let result = rxs[ring].with_copied(len, |parts| {
+            if let Some(tap) = &slot.tap {
+                tap.sample(topic, stamps.log_time, parts);
+            }
             if slot.topic.latched && keeps_latched {
                 keep_latched(slot, stamps, parts);
             }
@@ -338,6 +354,12 @@ impl<S: LoanedBytes> Writer<S> {
             return;
         }
         let parts = [sample.user_header(), sample.payload()];
+        if let Some(tap) = self.topics[topic as usize]
+            .as_ref()
+            .and_then(|s| s.tap.as_ref())
+        {
+            tap.sample(topic, stamps.log_time, &parts);
+        }
         if let (Some(pre_trigger), false) = (&mut self.pre_trigger, self.requests.paused()) {
             // Copied and released at once: iceoryx2 lends a publisher only a couple of
             // samples.
