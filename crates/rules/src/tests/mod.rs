@@ -108,3 +108,12 @@ pub(crate) fn diag(le: bool, statuses: &[(u8, &str)]) -> Vec<u8> {
     }
     cdr.bytes()
 }
+
+#[test]
+fn rules_and_runners_can_move_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<crate::Rule>();
+    send_sync::<crate::Condition>();
+    send_sync::<crate::RuleRunner>();
+    send_sync::<crate::Decoded>();
+}
