@@ -12,6 +12,7 @@ mod names;
 mod recovery;
 mod remote;
 mod retention;
+mod rules;
 mod server;
 mod service;
 mod sessions;
@@ -185,6 +186,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     };
     let finisher = sessions.start_finishing();
     let cutter = incidents::Cutter::start(sessions.clone());
+    let rules = sessions.start_rules();
     runtime.block_on(serve_until_signal(&socket, sessions.clone(), heartbeat))?;
     drop(runtime);
 
@@ -195,6 +197,9 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let _ = std::fs::remove_file(&socket);
     finisher.stop();
     cutter.stop();
+    if let Some(rules) = rules {
+        rules.stop();
+    }
     let stopped = stop_all(sessions.clone(), stop_timeout);
     sessions.stop_uploads();
     stopped

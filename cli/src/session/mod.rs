@@ -3,12 +3,14 @@
 
 mod backlog;
 mod list;
+mod rules_lines;
 mod start;
 mod status;
 mod stop;
 mod topic_table;
 
 pub use list::{list, ListArgs};
+pub use rules_lines::rules_text;
 pub use start::{start, StartArgs};
 pub use status::{status, StatusArgs};
 pub use stop::{stop, StopArgs};

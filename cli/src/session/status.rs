@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use recd_control::{Backlog, Request, Response, SessionStatus, TopicReport};
+use recd_control::{Backlog, Request, Response, RuleStatus, SessionStatus, TopicReport};
 
 use super::backlog::{backlog_line, backlog_text};
 use super::list::kept_files;
@@ -65,18 +65,24 @@ pub fn status(socket: &Path, args: &StatusArgs) -> Result<ExitCode, String> {
             crate::output::print_json(&running.sessions)?;
         } else {
             out!(
-                "{}{}{}",
+                "{}{}{}{}",
                 status_text(&running.sessions, None),
                 backlog_text(running.backlog.as_ref()),
-                upload_text(socket)
+                upload_text(socket),
+                super::rules_text(&running.rules)
             );
         }
         return Ok(ExitCode::SUCCESS);
     }
     let interactive = std::io::stdout().is_terminal();
     loop {
-        let Running { sessions, backlog } = fetch_status(socket, &request)?;
-        let background = backlog_text(backlog.as_ref()) + &upload_text(socket);
+        let Running {
+            sessions,
+            backlog,
+            rules,
+        } = fetch_status(socket, &request)?;
+        let background =
+            backlog_text(backlog.as_ref()) + &upload_text(socket) + &super::rules_text(&rules);
         let text = if args.json {
             serde_json::to_string(&sessions).map_err(|e| e.to_string())? + "\n"
         } else if interactive {
@@ -171,7 +177,15 @@ fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String
 /// The running sessions, and every session's backlog (`None` from an older recd).
 fn fetch_status(socket: &Path, request: &Request) -> Result<Running, String> {
     match ask(socket, request)? {
-        Response::Status { sessions, backlog } => Ok(Running { sessions, backlog }),
+        Response::Status {
+            sessions,
+            backlog,
+            rules,
+        } => Ok(Running {
+            sessions,
+            backlog,
+            rules,
+        }),
         other => Err(unexpected(&other)),
     }
 }
@@ -180,6 +194,7 @@ fn fetch_status(socket: &Path, request: &Request) -> Result<Running, String> {
 struct Running {
     sessions: Vec<SessionStatus>,
     backlog: Option<Backlog>,
+    rules: Vec<RuleStatus>,
 }
 
 /// How many topic rows each session may show so that every session line and column

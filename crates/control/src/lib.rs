@@ -27,10 +27,10 @@ pub use protocol::{
     decode_request, encode, origin, BufferStatus, CutState, DiskFull, ErrorKind, ErrorReply,
     FailedRequirement, FileEntry, Incident, IncidentFile, IncidentTaken, IncidentsOverview,
     IncidentsReleased, ListedSession, RatedTopic, ReceiveThreadReport, Released, Request,
-    RequestEnvelope, Response, RuleFiring, SessionHealth, SessionMarked, SessionPaused,
-    SessionStarted, SessionStatus, SessionStopped, SessionTopicsChanged, SessionTriggered,
-    SetTopicsRequest, StartRequest, TopicOnOffer, TopicReport, TopicsFound, TopicsRequest,
-    TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+    RequestEnvelope, Response, RuleFiring, RuleState, RuleStatus, SessionHealth, SessionMarked,
+    SessionPaused, SessionStarted, SessionStatus, SessionStopped, SessionTopicsChanged,
+    SessionTriggered, SetTopicsRequest, StartRequest, TopicOnOffer, TopicReport, TopicsFound,
+    TopicsRequest, TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use recd_health;
 pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState};

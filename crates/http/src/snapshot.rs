@@ -41,7 +41,9 @@ impl Snapshot {
     /// Takes one (blocking).
     pub fn take(backend: &dyn Backend) -> Result<Self, String> {
         let (sessions, backlog) = match backend.answer(Request::Status { name: None }) {
-            Ok(Response::Status { sessions, backlog }) => (sessions, backlog),
+            Ok(Response::Status {
+                sessions, backlog, ..
+            }) => (sessions, backlog),
             Ok(other) => return Err(format!("recd answered a status with {other:?}")),
             Err(error) => return Err(error.message),
         };

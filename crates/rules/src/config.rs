@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use recd_health::HealthState;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::condition::{Condition, Layout};
 use crate::error::RuleError;
@@ -13,35 +13,44 @@ use crate::fields::Fields;
 use crate::glob::glob_match;
 
 /// One `[[rule]]` table as written.
-#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     /// The rule's unique name.
     #[serde(default)]
     pub name: String,
     /// The topic whose messages the condition reads (content rules).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
     /// A topic name glob whose health the rule watches (health rules).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<String>,
     /// The CEL condition over `msg` and `prev` (content rules).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
     /// How long the condition must hold before the rule fires (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hold: Option<String>,
     /// How much before the firing the incident keeps (default 30s).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<String>,
     /// How much after the firing the incident keeps (default 10s).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
     /// No second incident of this rule within this long (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub holdoff: Option<String>,
     /// Globs of the session names it triggers (default: all).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<String>,
     /// Whether the incident is a fleet one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fleet: bool,
     /// Declared fields of an iceoryx2 payload, name → `kind@offset`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<BTreeMap<String, String>>,
     /// The health states that fire a health rule (default slow, stalled, missing).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub states: Option<Vec<String>>,
 }
 

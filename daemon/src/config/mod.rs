@@ -76,6 +76,10 @@ pub struct DaemonConfig {
     /// Named ways to start a session from the web page.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preset: Vec<PresetConfig>,
+    /// Incidents that fire by themselves (`[[rule]]`): on a message's content (a CEL
+    /// expression over a topic's messages) or on a topic's health.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rule: Vec<recd_rules::RuleConfig>,
 }
 
 /// Recording settings every session starts from.
@@ -192,6 +196,7 @@ impl Default for DaemonConfig {
             topic: Vec::new(),
             http: HttpConfig::default(),
             preset: Vec::new(),
+            rule: Vec::new(),
         }
     }
 }
@@ -294,7 +299,21 @@ impl DaemonConfig {
         }
         config.http.settings()?;
         http::validate_presets(&config.preset)?;
+        let rules = config.rules()?;
+        if let Some(rule) = rules.iter().find(|rule| rule.fleet) {
+            if !config.remote_control.enabled {
+                return Err(format!(
+                    "[[rule]] {:?}: fleet = true sends its incidents to the fleet over DDS, which needs [remote_control] enabled = true",
+                    rule.name
+                ));
+            }
+        }
         Ok(config)
+    }
+
+    /// The `[[rule]]`s, checked as far as they can be without their topics' schemas.
+    pub fn rules(&self) -> Result<Vec<recd_rules::Rule>, String> {
+        recd_rules::check_rules(&self.rule).map_err(|e| format!("[[rule]]: {e}"))
     }
 
     /// The configuration as TOML, every key included.

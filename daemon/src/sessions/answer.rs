@@ -22,6 +22,7 @@ impl Sessions {
                     .map(|sessions| Response::Status {
                         sessions,
                         backlog: self.backlog(None),
+                        rules: self.rule_status(),
                     })
             }
             Request::List => self.list().map(|sessions| Response::List { sessions }),

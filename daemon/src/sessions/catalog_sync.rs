@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
 use recd_control::{FileState, FinishMode, SessionState, SessionStopped};
-use recd_engine::{ClosedFile, RecordingObserver};
+use recd_engine::{ChannelSpec, ClosedFile, RecordingObserver};
 use recd_health::HealthEvent;
 use recd_storage::BagPart;
 
 use crate::clock::now_ns;
+use crate::rules::SessionTap;
 use crate::uploads::{SessionFiles, Uploads};
 
 /// How far before its creation an open file is taken to reach, for incidents' pins.
@@ -34,6 +35,8 @@ pub struct CatalogObserver {
     finish: FinishMode,
     /// The session's name, for the log.
     name: String,
+    /// The topics of it that rules watch, when there are rules.
+    rules: Option<SessionTap>,
 }
 
 impl CatalogObserver {
@@ -44,8 +47,10 @@ impl CatalogObserver {
         (session, name): (SessionId, &str),
         upload: Option<(Arc<Uploads>, SessionFiles)>,
         finish: FinishMode,
+        rules: Option<SessionTap>,
     ) -> Self {
         Self {
+            rules,
             name: name.to_string(),
             catalog,
             session,
@@ -170,6 +175,21 @@ impl RecordingObserver for CatalogObserver {
 
     fn health_changed(&self, event: &HealthEvent) {
         super::health_log::log_change(&self.name, event);
+        if let Some(rules) = &self.rules {
+            rules.health_changed(event);
+        }
+    }
+
+    fn taps(&self, index: u32, name: &str, channel: &ChannelSpec) -> bool {
+        self.rules
+            .as_ref()
+            .is_some_and(|rules| rules.taps(index, name, channel))
+    }
+
+    fn sample(&self, index: u32, log_time_ns: u64, parts: &[&[u8]]) {
+        if let Some(rules) = &self.rules {
+            rules.sample(index, log_time_ns, parts);
+        }
     }
 }
 

@@ -10,6 +10,7 @@ mod incidents;
 mod incidents_overview;
 mod rates;
 mod replies;
+mod rules_target;
 mod telling;
 mod topics;
 mod topics_set;
@@ -111,6 +112,8 @@ pub struct Sessions {
     delays: Mutex<backlog::DelayWatch>,
     /// Incidents refused for want of room, by origin.
     refused_incidents: Mutex<incidents::Refused>,
+    /// The `[[rule]]`s, which sessions feed with the topics they name.
+    rules: Arc<crate::rules::Rules>,
 }
 
 impl Sessions {
@@ -128,7 +131,6 @@ impl Sessions {
             background.clone(),
         ));
         Self {
-            config,
             catalog: Arc::new(Mutex::new(catalog)),
             running: Mutex::new(BTreeMap::new()),
             uploads: uploads.map(Arc::new),
@@ -138,6 +140,8 @@ impl Sessions {
             finish_gate,
             delays: Mutex::default(),
             refused_incidents: Mutex::default(),
+            rules: rules_target::rules_of(&config),
+            config,
         }
     }
 
@@ -248,6 +252,7 @@ impl Sessions {
             (id, &name),
             upload,
             finish,
+            (!self.rules.is_empty()).then(|| self.rules.tap(id, &name)),
         ));
         // Finishing keeps off the disk from the session's first file on.
         self.finish_gate.set_recording(running.len() + 1);

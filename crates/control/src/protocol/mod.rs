@@ -5,6 +5,7 @@ mod framing;
 mod incidents;
 mod request;
 mod response;
+mod rules;
 mod sessions;
 mod status;
 mod topics;
@@ -19,6 +20,7 @@ pub use incidents::{
 };
 pub use request::Request;
 pub use response::{ErrorKind, ErrorReply, Response};
+pub use rules::{RuleState, RuleStatus};
 pub use sessions::{
     FailedRequirement, SessionHealth, SessionPaused, SessionStarted, SessionStopped, StartRequest,
 };

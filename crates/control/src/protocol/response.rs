@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::catalog::ListedSession;
 use super::incidents::{Incident, IncidentsReleased};
+use super::rules::RuleStatus;
 use super::sessions::{SessionPaused, SessionStarted, SessionStopped};
 use super::status::SessionStatus;
 use super::topics::TopicsFound;
@@ -38,6 +39,9 @@ pub enum Response {
         /// policy's state; `None` from an older recd.
         #[serde(default)]
         backlog: Option<Backlog>,
+        /// The `[[rule]]`s of recd.toml as they run.
+        #[serde(default)]
+        rules: Vec<RuleStatus>,
     },
     /// The catalog's sessions, newest first.
     List {

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use recd_control::{
     CutState, ErrorReply, FileState, Incident, IncidentFile, IncidentTaken, IncidentsReleased,
-    Released, Response, RuleFiring, SessionMarked, SessionPaused, SessionStarted, SessionState,
-    SessionStopped, SessionTopicsChanged, SessionTriggered, TopicOnOffer, TopicsFound,
-    TriggeredFile, UploadState, UploadStatus, UploadsQueued, PROTOCOL_VERSION,
+    Released, Response, RuleFiring, RuleState, RuleStatus, SessionMarked, SessionPaused,
+    SessionStarted, SessionState, SessionStopped, SessionTopicsChanged, SessionTriggered,
+    TopicOnOffer, TopicsFound, TriggeredFile, UploadState, UploadStatus, UploadsQueued,
+    PROTOCOL_VERSION,
 };
 
 use crate::values::{
@@ -84,6 +85,30 @@ pub fn cases() -> Vec<(String, Message)> {
                     background_on: false,
                     max_delay_s: Some(600.0),
                 }),
+                rules: vec![
+                    RuleStatus {
+                        name: "hard_brake".into(),
+                        watches: "topic /vehicle/status".into(),
+                        state: RuleState::Watching,
+                        problem: None,
+                        evaluated: 12_000,
+                        skipped: 3,
+                        errors: 0,
+                        fired: 2,
+                        last_fired_ns: Some(1_700_000_000_000_000_000),
+                    },
+                    RuleStatus {
+                        name: "typo".into(),
+                        watches: "topic /vehicle/status".into(),
+                        state: RuleState::Refused,
+                        problem: Some("when: VehicleStatus has no field \"acel\"".into()),
+                        evaluated: 0,
+                        skipped: 0,
+                        errors: 0,
+                        fired: 0,
+                        last_fired_ns: None,
+                    },
+                ],
             }),
         ),
         (
@@ -91,6 +116,7 @@ pub fn cases() -> Vec<(String, Message)> {
             R(Response::Status {
                 sessions: Vec::new(),
                 backlog: None,
+                rules: Vec::new(),
             }),
         ),
         (

@@ -1,0 +1,97 @@
+//! A session's taps: the topics of its recording that rules watch, whose samples are
+//! copied (at most [`SAMPLE_BYTES`] of each) into the rules' queue on the writer thread.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use recd_engine::ChannelSpec;
+use recd_health::HealthEvent;
+
+use super::{Event, Rules, SAMPLE_BYTES};
+
+/// A topic of a session that rules watch.
+pub(super) struct TappedTopic {
+    /// The session's catalog id.
+    pub session: i64,
+    /// The topic's name.
+    pub name: String,
+    /// How its messages are described (the schema a rule decodes them with).
+    pub channel: ChannelSpec,
+    /// The rules watching it, by index.
+    pub rules: Vec<usize>,
+}
+
+/// The topics of one session's recording that rules watch.
+pub struct SessionTap {
+    rules: Arc<Rules>,
+    session: i64,
+    name: String,
+    topics: Mutex<HashMap<u32, Arc<TappedTopic>>>,
+}
+
+impl SessionTap {
+    pub(super) fn new(rules: Arc<Rules>, session: i64, name: &str) -> Self {
+        Self {
+            rules,
+            session,
+            name: name.to_string(),
+            topics: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether rules watch the recording's topic `index`, called `name`; if so, its
+    /// samples go to [`Self::sample`].
+    pub fn taps(&self, index: u32, name: &str, channel: &ChannelSpec) -> bool {
+        let rules = self.rules.watching(name);
+        if rules.is_empty() {
+            return false;
+        }
+        let topic = Arc::new(TappedTopic {
+            session: self.session,
+            name: name.to_string(),
+            channel: channel.clone(),
+            rules,
+        });
+        self.topics.lock().expect("taps lock").insert(index, topic);
+        true
+    }
+
+    /// Queues a sample of a tapped topic, or counts it skipped by each of its rules when
+    /// the queue is full.
+    pub fn sample(&self, index: u32, log_time_ns: u64, parts: &[&[u8]]) {
+        let Some(topic) = self.topics.lock().expect("taps lock").get(&index).cloned() else {
+            return;
+        };
+        let len: usize = parts.iter().map(|part| part.len()).sum();
+        let mut bytes = Vec::with_capacity(len.min(SAMPLE_BYTES));
+        for part in parts {
+            let room = SAMPLE_BYTES - bytes.len();
+            bytes.extend_from_slice(&part[..part.len().min(room)]);
+        }
+        let size = bytes.len();
+        let rules = topic.rules.clone();
+        let event = Event::Sample {
+            topic,
+            log_time_ns,
+            bytes,
+        };
+        if !self.rules.offer(event, size) {
+            rules.iter().for_each(|&i| self.rules.slot(i).skip());
+        }
+    }
+
+    /// Tells health rules of a topic's health change.
+    pub fn health_changed(&self, event: &HealthEvent) {
+        let event = Event::Health {
+            session: self.name.clone(),
+            event: event.clone(),
+        };
+        if !self.rules.offer(event, 0) {
+            for slot in &self.rules.slots {
+                if matches!(slot.rule.kind, recd_rules::RuleKind::Health { .. }) {
+                    slot.skip();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The thread `recd-rules`: decodes each queued sample as far as its rules read, evaluates
+//! them, and fires them; health changes go to the health rules.
+//!
+//! A topic recorded by several sessions is evaluated on one session's samples only (the
+//! first whose samples came; another takes over once it has been silent for
+//! [`OWNER_SILENCE`]), so that each sample is seen once and a rule's `hold` and `prev`
+//! follow one stream.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use recd_control::RuleState;
+use recd_health::HealthEvent;
+use recd_rules::{Condition, Layout, RuleKind, RuleRunner};
+
+use super::firing::{fire, health_firing};
+use super::tap::TappedTopic;
+use super::{Event, Rules, Target};
+
+/// How long the session whose samples a topic's rules follow may be silent before
+/// another session's samples of it are taken instead.
+const OWNER_SILENCE: Duration = Duration::from_secs(2);
+
+/// A content rule as it runs: compiled against the schema of the topic it watches.
+#[derive(Default)]
+struct Running {
+    runner: Option<RuleRunner>,
+    /// The session whose samples it follows, and when its last one came.
+    owner: Option<(i64, Instant)>,
+}
+
+/// Runs the rules until `stop`.
+pub(super) fn run(rules: &Rules, queue: &Receiver<Event>, target: &dyn Target, stop: &AtomicBool) {
+    let mut running: Vec<Running> = rules.slots.iter().map(|_| Running::default()).collect();
+    while !stop.load(Ordering::Relaxed) {
+        match queue.recv_timeout(Duration::from_millis(200)) {
+            Ok(Event::Sample {
+                topic,
+                log_time_ns,
+                bytes,
+            }) => {
+                rules.taken(bytes.len());
+                for &index in &topic.rules {
+                    evaluate(
+                        rules,
+                        index,
+                        &mut running[index],
+                        &topic,
+                        log_time_ns,
+                        &bytes,
+                        target,
+                    );
+                }
+            }
+            Ok(Event::Health { session, event }) => health(rules, &session, &event, target),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+}
+
+fn evaluate(
+    rules: &Rules,
+    index: usize,
+    running: &mut Running,
+    topic: &TappedTopic,
+    log_time_ns: u64,
+    bytes: &[u8],
+    target: &dyn Target,
+) {
+    let slot = rules.slot(index);
+    let now = Instant::now();
+    match running.owner {
+        Some((session, _)) if session == topic.session => {}
+        Some((_, last)) if now.duration_since(last) < OWNER_SILENCE => return,
+        _ => {
+            // A new stream: compiled again against its channel, with no `prev`.
+            running.runner = None;
+        }
+    }
+    running.owner = Some((topic.session, now));
+    if slot.state() == RuleState::Refused && running.runner.is_none() {
+        return;
+    }
+    if running.runner.is_none() {
+        match compile(rules, index, topic) {
+            Ok(runner) => {
+                slot.set_state(RuleState::Watching, None);
+                running.runner = Some(runner);
+            }
+            Err(problem) => {
+                tracing::error!(rule = %slot.rule.name, topic = %topic.name, "rule refused: {problem}");
+                slot.set_state(RuleState::Refused, Some(problem));
+                return;
+            }
+        }
+    }
+    let runner = running.runner.as_mut().expect("compiled above");
+    slot.evaluated.fetch_add(1, Ordering::Relaxed);
+    match runner.offer(log_time_ns, bytes) {
+        Ok(Some(firing)) => fire(slot, &topic.name, firing.log_time_ns, firing.values, target),
+        Ok(None) => {}
+        Err(error) => {
+            if slot.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                tracing::warn!(rule = %slot.rule.name, topic = %topic.name, "rule cannot evaluate a sample: {error} (counted in rec status from now on)");
+            }
+            slot.set_state(RuleState::Watching, Some(error.to_string()));
+        }
+    }
+}
+
+/// The rule `index` compiled against `topic`'s schema, or why it cannot be.
+fn compile(rules: &Rules, index: usize, topic: &TappedTopic) -> Result<RuleRunner, String> {
+    let rule = &rules.slot(index).rule;
+    let RuleKind::Content {
+        expression, fields, ..
+    } = &rule.kind
+    else {
+        unreachable!("only content rules tap topics")
+    };
+    let channel = &topic.channel;
+    let layout = match fields {
+        Some(fields) => Layout::Fields {
+            fields,
+            user_header_size: channel
+                .metadata
+                .get(recd_storage::iceoryx2::USER_HEADER_SIZE)
+                .and_then(|size| size.parse().ok())
+                .unwrap_or(0),
+        },
+        None if channel.message_encoding == "cdr" && channel.schema_encoding == "ros2msg" => {
+            if channel.schema_data.is_empty() {
+                return Err(format!(
+                    "topic {} ({}) has no message definition: add the directory of its .msg files to dds_message_dirs",
+                    topic.name, channel.schema_name
+                ));
+            }
+            Layout::Ros2 {
+                type_name: &channel.schema_name,
+                definition: std::str::from_utf8(&channel.schema_data)
+                    .map_err(|_| format!("topic {}'s message definition is not UTF-8", topic.name))?,
+            }
+        }
+        None => {
+            return Err(format!(
+                "topic {} has no schema recd can decode (message encoding {:?}): declare the fields the rule reads, e.g. fields = {{ speed = \"f32@8\" }}",
+                topic.name, channel.message_encoding
+            ))
+        }
+    };
+    let condition = Condition::compile(expression, layout).map_err(|e| e.to_string())?;
+    Ok(RuleRunner::new(condition, rule.hold, rule.holdoff))
+}
+
+/// Evaluates the health rules on a topic's health change in `session`.
+fn health(rules: &Rules, session: &str, event: &HealthEvent, target: &dyn Target) {
+    for slot in &rules.slots {
+        let RuleKind::Health { pattern, states } = &slot.rule.kind else {
+            continue;
+        };
+        if !recd_rules::glob_match(pattern, &event.topic) {
+            continue;
+        }
+        slot.evaluated.fetch_add(1, Ordering::Relaxed);
+        // It fires when the topic's health leaves ok (or a required topic never came).
+        if event.from.is_bad() || !states.contains(&event.to) {
+            continue;
+        }
+        let last = slot.last_fired_ns.load(Ordering::Relaxed);
+        let holdoff = slot.rule.holdoff.as_nanos() as u64;
+        if last > 0 && event.since_ns.saturating_sub(last) < holdoff {
+            continue;
+        }
+        fire(
+            slot,
+            &event.topic,
+            event.since_ns,
+            health_firing(session, event),
+            target,
+        );
+    }
+}
