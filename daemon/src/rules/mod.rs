@@ -39,6 +39,9 @@ pub trait Target: Send + Sync {
     fn running(&self) -> Vec<String>;
     /// Takes `request` as `rec trigger` would.
     fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply>;
+    /// Sends `request` (moment, window, id) to every recorder of the fleet, as `rec
+    /// fleet trigger` does.
+    fn tell_fleet(&self, request: &TriggerRequest) -> Result<(), String>;
 }
 
 /// The rules of recd.toml, their counts, and the queue to their thread.
