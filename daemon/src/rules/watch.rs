@@ -4,7 +4,8 @@
 //! A topic recorded by several sessions is evaluated on one session's samples only (the
 //! first whose samples came; another takes over once it has been silent for
 //! [`OWNER_SILENCE`]), so that each sample is seen once and a rule's `hold` and `prev`
-//! follow one stream.
+//! follow one stream. The rules' own subscription ([`super::listener`]) feeds a topic
+//! only while no session does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -16,7 +17,7 @@ use recd_rules::{ChannelView, RuleKind, RuleRunner};
 
 use super::firing::{fire, health_firing};
 use super::tap::TappedTopic;
-use super::{Event, Rules, Target};
+use super::{Event, Rules, Target, LISTENER};
 
 /// How long the session whose samples a topic's rules follow may be silent before
 /// another session's samples of it are taken instead.
@@ -73,6 +74,9 @@ fn evaluate(
     let now = Instant::now();
     match running.owner {
         Some((session, _)) if session == topic.session => {}
+        // A session's samples take over from the rules' own subscription at once: they
+        // carry the log times its files record.
+        Some((LISTENER, _)) if topic.session != LISTENER => running.runner = None,
         Some((_, last)) if now.duration_since(last) < OWNER_SILENCE => return,
         _ => {
             // A new stream: compiled again against its channel, with no `prev`.

@@ -31,9 +31,11 @@ impl Sessions {
         *self.fleet_outbox.lock().expect("fleet lock") = Some(outbox);
     }
 
-    /// Starts the rules' thread, when there are rules.
-    pub fn start_rules(self: &Arc<Self>) -> Option<Worker> {
-        self.rules.start(self.clone())
+    /// Starts the rules' thread and their own subscription to their topics, when there
+    /// are rules.
+    pub fn start_rules(self: &Arc<Self>) -> (Option<Worker>, Option<recd_engine::Recording>) {
+        let listener = crate::rules::listener::start(&self.config, &self.rules);
+        (self.rules.start(self.clone()), listener)
     }
 
     /// The rules as `rec status` shows them.
