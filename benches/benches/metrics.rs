@@ -80,6 +80,7 @@ fn snapshot(topics: usize) -> Snapshot {
         },
         file_sizes: Default::default(),
         incidents: None,
+        rules: Vec::new(),
         backlog: None,
     }
 }

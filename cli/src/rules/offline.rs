@@ -178,10 +178,9 @@ fn files(socket: &Path, target: &Path) -> Result<Vec<PathBuf>, String> {
     let files: Vec<PathBuf> = crate::files::files_of(socket, target)?
         .into_iter()
         .filter(|file| {
-            !file
-                .parent()
+            file.parent()
                 .and_then(Path::file_name)
-                .is_some_and(|dir| dir == "incidents")
+                .is_none_or(|dir| dir != "incidents")
         })
         .collect();
     if files.is_empty() {
