@@ -217,3 +217,6 @@ impl RuleSlot {
         self.problem.lock().expect("rule lock").1
     }
 }
+
+#[cfg(test)]
+mod tests;
