@@ -13,11 +13,13 @@ pub mod listener;
 mod tap;
 mod watch;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 
 use recd_control::{ErrorReply, RuleState, RuleStatus, SessionTriggered, TriggerRequest};
+use recd_engine::{TopicFilter, TopicSelection};
 use recd_health::HealthEvent;
 use recd_rules::{Rule, RuleKind};
 
@@ -51,6 +53,9 @@ pub trait Target: Send + Sync {
 /// The rules of recd.toml, their counts, and the queue to their thread.
 pub struct Rules {
     slots: Vec<RuleSlot>,
+    /// What each running session records (by its topic globs): the rules' own
+    /// subscription stands in only for topics none of them records.
+    recorded: Mutex<HashMap<i64, TopicFilter>>,
     queue: SyncSender<Event>,
     receiver: Mutex<Option<Receiver<Event>>>,
     queued_bytes: AtomicUsize,
@@ -87,6 +92,7 @@ impl Rules {
         let (queue, receiver) = std::sync::mpsc::sync_channel(QUEUE_EVENTS);
         Arc::new(Self {
             slots: rules.into_iter().map(RuleSlot::new).collect(),
+            recorded: Mutex::default(),
             queue,
             receiver: Mutex::new(Some(receiver)),
             queued_bytes: AtomicUsize::new(0),
@@ -118,6 +124,27 @@ impl Rules {
     /// The taps of the session `name`.
     pub fn tap(self: &Arc<Self>, session: i64, name: &str) -> SessionTap {
         SessionTap::new(self.clone(), session, name)
+    }
+
+    /// Notes that the session `session` records the topics `selection` selects (from its
+    /// start, or since `rec topics-set`).
+    pub fn session_records(&self, session: i64, selection: &TopicSelection) {
+        let mut recorded = self.recorded.lock().expect("rules lock");
+        match TopicFilter::new(selection) {
+            Ok(filter) => recorded.insert(session, filter),
+            Err(_) => recorded.remove(&session),
+        };
+    }
+
+    /// Notes that the session `session` stopped.
+    pub fn session_ended(&self, session: i64) {
+        self.recorded.lock().expect("rules lock").remove(&session);
+    }
+
+    /// Whether some running session records `topic` (its samples come from it).
+    fn recorded_by_a_session(&self, topic: &str) -> bool {
+        let recorded = self.recorded.lock().expect("rules lock");
+        recorded.values().any(|filter| filter.matches(topic))
     }
 
     /// The topics content rules watch.

@@ -90,9 +90,9 @@ fn a_session_takes_a_topic_over_from_the_rules_own_subscription() {
     assert!(listener.taps(0, "speed", &channel()));
     assert!(session.taps(3, "speed", &channel()));
     assert!(!session.taps(4, "other", &channel()));
-    // The listener alone: its 7 fires.
+    // No session records the topic (by its globs): the listener's 7 fires.
     listener.sample(0, 100, &[&value(7)]);
-    // The session comes: from now on only its samples count, the listener's 7 not.
+    // A session's samples take over: from then on only its samples count.
     session.sample(3, 200, &[&value(1)]);
     listener.sample(0, 250, &[&value(1)]);
     listener.sample(0, 300, &[&value(7)]);
@@ -126,6 +126,32 @@ fn a_session_takes_a_topic_over_from_the_rules_own_subscription() {
     assert_eq!(fired.values["msg.v"], serde_json::json!(7));
     let status = &rules.status()[0];
     assert_eq!((status.evaluated, status.fired), (3, 2));
+}
+
+#[test]
+fn the_rules_own_subscription_stands_in_only_for_topics_no_session_records() {
+    let rules = rules(&[]);
+    let listener = rules.tap(LISTENER, "rules");
+    listener.taps(0, "speed", &channel());
+    let only = |globs: &[&str]| recd_engine::TopicSelection {
+        include: globs.iter().map(|g| g.to_string()).collect(),
+        ..Default::default()
+    };
+    // A session that records other topics leaves it to the listener; one whose globs
+    // select it does not, even before its first sample.
+    rules.session_records(1, &only(&["camera/*"]));
+    rules.session_records(2, &only(&["spe*"]));
+    listener.sample(0, 100, &[&value(7)]);
+    let target = Recorder {
+        running: vec!["drive".into()],
+        ..Default::default()
+    };
+    drain(&rules, &target);
+    assert!(target.asked.lock().unwrap().is_empty());
+    assert_eq!(rules.status()[0].evaluated, 0);
+    rules.session_ended(2);
+    assert!(!rules.recorded_by_a_session("speed"));
+    assert!(rules.recorded_by_a_session("camera/front"));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! first whose samples came; another takes over once it has been silent for
 //! [`OWNER_SILENCE`]), so that each sample is seen once and a rule's `hold` and `prev`
 //! follow one stream. The rules' own subscription ([`super::listener`]) feeds a topic
-//! only while no session does.
+//! only while no running session's topic globs select it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -71,6 +71,10 @@ fn evaluate(
     target: &dyn Target,
 ) {
     let slot = rules.slot(index);
+    if topic.session == LISTENER && rules.recorded_by_a_session(&topic.name) {
+        // A session records it: its samples, with its files' log times, are the ones.
+        return;
+    }
     let now = Instant::now();
     match running.owner {
         Some((session, _)) if session == topic.session => {}

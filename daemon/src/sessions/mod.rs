@@ -260,9 +260,12 @@ impl Sessions {
         ));
         // Finishing keeps off the disk from the session's first file on.
         self.finish_gate.set_recording(running.len() + 1);
+        // The rules' own subscription stands in for no topic this session records.
+        self.rules.session_records(id, &topics);
         let recording = match Recording::start_observed(config, files.clone()) {
             Ok(recording) => recording,
             Err(start_error) => {
+                self.rules.session_ended(id);
                 self.finish_gate.set_recording(running.len());
                 let reason = format!("cannot start session {name:?}: {start_error}");
                 let mut catalog = self.catalog();
@@ -554,6 +557,7 @@ impl Sessions {
     fn finish(&self, name: String, session: Running) -> SessionStopped {
         let (state, mut stopped) =
             replies::stop_report(&name, session.recording.stop(), &session.files.started());
+        self.rules.session_ended(session.id);
         let mut catalog = self.catalog();
         mark_gone(&catalog, &mut stopped);
         add_file_health(&catalog, &mut stopped);

@@ -49,6 +49,7 @@ impl Sessions {
                     ),
                 })?;
         session.topics = topics.clone();
+        self.rules.session_records(session.id, &topics);
         let topics_json = serde_json::to_string(&topics).expect("a selection serializes");
         let id = session.id;
         let files = session.recording.current_files();
