@@ -18,6 +18,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "topics-set",
             "trigger",
             "incidents",
+            "rules",
         ],
     ),
     ("Fleet", &["fleet"]),

@@ -114,6 +114,15 @@ fn print(incident: &Incident) {
         incident.time_ns.saturating_sub(incident.start_ns) as f64 / 1e9,
         incident.end_ns.saturating_sub(incident.time_ns) as f64 / 1e9,
     );
+    if let Some(fired) = &incident.rule {
+        outln!(
+            "  rule {} fired on {} at {}: {}",
+            fired.rule,
+            fired.topic,
+            crate::format::timestamp(fired.sample_ns),
+            serde_json::Value::from_iter(fired.values.clone())
+        );
+    }
     if let Some(error) = &incident.cut_error {
         outln!("  cut failed: {error}");
     }

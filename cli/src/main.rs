@@ -18,6 +18,7 @@ mod output;
 mod play;
 mod reindex;
 mod request;
+mod rules;
 mod running;
 mod session;
 mod socket;
@@ -61,6 +62,7 @@ enum Command {
     TopicsSet(topics_set::TopicsSetArgs),
     Trigger(running::TriggerArgs),
     Incidents(incidents::IncidentsArgs),
+    Rules(rules::RulesArgs),
     List(session::ListArgs),
     Topics(topics::TopicsArgs),
     Play(play::PlayArgs),
@@ -107,6 +109,7 @@ fn main() -> ExitCode {
         Command::TopicsSet(args) => topics_set::run(&args.socket.path, &args),
         Command::Trigger(args) => running::trigger(&args.socket.path, &args),
         Command::Incidents(args) => incidents::run(&args),
+        Command::Rules(args) => rules::run(&args),
         Command::List(args) => session::list(&args.socket.path, &args),
         Command::Topics(args) => topics::run(&args.socket.path, &args),
         Command::Play(args) => play::run(&args.socket.path, &args),

@@ -62,6 +62,17 @@ fn populated() -> DaemonConfig {
             token_file: Some(PathBuf::from("/etc/recd/http-token")),
             ..HttpConfig::default()
         },
+        rule: vec![recd_rules::RuleConfig {
+            name: "lidar_lost".into(),
+            health: Some("lidar/*".into()),
+            states: Some(vec!["stalled".into()]),
+            hold: Some("0s".into()),
+            before: Some("60s".into()),
+            after: Some("10s".into()),
+            holdoff: Some("1min".into()),
+            sessions: vec!["drive*".into()],
+            ..Default::default()
+        }],
         preset: vec![PresetConfig {
             name: "drive".into(),
             max_file_size: Some(ByteSize::gib(4)),
@@ -218,7 +229,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
 
     // What the parser asks for, section by section: adds a key the populated
     // configuration leaves out (an optional one, absent from the serialized text).
-    let sections: [(&str, BTreeSet<String>); 7] = [
+    let sections: [(&str, BTreeSet<String>); 8] = [
         ("[recording]", accepted::<SessionDefaults>()),
         ("[incidents]", accepted::<IncidentsConfig>()),
         ("[upload]", accepted::<UploadConfig>()),
@@ -226,6 +237,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
         ("[[expect]]", accepted::<Expectation>()),
         ("[http]", accepted::<HttpConfig>()),
         ("[[preset]]", accepted::<PresetConfig>()),
+        ("[[rule]]", accepted::<recd_rules::RuleConfig>()),
     ];
     for (section, fields) in sections {
         keys.entry(section.to_string()).or_default().extend(fields);

@@ -461,7 +461,13 @@ function renderIncidents(o) {
     t.title = new Date(i.time_ns / 1e6).toISOString() + ", window " +
       ((i.time_ns - i.start_ns) / 1e9).toFixed(1) + " s before, " + ((i.end_ns - i.time_ns) / 1e9).toFixed(1) +
       " s after; " + i.pinned_files + " files pinned";
-    row.append(el("td", "i-id", i.id), el("td", "i-session", i.session), el("td", "i-origin", i.origin),
+    // A rule's incident names its rule, and shows the values it read on hovering.
+    const origin = el("td", "i-origin", i.rule ? "rule " + i.rule.rule : i.origin);
+    if (i.rule) {
+      row.dataset.rule = i.rule.rule;
+      origin.title = i.rule.topic + ": " + JSON.stringify(i.rule.values);
+    }
+    row.append(el("td", "i-id", i.id), el("td", "i-session", i.session), origin,
       el("td", "i-note", i.note), t, el("td", "i-state " + tone, state));
     return row;
   }));

@@ -103,6 +103,7 @@ mod tests {
             facts: Default::default(),
             file_sizes: Default::default(),
             incidents: None,
+            rules: Vec::new(),
             backlog: None,
         }
     }

@@ -44,5 +44,6 @@ fn incident_json(incident: &Incident) -> Value {
         "pinned_files": incident.pinned_files.len(),
         "pinned_bytes": incident.pinned_files.iter().map(|f| f.bytes).sum::<u64>(),
         "cut_files": cut_files,
+        "rule": incident.rule,
     })
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recd_control::{Backlog, IncidentsOverview, Request, Response, SessionStatus, UploadStatus};
+use recd_control::{
+    Backlog, IncidentsOverview, Request, Response, RuleStatus, SessionStatus, UploadStatus,
+};
 
 use crate::backend::{Backend, DaemonFacts};
 
@@ -35,15 +37,19 @@ pub struct Snapshot {
     /// The incidents counted and the newest of them; `None` when the catalog could not
     /// be read.
     pub incidents: Option<IncidentsOverview>,
+    /// The `[[rule]]`s as they run.
+    pub rules: Vec<RuleStatus>,
 }
 
 impl Snapshot {
     /// Takes one (blocking).
     pub fn take(backend: &dyn Backend) -> Result<Self, String> {
-        let (sessions, backlog) = match backend.answer(Request::Status { name: None }) {
+        let (sessions, backlog, rules) = match backend.answer(Request::Status { name: None }) {
             Ok(Response::Status {
-                sessions, backlog, ..
-            }) => (sessions, backlog),
+                sessions,
+                backlog,
+                rules,
+            }) => (sessions, backlog, rules),
             Ok(other) => return Err(format!("recd answered a status with {other:?}")),
             Err(error) => return Err(error.message),
         };
@@ -68,6 +74,7 @@ impl Snapshot {
             facts: backend.facts(),
             file_sizes,
             incidents,
+            rules,
         })
     }
 }

@@ -378,6 +378,8 @@ mod tests {
             topic: topic.into(),
             message_encoding: "cdr".into(),
             schema_name: schema.into(),
+            schema_encoding: String::new(),
+            schema_data: Vec::new(),
             metadata: metadata
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -417,6 +417,8 @@ fn open_outputs(
                     topic: channel.topic,
                     message_encoding: channel.message_encoding,
                     schema_name: channel.schema_name.unwrap_or_default(),
+                    schema_encoding: channel.schema_encoding.unwrap_or_default(),
+                    schema_data: Vec::new(),
                     metadata: channel.metadata,
                 });
         }

@@ -375,6 +375,8 @@ mod tests {
             topic: service.into(),
             message_encoding: keys::MESSAGE_ENCODING.into(),
             schema_name: "u8".into(),
+            schema_encoding: String::new(),
+            schema_data: Vec::new(),
             metadata,
         }
     }

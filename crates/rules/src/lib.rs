@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod channel;
 mod condition;
 mod config;
 mod decode;
@@ -26,6 +27,7 @@ mod schema;
 mod synthetic;
 mod trigger;
 
+pub use channel::ChannelView;
 pub use condition::{Condition, Decoded, Layout};
 pub use config::{check_rules, Rule, RuleConfig, RuleKind};
 pub use error::{CompileError, EvalError, RuleError};

@@ -25,6 +25,10 @@ pub struct RecordedChannel {
     pub message_encoding: String,
     /// Its schema's name (the message type), empty without a schema.
     pub schema_name: String,
+    /// Its schema's encoding (`ros2msg`, `iceoryx2`), empty without a schema.
+    pub schema_encoding: String,
+    /// Its schema's data (a ROS 2 message definition), empty without one.
+    pub schema_data: Vec<u8>,
     /// Its metadata (iceoryx2 type details, ROS 2 QoS).
     pub metadata: BTreeMap<String, String>,
 }
@@ -217,7 +221,7 @@ fn map(file: &std::fs::File, advice: memmap2::Advice) -> std::io::Result<Bytes> 
 struct Stopped;
 
 struct Visitor<F> {
-    schemas: HashMap<u16, String>,
+    schemas: HashMap<u16, (String, String, Vec<u8>)>,
     channels: HashMap<u16, Arc<RecordedChannel>>,
     visit: F,
     messages: u64,
@@ -229,11 +233,12 @@ impl<F: FnMut(RecordedMessage<'_>) -> ControlFlow<()>> RecordSink for Visitor<F>
 
     fn record(&mut self, record: Record<'_>) -> Result<(), Stopped> {
         match record {
-            Record::Schema { header, .. } => {
-                self.schemas.insert(header.id, header.name);
+            Record::Schema { header, data } => {
+                self.schemas
+                    .insert(header.id, (header.name, header.encoding, data.into_owned()));
             }
             Record::Channel(channel) => {
-                let schema_name = self
+                let (schema_name, schema_encoding, schema_data) = self
                     .schemas
                     .get(&channel.schema_id)
                     .cloned()
@@ -243,6 +248,8 @@ impl<F: FnMut(RecordedMessage<'_>) -> ControlFlow<()>> RecordSink for Visitor<F>
                         topic: channel.topic,
                         message_encoding: channel.message_encoding,
                         schema_name,
+                        schema_encoding,
+                        schema_data,
                         metadata: channel.metadata,
                     })
                 });

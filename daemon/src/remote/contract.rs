@@ -37,6 +37,13 @@ pub async fn serve(context: Arc<Context>) -> Result<(), String> {
     let writer = publisher
         .create_datawriter_no_key_cdr::<DdsRecorderStatus>(&topics.status, Some(status_qos()))
         .map_err(|e| failed("status writer", &e))?;
+    // `fleet = true` rules tell every recorder of the domain (this one hears itself too,
+    // and takes the incident once: it keeps its id).
+    let fleet_writer = publisher
+        .create_datawriter_no_key_cdr::<DdsRecorderCommand>(&topics.command, Some(command_qos()))
+        .map_err(|e| failed("command writer", &e))?;
+    let (fleet_tx, mut fleet_rx) = mpsc::unbounded_channel::<DdsRecorderCommand>();
+    context.sessions.set_fleet_outbox(fleet_tx);
 
     let mut commands = reader.async_sample_stream();
     let (statuses_tx, mut statuses_rx) = mpsc::unbounded_channel::<DdsRecorderStatus>();
@@ -53,6 +60,11 @@ pub async fn serve(context: Arc<Context>) -> Result<(), String> {
                 Some(Err(error)) => tracing::warn!("a remote command could not be read: {error}"),
                 None => return Err("the command reader ended".into()),
             },
+            Some(command) = fleet_rx.recv() => {
+                if let Err(error) = fleet_writer.async_write(command, None).await {
+                    tracing::warn!("cannot send a rule's incident to the fleet: {error}");
+                }
+            }
             Some(status) = statuses_rx.recv() => {
                 if let Err(error) = writer.async_write(status, None).await {
                     tracing::warn!("cannot write the remote-control status: {error}");

@@ -67,8 +67,22 @@ pub(super) fn fire(
             }
         }
     }
+    if rule.fleet {
+        let request = TriggerRequest {
+            before_ms: Some(rule.before.as_millis() as u64),
+            after_ms: rule.after.as_millis() as u64,
+            note: format!("rule {} on {}", rule.name, crate::host::hostname()),
+            at_ns: Some(time_ns),
+            id: Some(id.clone()),
+            ..TriggerRequest::default()
+        };
+        if let Err(error) = target.tell_fleet(&request) {
+            tracing::warn!(rule = %rule.name, id, "the rule fired but the fleet was not told: {error}");
+        }
+    }
     tracing::info!(
         rule = %rule.name,
+        fleet = rule.fleet,
         topic,
         time = %crate::clock::rfc3339(time_ns),
         values = %shown,

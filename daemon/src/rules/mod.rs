@@ -9,6 +9,7 @@
 //! through the same path `rec trigger` takes ([`firing`]).
 
 mod firing;
+pub mod listener;
 mod tap;
 mod watch;
 
@@ -33,12 +34,18 @@ const QUEUE_BYTES: usize = 16 << 20;
 /// error saying the message was cut).
 pub const SAMPLE_BYTES: usize = 64 << 10;
 
+/// The session id the rules' own subscription ([`listener`]) feeds samples under.
+pub const LISTENER: i64 = -1;
+
 /// What the sessions give the rules: who is recording, and the trigger path.
 pub trait Target: Send + Sync {
     /// The names of the running sessions.
     fn running(&self) -> Vec<String>;
     /// Takes `request` as `rec trigger` would.
     fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply>;
+    /// Sends `request` (moment, window, id) to every recorder of the fleet, as `rec
+    /// fleet trigger` does.
+    fn tell_fleet(&self, request: &TriggerRequest) -> Result<(), String>;
 }
 
 /// The rules of recd.toml, their counts, and the queue to their thread.
@@ -111,6 +118,19 @@ impl Rules {
     /// The taps of the session `name`.
     pub fn tap(self: &Arc<Self>, session: i64, name: &str) -> SessionTap {
         SessionTap::new(self.clone(), session, name)
+    }
+
+    /// The topics content rules watch.
+    pub fn content_topics(&self) -> Vec<String> {
+        let mut topics: Vec<String> = (self.slots.iter())
+            .filter_map(|slot| match &slot.rule.kind {
+                RuleKind::Content { topic, .. } => Some(topic.clone()),
+                RuleKind::Health { .. } => None,
+            })
+            .collect();
+        topics.sort();
+        topics.dedup();
+        topics
     }
 
     /// The rules watching `topic`'s content, by index.

@@ -4,7 +4,8 @@
 //! A topic recorded by several sessions is evaluated on one session's samples only (the
 //! first whose samples came; another takes over once it has been silent for
 //! [`OWNER_SILENCE`]), so that each sample is seen once and a rule's `hold` and `prev`
-//! follow one stream.
+//! follow one stream. The rules' own subscription ([`super::listener`]) feeds a topic
+//! only while no session does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -12,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use recd_control::RuleState;
 use recd_health::HealthEvent;
-use recd_rules::{Condition, Layout, RuleKind, RuleRunner};
+use recd_rules::{ChannelView, RuleKind, RuleRunner};
 
 use super::firing::{fire, health_firing};
 use super::tap::TappedTopic;
-use super::{Event, Rules, Target};
+use super::{Event, Rules, Target, LISTENER};
 
 /// How long the session whose samples a topic's rules follow may be silent before
 /// another session's samples of it are taken instead.
@@ -73,6 +74,9 @@ fn evaluate(
     let now = Instant::now();
     match running.owner {
         Some((session, _)) if session == topic.session => {}
+        // A session's samples take over from the rules' own subscription at once: they
+        // carry the log times its files record.
+        Some((LISTENER, _)) if topic.session != LISTENER => running.runner = None,
         Some((_, last)) if now.duration_since(last) < OWNER_SILENCE => return,
         _ => {
             // A new stream: compiled again against its channel, with no `prev`.
@@ -110,47 +114,17 @@ fn evaluate(
     }
 }
 
-/// The rule `index` compiled against `topic`'s schema, or why it cannot be.
+/// The rule `index` compiled against `topic`'s channel, or why it cannot be.
 fn compile(rules: &Rules, index: usize, topic: &TappedTopic) -> Result<RuleRunner, String> {
-    let rule = &rules.slot(index).rule;
-    let RuleKind::Content {
-        expression, fields, ..
-    } = &rule.kind
-    else {
-        unreachable!("only content rules tap topics")
-    };
     let channel = &topic.channel;
-    let layout = match fields {
-        Some(fields) => Layout::Fields {
-            fields,
-            user_header_size: channel
-                .metadata
-                .get(recd_storage::iceoryx2::USER_HEADER_SIZE)
-                .and_then(|size| size.parse().ok())
-                .unwrap_or(0),
-        },
-        None if channel.message_encoding == "cdr" && channel.schema_encoding == "ros2msg" => {
-            if channel.schema_data.is_empty() {
-                return Err(format!(
-                    "topic {} ({}) has no message definition: add the directory of its .msg files to dds_message_dirs",
-                    topic.name, channel.schema_name
-                ));
-            }
-            Layout::Ros2 {
-                type_name: &channel.schema_name,
-                definition: std::str::from_utf8(&channel.schema_data)
-                    .map_err(|_| format!("topic {}'s message definition is not UTF-8", topic.name))?,
-            }
-        }
-        None => {
-            return Err(format!(
-                "topic {} has no schema recd can decode (message encoding {:?}): declare the fields the rule reads, e.g. fields = {{ speed = \"f32@8\" }}",
-                topic.name, channel.message_encoding
-            ))
-        }
-    };
-    let condition = Condition::compile(expression, layout).map_err(|e| e.to_string())?;
-    Ok(RuleRunner::new(condition, rule.hold, rule.holdoff))
+    rules.slot(index).rule.runner_for(&ChannelView {
+        topic: &topic.name,
+        message_encoding: &channel.message_encoding,
+        schema_name: &channel.schema_name,
+        schema_encoding: &channel.schema_encoding,
+        schema_data: &channel.schema_data,
+        metadata: &channel.metadata,
+    })
 }
 
 /// Evaluates the health rules on a topic's health change in `session`.

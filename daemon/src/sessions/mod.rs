@@ -8,6 +8,7 @@ mod facts;
 mod health_log;
 mod incidents;
 mod incidents_overview;
+mod listing;
 mod rates;
 mod replies;
 mod rules_target;
@@ -25,8 +26,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use recd_catalog::{Catalog, SessionId};
 use recd_control::{
-    ErrorKind, ErrorReply, ListedSession, SessionMarked, SessionPaused, SessionStarted,
-    SessionState, SessionStatus, SessionStopped, StartRequest,
+    ErrorKind, ErrorReply, SessionMarked, SessionPaused, SessionStarted, SessionState,
+    SessionStatus, SessionStopped, StartRequest,
 };
 use recd_engine::{Recording, TopicFilter, TopicSelection};
 use recd_upload::Pressure;
@@ -40,7 +41,7 @@ use crate::uploads::{SessionFiles, Uploads};
 use crate::{names, retention};
 use catalog_sync::{add_file_health, mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
-use replies::{catalog_failure, catalog_file, error, listed, unknown_session};
+use replies::{catalog_failure, error, unknown_session};
 use telling::{losses_since_last, tell_changes};
 use uploading::upload_guard;
 
@@ -114,6 +115,8 @@ pub struct Sessions {
     refused_incidents: Mutex<incidents::Refused>,
     /// The `[[rule]]`s, which sessions feed with the topics they name.
     rules: Arc<crate::rules::Rules>,
+    /// Where `fleet = true` rules' triggers go (remote control's command writer).
+    fleet_outbox: rules_target::FleetOutbox,
 }
 
 impl Sessions {
@@ -141,6 +144,7 @@ impl Sessions {
             delays: Mutex::default(),
             refused_incidents: Mutex::default(),
             rules: rules_target::rules_of(&config),
+            fleet_outbox: Mutex::default(),
             config,
         }
     }
@@ -427,37 +431,6 @@ impl Sessions {
                 )
             })
             .collect())
-    }
-
-    /// Sessions and files from the catalog, newest first.
-    pub fn list(&self) -> Result<Vec<ListedSession>, ErrorReply> {
-        let catalog = self.catalog();
-        let sessions = catalog.sessions().map_err(catalog_failure)?;
-        let uploads = catalog.upload_states().map_err(catalog_failure)?;
-        sessions
-            .into_iter()
-            .map(|session| listed(&catalog, session, &uploads).map_err(catalog_failure))
-            .collect()
-    }
-
-    /// The newest session of that name, with its files.
-    pub fn files(&self, name: &str) -> Result<ListedSession, ErrorReply> {
-        let catalog = self.catalog();
-        let session = catalog
-            .session_by_name(name)
-            .map_err(catalog_failure)?
-            .ok_or_else(|| unknown_session(name))?;
-        let uploads = catalog.upload_states().map_err(catalog_failure)?;
-        listed(&catalog, session, &uploads).map_err(catalog_failure)
-    }
-
-    /// Marks a catalog file that `rec reindex` rewrote in place as indexed.
-    pub fn mark_reindexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), ErrorReply> {
-        let catalog = self.catalog();
-        catalog_file(&catalog, path)?;
-        catalog
-            .record_indexed_in_place(path, bytes, messages)
-            .map_err(catalog_failure)
     }
 
     /// Updates rates, tells the log of pauses and write errors, applies retention;

@@ -1,13 +1,19 @@
 //! What the rules need of the sessions: who is recording, and the trigger path.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use recd_control::{ErrorReply, SessionTriggered, TriggerRequest};
+use recd_remote::{CommandArgs, DdsRecorderCommand, RemoteCommand};
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::Sessions;
 use crate::background::Worker;
 use crate::config::DaemonConfig;
 use crate::rules::{Rules, Target};
+
+/// Remote control's command writer, once it has one.
+pub(super) type FleetOutbox = std::sync::Mutex<Option<UnboundedSender<DdsRecorderCommand>>>;
 
 /// The rules of `config` (checked when it was read).
 pub(super) fn rules_of(config: &DaemonConfig) -> Arc<Rules> {
@@ -19,9 +25,17 @@ pub(super) fn rules_of(config: &DaemonConfig) -> Arc<Rules> {
 }
 
 impl Sessions {
-    /// Starts the rules' thread, when there are rules.
-    pub fn start_rules(self: &Arc<Self>) -> Option<Worker> {
-        self.rules.start(self.clone())
+    /// Where `fleet = true` rules' triggers go to every recorder of the DDS domain (set
+    /// by remote control once its command writer exists).
+    pub fn set_fleet_outbox(&self, outbox: UnboundedSender<DdsRecorderCommand>) {
+        *self.fleet_outbox.lock().expect("fleet lock") = Some(outbox);
+    }
+
+    /// Starts the rules' thread and their own subscription to their topics, when there
+    /// are rules.
+    pub fn start_rules(self: &Arc<Self>) -> (Option<Worker>, Option<recd_engine::Recording>) {
+        let listener = crate::rules::listener::start(&self.config, &self.rules);
+        (self.rules.start(self.clone()), listener)
     }
 
     /// The rules as `rec status` shows them.
@@ -42,5 +56,26 @@ impl Target for Sessions {
 
     fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
         Sessions::trigger(self, request)
+    }
+
+    fn tell_fleet(&self, request: &TriggerRequest) -> Result<(), String> {
+        let outbox = self.fleet_outbox.lock().expect("fleet lock");
+        let Some(outbox) = outbox.as_ref() else {
+            return Err("remote control has no command writer (is [remote_control] enabled and its participant up?)".into());
+        };
+        let args = CommandArgs {
+            trigger_ns: request.at_ns,
+            before: request.before_ms.map(Duration::from_millis),
+            after: Some(Duration::from_millis(request.after_ms)),
+            note: Some(request.note.clone()),
+            id: request.id.clone(),
+            ..CommandArgs::default()
+        };
+        outbox
+            .send(DdsRecorderCommand {
+                command: RemoteCommand::Event.name().to_string(),
+                args: args.to_json(),
+            })
+            .map_err(|_| "remote control has stopped".to_string())
     }
 }

@@ -79,7 +79,7 @@ impl Sessions {
     /// pre-trigger session writes it from its buffer, blocking until a moment ahead has
     /// come.
     pub fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
-        {
+        let name = {
             let running = self.running.lock().expect("sessions lock");
             let name = resolve(&running, request.name.as_deref())?;
             let session = &running[&name];
@@ -93,10 +93,13 @@ impl Sessions {
                 drop(running);
                 return self.take_incident(&on_disk, request);
             }
-        }
+            name
+        };
         let id = request.id.as_deref().filter(|id| !id.is_empty());
-        if let Some(id) = id {
-            match self.triggers.take(id) {
+        // Ids are kept per session: a rule's firing gives all its sessions one id.
+        let key = id.map(|id| format!("{name}/{id}"));
+        if let (Some(id), Some(key)) = (id, &key) {
+            match self.triggers.take(key) {
                 Taken::New => {}
                 Taken::Answered(mut answer) => {
                     answer.repeated = true;
@@ -112,8 +115,8 @@ impl Sessions {
             }
         }
         let answer = self.trigger_once(request);
-        if let Some(id) = id {
-            self.triggers.settle(id, answer.as_ref().ok());
+        if let Some(key) = &key {
+            self.triggers.settle(key, answer.as_ref().ok());
         }
         answer
     }

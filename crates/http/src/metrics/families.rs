@@ -7,6 +7,7 @@ use recd_control::{SessionStatus, UploadState};
 use recd_health::HealthState;
 
 mod incidents;
+mod rules;
 
 use super::budget::{TopicBudget, OTHER};
 use crate::snapshot::Snapshot;
@@ -90,6 +91,7 @@ pub fn families(snapshot: &Snapshot, budget: &mut TopicBudget, version: &str) ->
     all.extend(backlog_families(snapshot));
     all.extend(upload_families(snapshot));
     all.extend(incidents::families(snapshot));
+    all.extend(rules::families(&snapshot.rules));
     all
 }
 

@@ -80,6 +80,7 @@ fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
         },
         file_sizes: Default::default(),
         incidents: None,
+        rules: Vec::new(),
         backlog: Some(recd_control::Backlog {
             finish_waiting: 2,
             finish_oldest_s: Some(61.5),
@@ -233,4 +234,41 @@ fn incidents_are_counted_by_origin_with_the_bytes_they_pin() {
     // Without incidents read, no family claims there are none.
     let (_, text) = render(families(&snapshot(vec![]), &mut budget, "1"), "");
     assert!(!text.contains("recd_incidents"), "{text}");
+}
+
+#[test]
+fn each_rule_has_its_evaluations_firings_skips_errors_and_refusal() {
+    let rule = |name: &str, state, evaluated, skipped, fired| recd_control::RuleStatus {
+        name: name.into(),
+        watches: "topic /vehicle/status".into(),
+        state,
+        problem: None,
+        evaluated,
+        skipped,
+        errors: 1,
+        fired,
+        last_fired_ns: None,
+    };
+    let mut with_rules = snapshot(vec![]);
+    with_rules.rules = vec![
+        rule("hard_brake", recd_control::RuleState::Watching, 1000, 3, 2),
+        rule("typo", recd_control::RuleState::Refused, 0, 0, 0),
+    ];
+    let mut budget = TopicBudget::new(100);
+    let (_, text) = render(families(&with_rules, &mut budget, "1"), "");
+    for (series, value) in [
+        ("recd_rule_evaluations_total{rule=\"hard_brake\"}", 1000.0),
+        ("recd_rule_firings_total{rule=\"hard_brake\"}", 2.0),
+        ("recd_rule_skipped_total{rule=\"hard_brake\"}", 3.0),
+        ("recd_rule_errors_total{rule=\"typo\"}", 1.0),
+        ("recd_rule_refused{rule=\"hard_brake\"}", 0.0),
+        ("recd_rule_refused{rule=\"typo\"}", 1.0),
+    ] {
+        let found = (text.lines())
+            .find_map(|l| l.strip_prefix(&format!("{series} ")))
+            .map(|v| v.parse::<f64>().unwrap());
+        assert_eq!(found, Some(value), "{series} in\n{text}");
+    }
+    let (_, text) = render(families(&snapshot(vec![]), &mut budget, "1"), "");
+    assert!(!text.contains("recd_rule"), "{text}");
 }
