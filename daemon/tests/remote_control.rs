@@ -6,7 +6,8 @@
 //! making incidents of a session on disk, the status carrying them; a start that changes
 //! a running session's topics;
 //! remote control off changing nothing; bad commands
-//! refused while recd keeps serving.
+//! refused while recd keeps serving; a `fleet = true` rule firing on one recorder making
+//! the same incident on another.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -423,6 +424,62 @@ fn a_fleet_trigger_at_a_moment_makes_one_incident_of_a_session_on_disk() {
     });
     assert!(carried, "{}", rec_in(netns, &["fleet", "status", "--json"]));
     finish_load(load);
+}
+
+#[test]
+fn a_fleet_rule_firing_on_one_recorder_makes_its_incident_on_another_too() {
+    let netns = NetNs::new();
+    let roots: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let domains: Vec<Domain> = (0..2).map(|_| Domain::new()).collect();
+    // ecu0 watches its own topic; ecu1 has no rule of its own.
+    let rule = "\n[[rule]]\nname = \"seq300\"\ntopic = \"drive/small/0\"\nfields = { seq = \"u64@0\" }\nwhen = \"msg.seq == 300\"\nbefore = \"2s\"\nafter = \"500ms\"\nfleet = true\n";
+    let recds: Vec<Recd> = (0..2)
+        .map(|i| {
+            let remote = format!(
+                "enabled = true\nrecorder = \"ecu{i}\"\n{}",
+                if i == 0 { rule } else { "" }
+            );
+            start_recd(roots[i].path(), &domains[i], &netns, &remote)
+        })
+        .collect();
+    let loads: Vec<_> = (0..2)
+        .map(|i| {
+            recds[i].rec_json(&["start", "--name", "drive"]);
+            small_load(&domains[i], "drive/", 6)
+        })
+        .collect();
+    // Sequence 300 comes 3 s into ecu0's 100 Hz topic.
+    let fired = wait_until(Duration::from_secs(40), || {
+        let listed = recds[1].rec_json(&["incidents", "drive"]);
+        !listed.as_array().unwrap().is_empty()
+    });
+    assert!(fired, "{}\n{}", recds[0].log(), recds[1].log());
+    let own = recds[0].rec_json(&["incidents", "drive"]);
+    let own = own.as_array().unwrap();
+    assert_eq!(
+        own.len(),
+        1,
+        "ecu0 hears its own fleet event and keeps one: {own:#?}"
+    );
+    assert_eq!(own[0]["origin"], "rule", "{own:#?}");
+    assert_eq!(own[0]["rule"]["values"]["msg.seq"], 300, "{own:#?}");
+    let other = recds[1].rec_json(&["incidents", "drive"]);
+    let other = other.as_array().unwrap();
+    assert_eq!(other.len(), 1, "{other:#?}");
+    assert_eq!(other[0]["origin"], "fleet", "{other:#?}");
+    for key in ["id", "time_ns", "start_ns", "end_ns"] {
+        assert_eq!(other[0][key], own[0][key], "{key}: {own:#?} {other:#?}");
+    }
+    assert!(
+        other[0]["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("rule seq300 on "),
+        "{other:#?}"
+    );
+    for load in loads {
+        finish_load(load);
+    }
 }
 
 #[test]
