@@ -186,7 +186,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     };
     let finisher = sessions.start_finishing();
     let cutter = incidents::Cutter::start(sessions.clone());
-    let (rules, rules_listener) = sessions.start_rules();
+    let rules = sessions.start_rules();
     runtime.block_on(serve_until_signal(&socket, sessions.clone(), heartbeat))?;
     drop(runtime);
 
@@ -197,12 +197,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let _ = std::fs::remove_file(&socket);
     finisher.stop();
     cutter.stop();
-    if let Some(listener) = rules_listener {
-        let _ = listener.stop();
-    }
-    if let Some(rules) = rules {
-        rules.stop();
-    }
+    sessions.stop_rules(rules);
     let stopped = stop_all(sessions.clone(), stop_timeout);
     sessions.stop_uploads();
     stopped

@@ -14,7 +14,7 @@ mod tap;
 mod watch;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 
@@ -56,6 +56,11 @@ pub struct Rules {
     /// What each running session records (by its topic globs): the rules' own
     /// subscription stands in only for topics none of them records.
     recorded: Mutex<HashMap<i64, TopicFilter>>,
+    /// Set when a session starts, stops or changes its topics: the rules' own
+    /// subscription follows (on the rules' thread, as changing it waits).
+    selection_changed: AtomicBool,
+    /// The rules' own subscription, and the topics it selects now.
+    listener: Mutex<Option<(recd_engine::Recording, Vec<String>)>>,
     queue: SyncSender<Event>,
     receiver: Mutex<Option<Receiver<Event>>>,
     queued_bytes: AtomicUsize,
@@ -93,6 +98,8 @@ impl Rules {
         Arc::new(Self {
             slots: rules.into_iter().map(RuleSlot::new).collect(),
             recorded: Mutex::default(),
+            selection_changed: AtomicBool::new(false),
+            listener: Mutex::default(),
             queue,
             receiver: Mutex::new(Some(receiver)),
             queued_bytes: AtomicUsize::new(0),
@@ -134,11 +141,21 @@ impl Rules {
             Ok(filter) => recorded.insert(session, filter),
             Err(_) => recorded.remove(&session),
         };
+        self.selection_changed.store(true, Ordering::Relaxed);
     }
 
     /// Notes that the session `session` stopped.
     pub fn session_ended(&self, session: i64) {
         self.recorded.lock().expect("rules lock").remove(&session);
+        self.selection_changed.store(true, Ordering::Relaxed);
+    }
+
+    /// The content rules' topics no running session records: what the rules' own
+    /// subscription selects.
+    fn unrecorded_topics(&self) -> Vec<String> {
+        (self.content_topics().into_iter())
+            .filter(|topic| !self.recorded_by_a_session(topic))
+            .collect()
     }
 
     /// Whether some running session records `topic` (its samples come from it).

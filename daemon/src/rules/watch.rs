@@ -8,7 +8,7 @@
 //! only while no running session's topic globs select it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use recd_control::RuleState;
@@ -31,32 +31,37 @@ struct Running {
     owner: Option<(i64, Instant)>,
 }
 
+/// How long the thread sleeps when nothing waits: it polls rather than being woken by
+/// each sample, which would cost the writer a wake-up per sample.
+const POLL: Duration = Duration::from_millis(10);
+
 /// Runs the rules until `stop`.
 pub(super) fn run(rules: &Rules, queue: &Receiver<Event>, target: &dyn Target, stop: &AtomicBool) {
     let mut running: Vec<Running> = rules.slots.iter().map(|_| Running::default()).collect();
     while !stop.load(Ordering::Relaxed) {
-        match queue.recv_timeout(Duration::from_millis(200)) {
-            Ok(Event::Sample {
-                topic,
-                log_time_ns,
-                bytes,
-            }) => {
-                rules.taken(bytes.len());
-                for &index in &topic.rules {
-                    evaluate(
-                        rules,
-                        index,
-                        &mut running[index],
-                        &topic,
-                        log_time_ns,
-                        &bytes,
-                        target,
-                    );
+        if rules.selection_changed.swap(false, Ordering::Relaxed) {
+            super::listener::follow(rules);
+        }
+        let mut took = false;
+        while let Ok(event) = queue.try_recv() {
+            took = true;
+            match event {
+                Event::Sample {
+                    topic,
+                    log_time_ns,
+                    bytes,
+                } => {
+                    rules.taken(bytes.len());
+                    for &index in &topic.rules {
+                        let running = &mut running[index];
+                        evaluate(rules, index, running, &topic, log_time_ns, &bytes, target);
+                    }
                 }
+                Event::Health { session, event } => health(rules, &session, &event, target),
             }
-            Ok(Event::Health { session, event }) => health(rules, &session, &event, target),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if !took {
+            std::thread::sleep(POLL);
         }
     }
 }

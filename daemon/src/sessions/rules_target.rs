@@ -33,9 +33,17 @@ impl Sessions {
 
     /// Starts the rules' thread and their own subscription to their topics, when there
     /// are rules.
-    pub fn start_rules(self: &Arc<Self>) -> (Option<Worker>, Option<recd_engine::Recording>) {
-        let listener = crate::rules::listener::start(&self.config, &self.rules);
-        (self.rules.start(self.clone()), listener)
+    pub fn start_rules(self: &Arc<Self>) -> Option<Worker> {
+        crate::rules::listener::start(&self.config, &self.rules);
+        self.rules.start(self.clone())
+    }
+
+    /// Stops the rules' thread `worker` and their own subscription.
+    pub fn stop_rules(&self, worker: Option<Worker>) {
+        if let Some(worker) = worker {
+            worker.stop();
+        }
+        crate::rules::listener::stop(&self.rules);
     }
 
     /// The rules as `rec status` shows them.
