@@ -6,9 +6,11 @@
 //! all it keeps, in memory), iceoryx2 and DDS on the default `[recording] dds_domain`. It
 //! follows the sessions: a topic a running session's globs select leaves its selection
 //! (that session's samples, with its files' log times, are the ones the rules see), and
-//! comes back when no session records it any more.
+//! comes back when no session records it any more; while sessions record every rule
+//! topic it does not run at all.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use recd_control::StartRequest;
@@ -17,14 +19,17 @@ use recd_engine::{
 };
 
 use super::{Rules, SessionTap, LISTENER};
-use crate::config::DaemonConfig;
+use crate::config::{DaemonConfig, SessionDefaults};
 
 /// How much the listener's buffer keeps, ms.
 const KEEP_MS: u64 = 1000;
 
-/// A topic pattern only the empty name matches: a selection of no topic (an empty one
-/// would select every topic).
-const NO_TOPIC: &str = "";
+/// What starting the listener takes: the sessions' defaults (the DDS domain, iceoryx2's
+/// settings) and the directory its never-written files would go to.
+pub(super) struct Setup {
+    defaults: SessionDefaults,
+    directory: PathBuf,
+}
 
 /// Hands the listener's samples to the rules; it makes no files.
 struct ListenerTap(SessionTap);
@@ -42,77 +47,80 @@ impl RecordingObserver for ListenerTap {
     }
 }
 
-/// The selection of exactly `topics` (none when empty).
-fn selecting(topics: &[String]) -> Vec<String> {
-    if topics.is_empty() {
-        vec![NO_TOPIC.to_string()]
-    } else {
-        topics.to_vec()
-    }
-}
-
-/// Starts the rules' own subscription, when a content rule names a topic; logged when
-/// it cannot start (the rules then see only what sessions record).
-pub fn start(config: &DaemonConfig, rules: &Arc<Rules>) {
-    let topics = rules.unrecorded_topics();
+/// Lets the rules subscribe to their topics for themselves, as `config` records; the
+/// rules' thread starts the subscription (and follows the sessions) from then on.
+pub fn prepare(config: &DaemonConfig, rules: &Rules) {
     if rules.content_topics().is_empty() {
         return;
     }
+    let setup = Setup {
+        defaults: config.recording.clone(),
+        directory: config.state_dir.join("rules"),
+    };
+    *rules.listener_setup.lock().expect("listener lock") = Some(setup);
+    rules.selection_changed.store(true, Ordering::Relaxed);
+}
+
+/// Brings the subscription in line with what the sessions record now: it runs only while
+/// some rule topic is recorded by no session, and selects exactly those.
+pub(super) fn follow(rules: &Arc<Rules>) {
+    let wanted = rules.unrecorded_topics();
+    let mut listener = rules.listener.lock().expect("listener lock");
+    match listener.as_mut() {
+        Some((_, topics)) if *topics == wanted => {}
+        Some(_) if wanted.is_empty() => {
+            if let Some((recording, _)) = listener.take() {
+                let _ = recording.stop();
+            }
+            tracing::info!("the rules' own subscription stops: sessions record every rule topic");
+        }
+        Some((recording, topics)) => {
+            let selection = TopicSelection {
+                include: wanted.clone(),
+                ..TopicSelection::default()
+            };
+            match recording.set_topics(&selection, "the rules' topics no session records") {
+                Ok(_) => {
+                    tracing::info!(topics = ?wanted, "the rules' own subscription follows the sessions")
+                }
+                Err(error) => tracing::warn!(
+                    "the rules' own subscription did not follow the sessions in time: {error}"
+                ),
+            }
+            *topics = wanted;
+        }
+        None if wanted.is_empty() => {}
+        None => {
+            let setup = rules.listener_setup.lock().expect("listener lock");
+            let Some(setup) = setup.as_ref() else { return };
+            match start(setup, rules, &wanted) {
+                Ok(recording) => {
+                    tracing::info!(topics = ?wanted, "the rules subscribe for themselves to their topics no session records");
+                    *listener = Some((recording, wanted));
+                }
+                Err(error) => tracing::error!(
+                    "the rules see their topics only while a session records them: their own subscription failed: {error}"
+                ),
+            }
+        }
+    }
+}
+
+fn start(setup: &Setup, rules: &Arc<Rules>, topics: &[String]) -> Result<Recording, String> {
     let request = StartRequest {
-        topics: selecting(&topics),
+        topics: topics.to_vec(),
         pre_trigger_ms: Some(KEEP_MS),
         buffer_size: Some(MIN_BUFFER_BYTES),
         upload: Some(false),
         ..StartRequest::default()
     };
-    let directory = config.state_dir.join("rules");
-    let recording = config
-        .recording
-        .recording_config(&request, "rules".into(), directory.clone())
-        .map_err(|e| e.to_string())
-        .and_then(|recording| {
-            std::fs::create_dir_all(&directory)
-                .map_err(|e| format!("cannot create {}: {e}", directory.display()))?;
-            let tap = ListenerTap(rules.tap(LISTENER, "rules"));
-            Recording::start_observed(recording, Arc::new(tap)).map_err(|e| e.to_string())
-        });
-    match recording {
-        Ok(recording) => {
-            tracing::info!(
-                ?topics,
-                "the rules subscribe for themselves to their topics no session records"
-            );
-            *rules.listener.lock().expect("listener lock") = Some((recording, topics));
-        }
-        Err(error) => tracing::error!(
-            "the rules see their topics only while a session records them: their own subscription failed: {error}"
-        ),
-    }
-}
-
-/// Brings the subscription's topics in line with what the sessions record now.
-pub(super) fn follow(rules: &Rules) {
-    let wanted = rules.unrecorded_topics();
-    let mut listener = rules.listener.lock().expect("listener lock");
-    let Some((recording, topics)) = listener.as_mut() else {
-        return;
-    };
-    if *topics == wanted {
-        return;
-    }
-    let selection = TopicSelection {
-        include: selecting(&wanted),
-        ..TopicSelection::default()
-    };
-    match recording.set_topics(&selection, "the rules' topics no session records") {
-        Ok(_) => {
-            tracing::info!(topics = ?wanted, "the rules' own subscription follows the sessions")
-        }
-        Err(error) => tracing::warn!(
-            "the rules' own subscription did not follow the sessions in time: {error}"
-        ),
-    }
-    *topics = wanted;
+    let recording = (setup.defaults)
+        .recording_config(&request, "rules".into(), setup.directory.clone())
+        .map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&setup.directory)
+        .map_err(|e| format!("cannot create {}: {e}", setup.directory.display()))?;
+    let tap = ListenerTap(rules.tap(LISTENER, "rules"));
+    Recording::start_observed(recording, Arc::new(tap)).map_err(|e| e.to_string())
 }
 
 /// Ends the subscription.

@@ -61,6 +61,8 @@ pub struct Rules {
     selection_changed: AtomicBool,
     /// The rules' own subscription, and the topics it selects now.
     listener: Mutex<Option<(recd_engine::Recording, Vec<String>)>>,
+    /// What starting it takes; `None` until recd lets the rules subscribe.
+    listener_setup: Mutex<Option<listener::Setup>>,
     queue: SyncSender<Event>,
     receiver: Mutex<Option<Receiver<Event>>>,
     queued_bytes: AtomicUsize,
@@ -100,6 +102,7 @@ impl Rules {
             recorded: Mutex::default(),
             selection_changed: AtomicBool::new(false),
             listener: Mutex::default(),
+            listener_setup: Mutex::default(),
             queue,
             receiver: Mutex::new(Some(receiver)),
             queued_bytes: AtomicUsize::new(0),

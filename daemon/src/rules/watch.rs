@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use recd_control::RuleState;
@@ -36,7 +37,12 @@ struct Running {
 const POLL: Duration = Duration::from_millis(10);
 
 /// Runs the rules until `stop`.
-pub(super) fn run(rules: &Rules, queue: &Receiver<Event>, target: &dyn Target, stop: &AtomicBool) {
+pub(super) fn run(
+    rules: &Arc<Rules>,
+    queue: &Receiver<Event>,
+    target: &dyn Target,
+    stop: &AtomicBool,
+) {
     let mut running: Vec<Running> = rules.slots.iter().map(|_| Running::default()).collect();
     while !stop.load(Ordering::Relaxed) {
         if rules.selection_changed.swap(false, Ordering::Relaxed) {

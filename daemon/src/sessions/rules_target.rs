@@ -34,7 +34,7 @@ impl Sessions {
     /// Starts the rules' thread and their own subscription to their topics, when there
     /// are rules.
     pub fn start_rules(self: &Arc<Self>) -> Option<Worker> {
-        crate::rules::listener::start(&self.config, &self.rules);
+        crate::rules::listener::prepare(&self.config, &self.rules);
         self.rules.start(self.clone())
     }
 
