@@ -1,0 +1,24 @@
+//! Sealed recordings: files written as age v1 files (C2SP's age specification) at
+//! recording speed.
+//!
+//! The plaintext of a sealed file is exactly the bytes given to [`SealedWriter`]; the file
+//! is encrypted to the fleet's X25519 public keys (`age1…`, [`Recipients`]), so the machine
+//! that writes it holds no key that could read it back. Anyone with a matching identity
+//! reads it with `age -d -i IDENTITY`.
+//!
+//! The header and the wrapping of the file key to each recipient are the `age` crate's
+//! (its X25519 recipients); the header's MAC and the payload (age's STREAM of 64 KiB
+//! ChaCha20-Poly1305 chunks) are sealed here with `ring`, because the `age` crate's own
+//! streaming writer is too slow for the recording path.
+#![warn(missing_docs)]
+
+mod header;
+mod keys;
+mod recipients;
+mod stream;
+mod writer;
+
+pub use header::HeaderError;
+pub use recipients::{Recipients, RecipientsError, RecipientsFileError};
+pub use stream::{chunk_nonce, sealed_len, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
+pub use writer::{FinishError, SealError, SealedWriter};

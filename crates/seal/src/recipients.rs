@@ -1,0 +1,185 @@
+//! The fleet's public keys a file is sealed to: X25519 recipients (`age1…`), given as
+//! strings or in a recipients file.
+
+use std::path::{Path, PathBuf};
+
+use age::x25519::Recipient;
+
+/// The prefix of an age X25519 private key, which must never be given as a recipient.
+const IDENTITY_PREFIX: &str = "AGE-SECRET-KEY-";
+
+/// The X25519 public keys (`age1…`) every sealed file is encrypted to; never empty.
+#[derive(Clone)]
+pub struct Recipients(Vec<Recipient>);
+
+/// Why a list of recipients was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipientsError {
+    /// No recipient was given: nobody could read the files.
+    #[error("no recipients: give at least one X25519 public key (age1…)")]
+    Empty,
+    /// An entry is a private key; it is not repeated here.
+    #[error(
+        "recipient {index} is an age private key (AGE-SECRET-KEY-…), not a public key: \
+         give its public key (age1…, as `age-keygen -y` prints it) and keep the private key \
+         off this machine"
+    )]
+    PrivateKey {
+        /// The entry's place in the list, from 1.
+        index: usize,
+    },
+    /// An entry is not an X25519 public key.
+    #[error("recipient {index} ({entry:?}) is not an age X25519 public key (age1…): {reason}")]
+    Invalid {
+        /// The entry's place in the list, from 1.
+        index: usize,
+        /// The entry as given.
+        entry: String,
+        /// What the age crate said.
+        reason: String,
+    },
+}
+
+/// Why a recipients file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipientsFileError {
+    /// The file could not be read.
+    #[error("reading the recipients file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error reading it.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file holds no recipient.
+    #[error("the recipients file {path} holds no recipient (age1…, one a line)")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A line of the file is a private key; it is not repeated here.
+    #[error(
+        "{path}:{line} is an age private key (AGE-SECRET-KEY-…), not a public key: give its \
+         public key (age1…) and keep the private key off this machine"
+    )]
+    PrivateKey {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+    },
+    /// A line of the file is not an X25519 public key.
+    #[error("{path}:{line} ({entry:?}) is not an age X25519 public key (age1…): {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// The line as written, trimmed.
+        entry: String,
+        /// What the age crate said.
+        reason: String,
+    },
+}
+
+/// One entry that is not a recipient.
+enum EntryError {
+    PrivateKey,
+    Invalid(&'static str),
+}
+
+/// Parses one entry, trimmed of surrounding white space.
+fn parse_entry(entry: &str) -> Result<Recipient, EntryError> {
+    if entry.to_ascii_uppercase().starts_with(IDENTITY_PREFIX) {
+        return Err(EntryError::PrivateKey);
+    }
+    entry.parse::<Recipient>().map_err(EntryError::Invalid)
+}
+
+impl Recipients {
+    /// Parses X25519 public keys (`age1…`), each trimmed of surrounding white space.
+    pub fn parse(entries: &[String]) -> Result<Self, RecipientsError> {
+        let mut recipients = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            let entry = entry.trim();
+            let parsed = parse_entry(entry).map_err(|e| match e {
+                EntryError::PrivateKey => RecipientsError::PrivateKey { index: i + 1 },
+                EntryError::Invalid(reason) => RecipientsError::Invalid {
+                    index: i + 1,
+                    entry: entry.to_owned(),
+                    reason: reason.to_owned(),
+                },
+            })?;
+            recipients.push(parsed);
+        }
+        if recipients.is_empty() {
+            return Err(RecipientsError::Empty);
+        }
+        Ok(Self(recipients))
+    }
+
+    /// Reads a recipients file: one `age1…` a line; blank lines and lines starting with
+    /// `#` are ignored.
+    pub fn read_file(path: &Path) -> Result<Self, RecipientsFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RecipientsFileError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut recipients = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let entry = line.trim();
+            if entry.is_empty() || entry.starts_with('#') {
+                continue;
+            }
+            let parsed = parse_entry(entry).map_err(|e| match e {
+                EntryError::PrivateKey => RecipientsFileError::PrivateKey {
+                    path: path.to_owned(),
+                    line: i + 1,
+                },
+                EntryError::Invalid(reason) => RecipientsFileError::Invalid {
+                    path: path.to_owned(),
+                    line: i + 1,
+                    entry: entry.to_owned(),
+                    reason: reason.to_owned(),
+                },
+            })?;
+            recipients.push(parsed);
+        }
+        if recipients.is_empty() {
+            return Err(RecipientsFileError::Empty {
+                path: path.to_owned(),
+            });
+        }
+        Ok(Self(recipients))
+    }
+
+    /// The recipients, in the order given.
+    pub fn iter(&self) -> impl Iterator<Item = &Recipient> {
+        self.0.iter()
+    }
+
+    /// The recipients as `age1…` strings, in the order given.
+    pub fn to_strings(&self) -> Vec<String> {
+        self.0.iter().map(ToString::to_string).collect()
+    }
+
+    /// How many recipients there are (at least one).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false: a `Recipients` holds at least one recipient.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Recipients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.to_strings()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! [`SealedWriter`]: writes an age v1 file whose plaintext is everything written to it.
+
+use std::io::{self, Write};
+
+use age_core::format::{FileKey, FILE_KEY_BYTES};
+use ring::rand::{SecureRandom, SystemRandom};
+
+use crate::header::{self, HeaderError};
+use crate::keys::payload_key;
+use crate::recipients::Recipients;
+use crate::stream::{ChunkSealer, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
+
+/// Why a sealed file could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    /// The system's random number generator failed (for the file key or the nonce).
+    #[error("the system's random number generator failed")]
+    Random,
+    /// The header could not be built.
+    #[error(transparent)]
+    Header(#[from] HeaderError),
+    /// Writing the header and nonce failed.
+    #[error("writing the age header: {0}")]
+    Io(#[source] io::Error),
+}
+
+/// Why a sealed file could not be finished.
+#[derive(Debug, thiserror::Error)]
+pub enum FinishError {
+    /// An earlier write failed, so the file has a gap and cannot be finished.
+    #[error("an earlier write of this sealed file failed; it cannot be finished")]
+    Failed,
+    /// Writing the last chunk or flushing failed.
+    #[error("writing the last sealed chunk: {0}")]
+    Io(#[source] io::Error),
+}
+
+/// Writes an age v1 file to `W`: the header and payload nonce at once, then each 64 KiB of
+/// plaintext as a sealed chunk as soon as more plaintext follows it; [`Self::finish`] seals
+/// the rest as the last chunk.
+///
+/// Dropped without [`Self::finish`], the file lacks its last chunk and every reader refuses
+/// it as truncated (while the chunks before it stay authentic).
+pub struct SealedWriter<W: Write> {
+    inner: W,
+    sealer: ChunkSealer,
+    /// The open chunk: its plaintext, then room for its tag.
+    chunk: Vec<u8>,
+    header_len: u64,
+    plaintext_len: u64,
+    /// Whether writing a chunk failed: the file has a gap and is refused from then on.
+    failed: bool,
+}
+
+impl<W: Write> SealedWriter<W> {
+    /// Starts a file sealed to `recipients` under a fresh random file key: writes the header
+    /// and the payload nonce to `inner`.
+    pub fn new(mut inner: W, recipients: &Recipients) -> Result<Self, SealError> {
+        let random = SystemRandom::new();
+        let file_key = FileKey::try_init_with_mut(|key: &mut [u8; FILE_KEY_BYTES]| {
+            random.fill(key).map_err(|_| SealError::Random)
+        })?;
+        let mut nonce = [0u8; NONCE_SIZE];
+        random.fill(&mut nonce).map_err(|_| SealError::Random)?;
+        let header = header::build(&file_key, recipients)?;
+        inner.write_all(&header).map_err(SealError::Io)?;
+        inner.write_all(&nonce).map_err(SealError::Io)?;
+        Ok(Self {
+            inner,
+            sealer: ChunkSealer::new(payload_key(&file_key, &nonce)),
+            chunk: Vec::with_capacity(CHUNK_SIZE + TAG_SIZE),
+            header_len: header.len() as u64,
+            plaintext_len: 0,
+            failed: false,
+        })
+    }
+
+    /// The bytes of the header; the file's length is this plus
+    /// [`sealed_len`](crate::sealed_len) of the plaintext's.
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// The plaintext bytes written so far.
+    pub fn plaintext_len(&self) -> u64 {
+        self.plaintext_len
+    }
+
+    /// The writer the file goes to.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// Seals the open chunk as the last one, writes it and flushes; returns the writer.
+    pub fn finish(mut self) -> Result<W, FinishError> {
+        if self.failed {
+            return Err(FinishError::Failed);
+        }
+        self.sealer.seal(&mut self.chunk, true);
+        self.inner.write_all(&self.chunk).map_err(FinishError::Io)?;
+        self.inner.flush().map_err(FinishError::Io)?;
+        Ok(self.inner)
+    }
+
+    /// Seals the full open chunk as not the last one and writes it.
+    fn write_full_chunk(&mut self) -> io::Result<()> {
+        self.sealer.seal(&mut self.chunk, false);
+        let written = self.inner.write_all(&self.chunk);
+        // Cleared even on error: a chunk is never sealed twice under the same nonce.
+        self.chunk.clear();
+        self.failed = written.is_err();
+        written
+    }
+}
+
+impl<W: Write> Write for SealedWriter<W> {
+    /// Takes all of `buf`: a full open chunk is sealed only once more plaintext follows
+    /// it, so that the last chunk is known only at [`SealedWriter::finish`].
+    fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
+        if self.failed {
+            return Err(io::Error::other(
+                "an earlier write of this sealed file failed",
+            ));
+        }
+        let len = buf.len();
+        while !buf.is_empty() {
+            if self.chunk.len() == CHUNK_SIZE {
+                self.write_full_chunk()?;
+            }
+            let take = buf.len().min(CHUNK_SIZE - self.chunk.len());
+            self.chunk.extend_from_slice(&buf[..take]);
+            self.plaintext_len += take as u64;
+            buf = &buf[take..];
+        }
+        Ok(len)
+    }
+
+    /// Flushes the writer below; the open chunk stays open (age cannot seal part of a
+    /// chunk).
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests;
