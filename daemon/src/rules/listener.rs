@@ -50,7 +50,7 @@ impl RecordingObserver for ListenerTap {
 /// Lets the rules subscribe to their topics for themselves, as `config` records; the
 /// rules' thread starts the subscription (and follows the sessions) from then on.
 pub fn prepare(config: &DaemonConfig, rules: &Rules) {
-    if rules.content_topics().is_empty() {
+    if !rules.watches_content() {
         return;
     }
     let setup = Setup {

@@ -139,6 +139,10 @@ impl Rules {
     /// Notes that the session `session` records the topics `selection` selects (from its
     /// start, or since `rec topics-set`).
     pub fn session_records(&self, session: i64, selection: &TopicSelection) {
+        if !self.watches_content() {
+            // Only the rules' own subscription asks what sessions record.
+            return;
+        }
         let mut recorded = self.recorded.lock().expect("rules lock");
         match TopicFilter::new(selection) {
             Ok(filter) => recorded.insert(session, filter),
@@ -167,8 +171,13 @@ impl Rules {
         recorded.values().any(|filter| filter.matches(topic))
     }
 
+    /// Whether a rule watches a topic's content.
+    pub(super) fn watches_content(&self) -> bool {
+        (self.slots.iter()).any(|slot| matches!(slot.rule.kind, RuleKind::Content { .. }))
+    }
+
     /// The topics content rules watch.
-    pub fn content_topics(&self) -> Vec<String> {
+    fn content_topics(&self) -> Vec<String> {
         let mut topics: Vec<String> = (self.slots.iter())
             .filter_map(|slot| match &slot.rule.kind {
                 RuleKind::Content { topic, .. } => Some(topic.clone()),

@@ -99,10 +99,10 @@ fn evaluate(
         }
     }
     running.owner = Some((topic.session, now));
-    if slot.state() == RuleState::Refused && running.runner.is_none() {
-        return;
-    }
     if running.runner.is_none() {
+        if slot.state() == RuleState::Refused {
+            return;
+        }
         match compile(rules, index, topic) {
             Ok(runner) => {
                 slot.set_state(RuleState::Watching, None);
