@@ -12,12 +12,14 @@
 //! streaming writer is too slow for the recording path.
 #![warn(missing_docs)]
 
+mod file_key;
 mod header;
 mod keys;
 mod recipients;
 mod stream;
 mod writer;
 
+pub use file_key::SealKey;
 pub use header::HeaderError;
 pub use recipients::{Recipients, RecipientsError, RecipientsFileError};
 pub use stream::{chunk_nonce, sealed_len, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};

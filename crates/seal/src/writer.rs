@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use age_core::format::{FileKey, FILE_KEY_BYTES};
 use ring::rand::{SecureRandom, SystemRandom};
 
+use crate::file_key::SealKey;
 use crate::header::{self, HeaderError};
 use crate::keys::payload_key;
 use crate::recipients::Recipients;
@@ -30,6 +31,10 @@ pub enum FinishError {
     /// An earlier write failed, so the file has a gap and cannot be finished.
     #[error("an earlier write of this sealed file failed; it cannot be finished")]
     Failed,
+    /// The plaintext ends on a chunk that [`SealedWriter::seal_full_chunk`] sealed, so
+    /// the last chunk would be empty, which age allows only for an empty payload.
+    #[error("the sealed payload ends on a sealed chunk; write its last bytes before finishing")]
+    EmptyLastChunk,
     /// Writing the last chunk or flushing failed.
     #[error("writing the last sealed chunk: {0}")]
     Io(#[source] io::Error),
@@ -43,6 +48,7 @@ pub enum FinishError {
 /// it as truncated (while the chunks before it stay authentic).
 pub struct SealedWriter<W: Write> {
     inner: W,
+    key: SealKey,
     sealer: ChunkSealer,
     /// The open chunk: its plaintext, then room for its tag.
     chunk: Vec<u8>,
@@ -65,9 +71,11 @@ impl<W: Write> SealedWriter<W> {
         let header = header::build(&file_key, recipients)?;
         inner.write_all(&header).map_err(SealError::Io)?;
         inner.write_all(&nonce).map_err(SealError::Io)?;
+        let sealer = ChunkSealer::new(payload_key(&file_key, &nonce));
         Ok(Self {
             inner,
-            sealer: ChunkSealer::new(payload_key(&file_key, &nonce)),
+            key: SealKey(file_key),
+            sealer,
             chunk: Vec::with_capacity(CHUNK_SIZE + TAG_SIZE),
             header_len: header.len() as u64,
             plaintext_len: 0,
@@ -86,6 +94,44 @@ impl<W: Write> SealedWriter<W> {
         self.plaintext_len
     }
 
+    /// Plaintext bytes in sealed chunks handed to the writer below: everything before
+    /// the open chunk.
+    pub fn plaintext_sealed(&self) -> u64 {
+        self.plaintext_len - self.chunk.len() as u64
+    }
+
+    /// The bytes of the file handed to the writer below so far.
+    pub fn sealed_bytes(&self) -> u64 {
+        let chunks = self.plaintext_sealed() / CHUNK_SIZE as u64;
+        self.header_len + NONCE_SIZE as u64 + self.plaintext_sealed() + chunks * TAG_SIZE as u64
+    }
+
+    /// The bytes the open chunk still takes before it is full.
+    pub fn room_in_chunk(&self) -> usize {
+        CHUNK_SIZE - self.chunk.len()
+    }
+
+    /// The file's key, for reading back what was written ([`crate::SealedReader`]).
+    pub fn key(&self) -> &SealKey {
+        &self.key
+    }
+
+    /// Seals the open chunk now if it is full, as not the last one, and writes it: at a
+    /// sync point whose plaintext was padded to a chunk boundary, so that everything
+    /// written so far is on its way to the disk as authentic chunks. Later plaintext, or
+    /// [`Self::finish`], makes the last chunk.
+    pub fn seal_full_chunk(&mut self) -> io::Result<()> {
+        if self.failed {
+            return Err(io::Error::other(
+                "an earlier write of this sealed file failed",
+            ));
+        }
+        if self.chunk.len() == CHUNK_SIZE {
+            self.write_full_chunk()?;
+        }
+        Ok(())
+    }
+
     /// The writer the file goes to.
     pub fn get_ref(&self) -> &W {
         &self.inner
@@ -95,6 +141,10 @@ impl<W: Write> SealedWriter<W> {
     pub fn finish(mut self) -> Result<W, FinishError> {
         if self.failed {
             return Err(FinishError::Failed);
+        }
+        // age allows an empty last chunk only as the payload's one chunk.
+        if self.chunk.is_empty() && self.plaintext_len > 0 {
+            return Err(FinishError::EmptyLastChunk);
         }
         self.sealer.seal(&mut self.chunk, true);
         self.inner.write_all(&self.chunk).map_err(FinishError::Io)?;

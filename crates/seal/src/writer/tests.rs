@@ -129,3 +129,48 @@ fn after_a_failed_write_the_file_is_refused() {
     assert!(writer.write_all(&[3]).is_err());
     assert!(matches!(writer.finish(), Err(FinishError::Failed)));
 }
+
+#[test]
+fn a_full_chunk_sealed_at_a_sync_point_is_on_its_way_and_the_file_still_reads() {
+    let (identity, recipients) = identity_and_recipients();
+    let plaintext: Vec<u8> = (0..3 * CHUNK_SIZE + 7).map(|i| (i % 251) as u8).collect();
+    let mut writer = SealedWriter::new(Vec::new(), &recipients).unwrap();
+    writer.write_all(&plaintext[..CHUNK_SIZE]).unwrap();
+    // Full but not sealed: it might be the last chunk.
+    assert_eq!(writer.plaintext_sealed(), 0);
+    assert_eq!(writer.room_in_chunk(), 0);
+    writer.seal_full_chunk().unwrap();
+    assert_eq!(writer.plaintext_sealed(), CHUNK_SIZE as u64);
+    assert_eq!(writer.sealed_bytes(), writer.get_ref().len() as u64);
+    assert_eq!(writer.room_in_chunk(), CHUNK_SIZE);
+    // Not full: nothing to seal.
+    writer
+        .write_all(&plaintext[CHUNK_SIZE..CHUNK_SIZE + 5])
+        .unwrap();
+    writer.seal_full_chunk().unwrap();
+    assert_eq!(writer.plaintext_sealed(), CHUNK_SIZE as u64);
+    writer.write_all(&plaintext[CHUNK_SIZE + 5..]).unwrap();
+    let file = writer.finish().unwrap();
+    assert_eq!(open(&file, &identity).unwrap(), plaintext);
+}
+
+#[test]
+fn a_payload_ending_on_a_sealed_chunk_cannot_be_finished_with_an_empty_last_chunk() {
+    let (_, recipients) = identity_and_recipients();
+    let mut writer = SealedWriter::new(Vec::new(), &recipients).unwrap();
+    writer.write_all(&[1; CHUNK_SIZE]).unwrap();
+    writer.seal_full_chunk().unwrap();
+    assert!(matches!(writer.finish(), Err(FinishError::EmptyLastChunk)));
+}
+
+#[test]
+fn the_key_reads_back_what_the_writer_wrote() {
+    let (_, recipients) = identity_and_recipients();
+    let writer = SealedWriter::new(Vec::new(), &recipients).unwrap();
+    let copy = writer.key().clone();
+    assert_eq!(
+        age_core::secrecy::ExposeSecret::expose_secret(copy.file_key()),
+        age_core::secrecy::ExposeSecret::expose_secret(writer.key().file_key())
+    );
+    assert_eq!(format!("{copy:?}"), "SealKey(…)");
+}
