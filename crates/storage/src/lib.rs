@@ -42,6 +42,7 @@ mod messages;
 mod parse;
 mod recover;
 mod reindex;
+mod sealing;
 mod space;
 mod trigger;
 mod wire;
@@ -64,6 +65,7 @@ pub use messages::{
 };
 pub use recover::Damage;
 pub use reindex::{reindex, reindex_in_memory, ReindexError, ReindexOptions, ReindexReport};
+pub use sealing::{is_sealed, SealKeys, Sealing, SEALED_SUFFIX};
 pub use space::{space_of, Space};
 pub use trigger::Trigger;
 pub use writer::{

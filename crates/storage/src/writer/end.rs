@@ -35,9 +35,13 @@ impl StreamWriter {
         .map_err(|e| self.io(e))?;
         self.write_tail(&tail)?;
         self.file.sync_data().map_err(|e| self.io(e))?;
+        let bytes = match &self.sealed {
+            Some(sink) => sink.stored_in_file(),
+            None => self.written,
+        };
         Ok(FileSummary {
             path: self.path.clone(),
-            bytes: self.written,
+            bytes,
             message_count: self.stats.message_count,
             channel_message_counts: layout::channel_message_counts(&self.stats),
             time_range: self.stats.time_range,
@@ -102,7 +106,7 @@ impl StreamWriter {
     }
 
     /// Messages acknowledged to the caller since `kept`, per channel topic.
-    fn unwritten_since(&self, kept: &FileStats) -> BTreeMap<String, (u64, u64)> {
+    pub(super) fn unwritten_since(&self, kept: &FileStats) -> BTreeMap<String, (u64, u64)> {
         let at = |counts: &[u64], id: usize| counts.get(id).copied().unwrap_or(0);
         (self.channels.iter().enumerate())
             .filter_map(|(id, channel)| {

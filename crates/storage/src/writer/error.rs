@@ -38,6 +38,14 @@ pub enum WriteError {
         /// The file.
         path: PathBuf,
     },
+    /// A sealed file could not be started (its header).
+    #[error("cannot seal {}: {source}", path.display())]
+    Seal {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: recd_seal::SealError,
+    },
     /// An earlier write failed; the file was left as a recoverable prefix.
     #[error("{} can no longer be written after an earlier error; `rec reindex` recovers what it holds", path.display())]
     Failed {

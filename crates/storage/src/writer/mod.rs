@@ -21,6 +21,7 @@ mod error;
 mod layout;
 mod open;
 mod options;
+mod sealed;
 mod staging;
 
 pub use error::WriteError;
@@ -29,6 +30,7 @@ pub use options::WriterOptions;
 
 use layout::{ChannelEntry, FileStats, SchemaEntry};
 use open::{open_new, write_back_policy};
+use sealed::SealedSink;
 
 /// Identifies a schema added to a [`StreamWriter`]; stays valid across [`StreamWriter::roll`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,6 +132,8 @@ pub struct StreamWriter {
     written: u64,
     /// The staging of direct I/O, when it is on.
     direct: Option<DirectSink>,
+    /// The sealing of the file, when it is sealed (then `written` counts plaintext).
+    sealed: Option<SealedSink>,
     data_crc: Option<crc32fast::Hasher>,
     schemas: Vec<SchemaEntry>,
     channels: Vec<ChannelEntry>,
@@ -163,15 +167,23 @@ impl StreamWriter {
     /// in use the same.
     pub fn create(path: impl AsRef<Path>, mut options: WriterOptions) -> Result<Self, WriteError> {
         let path = path.as_ref().to_path_buf();
+        if options.sealing.is_some() {
+            options.io_mode = IoMode::Buffered;
+        }
         let (file, used) = open_new(&path, options.io_mode)?;
         options.io_mode = used;
         let write_back = WriteBack::for_file(write_back_policy(&options.durability, used), &file);
         let direct = (used == IoMode::Direct).then(|| DirectSink::new(options.batch_size));
+        let sealed = match &options.sealing {
+            Some(sealing) => Some(SealedSink::start(&file, &path, sealing)?),
+            None => None,
+        };
         let mut writer = Self {
             file,
             path,
             write_back,
             direct,
+            sealed,
             pending: Vec::with_capacity(options.batch_size + MESSAGE_PREFIX_LEN),
             written: 0,
             data_crc: None,
@@ -186,6 +198,11 @@ impl StreamWriter {
         Ok(writer)
     }
 
+    /// Whether the files are sealed (age files, `….mcap.age`).
+    pub fn is_sealed(&self) -> bool {
+        self.sealed.is_some()
+    }
+
     /// The I/O path this writer uses: [`IoMode::Direct`] or [`IoMode::Buffered`], never
     /// [`IoMode::Auto`].
     pub fn io_mode(&self) -> IoMode {
@@ -197,7 +214,8 @@ impl StreamWriter {
         &self.path
     }
 
-    /// Bytes in the current file so far, including those still batched.
+    /// Bytes of MCAP in the current file so far, including those still batched (of a
+    /// sealed file: its plaintext).
     pub fn bytes_written(&self) -> u64 {
         self.written + self.pending.len() as u64
     }
@@ -374,8 +392,15 @@ impl StreamWriter {
 
     /// Hands every batched record to the kernel. With direct I/O the file then ends in a
     /// padding record that fills its last block, as direct writes come in whole blocks.
+    ///
+    /// A sealed file is padded to a chunk boundary instead, and its open chunk sealed, so
+    /// that everything written so far is in the file; call it as often as that bound on a
+    /// power cut is worth up to 64 KiB of padding.
     pub fn flush(&mut self) -> Result<(), WriteError> {
         self.check_usable()?;
+        if self.sealed.is_some() {
+            return self.seal_to_here();
+        }
         let Some(sink) = &self.direct else {
             if self.pending.is_empty() {
                 return Ok(());
@@ -409,6 +434,9 @@ impl StreamWriter {
         let summary = self.finish()?;
         let next = next.as_ref().to_path_buf();
         (self.file, _) = open_new(&next, self.options.io_mode)?;
+        if let Some(sealing) = &self.options.sealing {
+            self.sealed = Some(SealedSink::start(&self.file, &next, sealing)?);
+        }
         self.path = next;
         self.written = 0;
         if let Some(sink) = &mut self.direct {
@@ -454,6 +482,9 @@ impl StreamWriter {
                 Err(error) => Some(error),
             }
         };
+        if self.sealed.is_some() {
+            return self.end_sealed(error);
+        }
         self.end_on_last_commit(error)
     }
 

@@ -2,6 +2,7 @@
 
 use crate::durability::Durability;
 use crate::io_mode::IoMode;
+use crate::sealing::Sealing;
 
 /// Settings of a [`StreamWriter`](super::StreamWriter).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -22,6 +23,10 @@ pub struct WriterOptions {
     /// Page cache or `O_DIRECT` (see [`IoMode`]); with direct I/O the write-back window
     /// does not apply.
     pub io_mode: IoMode,
+    /// Seal every file to the fleet's keys (`….mcap.age`, written through the page cache
+    /// whatever `io_mode` says); not part of the serialized settings.
+    #[serde(skip)]
+    pub sealing: Option<Sealing>,
 }
 
 impl Default for WriterOptions {
@@ -34,6 +39,7 @@ impl Default for WriterOptions {
             batch_size: 512 << 10,
             durability: Durability::default(),
             io_mode: IoMode::default(),
+            sealing: None,
         }
     }
 }

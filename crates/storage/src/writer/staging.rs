@@ -19,9 +19,10 @@ impl StreamWriter {
         if !self.pending.is_empty() {
             return;
         }
-        let in_file = match &self.direct {
-            Some(sink) => sink.in_file(),
-            None => {
+        let in_file = match (&self.direct, &self.sealed) {
+            (Some(sink), _) => sink.in_file(),
+            (None, Some(sink)) => sink.plaintext_in_file(),
+            (None, None) => {
                 self.commits.clear();
                 self.written
             }
@@ -41,6 +42,9 @@ impl StreamWriter {
         }
         if self.direct.is_some() {
             return self.hand_to_direct(parts);
+        }
+        if self.sealed.is_some() {
+            return self.hand_to_sealed(parts);
         }
         let record_boundary = self.written;
         let mut groups = parts.chunks(PARTS_PER_WRITEV);
@@ -92,18 +96,30 @@ impl StreamWriter {
     }
 
     /// Leaves the file ending on the last complete record and refuses further writes.
+    /// A sealed file ends on its last whole chunk instead.
     pub(super) fn fail(&mut self, record_boundary: u64, error: io::Error) -> WriteError {
         self.failed = true;
+        let end = match &self.sealed {
+            Some(sink) => sink.stored_in_file(),
+            None => record_boundary,
+        };
         // Best effort: a file cut mid-record is still recoverable, just less tidy.
-        let _ = self.file.set_len(record_boundary);
+        let _ = self.file.set_len(end);
         self.io(error)
     }
 
     /// Hands `tail` (the end of a file: DataEnd, summary and Footer) on after everything
     /// batched; with direct I/O the staging is then written out, its last block included.
+    /// A sealed file's last chunk is sealed with the tail in it.
     pub(super) fn write_tail(&mut self, tail: &[u8]) -> Result<(), WriteError> {
         let record_boundary = self.written;
-        if let Some(sink) = &mut self.direct {
+        if let Some(sink) = &mut self.sealed {
+            let result = sink.write(tail).and_then(|()| sink.finish());
+            self.written += tail.len() as u64;
+            if let Err(error) = result {
+                return Err(self.fail(0, error));
+            }
+        } else if let Some(sink) = &mut self.direct {
             let result = sink
                 .stage(&self.file, tail)
                 .and_then(|()| sink.finish(&self.file));

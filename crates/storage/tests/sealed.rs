@@ -1,0 +1,183 @@
+//! Sealed files: the writer's files are age files whose plaintext is the MCAP it would
+//! write unsealed, no message byte is in the file in clear, and a file whose writer died
+//! after a flush holds everything written before it as authentic chunks.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{validate_with_mcap_crate, write_sample};
+use recd_seal::{Recipients, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
+use recd_storage::{
+    reindex_in_memory, MessageHeader, ReindexOptions, SealKeys, Sealing, StreamWriter,
+    WriterOptions,
+};
+
+const MARKER: &[u8] = b"recd-sealed-marker-5f1c";
+
+fn sealing() -> (age::x25519::Identity, Sealing) {
+    let identity = age::x25519::Identity::generate();
+    let recipients = Recipients::parse(&[identity.to_public().to_string()]).unwrap();
+    let sealing = Sealing {
+        recipients: Arc::new(recipients),
+        keys: SealKeys::default(),
+    };
+    (identity, sealing)
+}
+
+fn sealed_options(sealing: &Sealing) -> WriterOptions {
+    WriterOptions {
+        data_crc: true,
+        sealing: Some(sealing.clone()),
+        ..WriterOptions::default()
+    }
+}
+
+/// The plaintext age decrypts from `file`, as far as it authenticates, and whether the
+/// whole file did.
+fn decrypt(file: &[u8], identity: &age::x25519::Identity) -> (Vec<u8>, bool) {
+    let decryptor = age::Decryptor::new(file).unwrap();
+    let mut reader = decryptor
+        .decrypt(std::iter::once(identity as &dyn age::Identity))
+        .unwrap();
+    let mut plaintext = Vec::new();
+    let mut buf = vec![0u8; CHUNK_SIZE];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return (plaintext, true),
+            Ok(n) => plaintext.extend_from_slice(&buf[..n]),
+            Err(_) => return (plaintext, false),
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn a_sealed_file_is_an_age_file_of_the_mcap_an_unsealed_one_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (identity, sealing) = sealing();
+    let sealed_path = dir.path().join("a.mcap.age");
+    let plain_path = dir.path().join("a.mcap");
+    let expected = write_sample(&sealed_path, sealed_options(&sealing), 6);
+    write_sample(&plain_path, WriterOptions::default(), 6);
+    let file = std::fs::read(&sealed_path).unwrap();
+    assert!(file.starts_with(b"age-encryption.org/v1\n"));
+    let (plaintext, complete) = decrypt(&file, &identity);
+    assert!(complete);
+    // Records, counts and CRCs all check out; the same messages as the unsealed file.
+    assert!(validate_with_mcap_crate(&plaintext) > expected.len());
+    let messages: Vec<_> = mcap::MessageStream::new(&plaintext)
+        .unwrap()
+        .map(|m| m.unwrap().data.into_owned())
+        .collect();
+    let plain = std::fs::read(&plain_path).unwrap();
+    let plain_messages: Vec<_> = mcap::MessageStream::new(&plain)
+        .unwrap()
+        .map(|m| m.unwrap().data.into_owned())
+        .collect();
+    assert_eq!(messages, plain_messages);
+    assert_eq!(messages.len(), expected.len());
+    // The writer kept the file's key.
+    assert!(sealing.keys.get(&sealed_path).is_some());
+}
+
+#[test]
+fn no_message_byte_is_in_the_file_in_clear_and_the_summary_counts_the_stored_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (identity, sealing) = sealing();
+    let path = dir.path().join("marker.mcap.age");
+    let mut writer = StreamWriter::create(&path, sealed_options(&sealing)).unwrap();
+    let channel = writer
+        .add_channel(None, "/marker", "raw", &BTreeMap::new())
+        .unwrap();
+    let large = [MARKER.repeat(20_000)].concat();
+    for (i, payload) in [MARKER.to_vec(), large].iter().cycle().take(40).enumerate() {
+        let header = MessageHeader {
+            channel,
+            sequence: i as u32,
+            log_time: 1_000 + i as u64,
+            publish_time: 1_000 + i as u64,
+        };
+        writer.write_message(&header, payload).unwrap();
+        if i % 7 == 0 {
+            writer.flush().unwrap();
+        }
+    }
+    let summary = writer.close().unwrap();
+    let file = std::fs::read(&path).unwrap();
+    assert_eq!(summary.bytes, file.len() as u64);
+    assert!(!contains(&file, MARKER));
+    assert!(!contains(&file, b"/marker"));
+    let (plaintext, complete) = decrypt(&file, &identity);
+    assert!(complete);
+    assert!(contains(&plaintext, MARKER));
+    assert_eq!(
+        mcap::MessageStream::new(&plaintext).unwrap().count(),
+        40,
+        "every message"
+    );
+}
+
+/// Writes `count` messages of `size` bytes, flushing after message `flush_after`, and
+/// drops the writer there as a power cut would leave it (the process dies; nothing more
+/// reaches the file).
+fn write_and_die(path: &Path, sealing: &Sealing, count: usize, size: usize, flush_after: usize) {
+    let mut writer = StreamWriter::create(path, sealed_options(sealing)).unwrap();
+    let channel = writer
+        .add_channel(None, "/data", "raw", &BTreeMap::new())
+        .unwrap();
+    for i in 0..count {
+        let header = MessageHeader {
+            channel,
+            sequence: i as u32,
+            log_time: i as u64,
+            publish_time: i as u64,
+        };
+        writer.write_message(&header, &vec![i as u8; size]).unwrap();
+        if i == flush_after {
+            writer.flush().unwrap();
+            // What reaches the file after the flush is lost with the process.
+            let flushed = std::fs::read(path).unwrap();
+            std::mem::forget(writer);
+            std::fs::write(path, flushed).unwrap();
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_flush_leaves_whole_chunks_that_hold_every_message_written_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (identity, sealing) = sealing();
+    for (count, size, flush_after) in [(10, 100, 4), (50, 30_000, 33), (3, 70_000, 2)] {
+        let path = dir.path().join(format!("cut-{size}.mcap.age"));
+        write_and_die(&path, &sealing, count, size, flush_after);
+        let file = std::fs::read(&path).unwrap();
+        let header_len = file.windows(4).position(|w| w == b"\n---").unwrap();
+        let header_len = header_len
+            + file[header_len + 1..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap()
+            + 2;
+        let payload = file.len() - header_len - NONCE_SIZE;
+        assert_eq!(payload % (CHUNK_SIZE + TAG_SIZE), 0, "whole chunks only");
+        let (plaintext, complete) = decrypt(&file, &identity);
+        assert!(
+            !complete,
+            "a file without its last chunk is refused as cut short"
+        );
+        assert_eq!(
+            plaintext.len(),
+            payload / (CHUNK_SIZE + TAG_SIZE) * CHUNK_SIZE
+        );
+        let (_, messages) = reindex_in_memory(&plaintext, &ReindexOptions::default()).unwrap();
+        assert_eq!(messages, flush_after as u64 + 1, "{size}-byte messages");
+    }
+}
