@@ -8,10 +8,30 @@ use recd_control::{Request, Response};
 use crate::request::{ask, unexpected};
 
 /// Whether `arg` can only be a path, never a session name: it has a `/` in it or ends in
-/// `.mcap`. Session names are single path components without that extension.
+/// `.mcap` (or sealed `.age`). Session names are single path components without that
+/// extension.
 pub fn names_a_path(arg: &Path) -> bool {
     arg.as_os_str().as_encoded_bytes().contains(&b'/')
-        || arg.extension().is_some_and(|e| e == "mcap")
+        || arg.extension().is_some_and(|e| e == "mcap" || e == "age")
+}
+
+/// Whether a file of this name is a recording: `….mcap`, or sealed `….mcap.age`.
+fn is_recording(path: &Path) -> bool {
+    path.file_name()
+        .map(|name| name.to_string_lossy())
+        .is_some_and(|name| name.ends_with(".mcap") || name.ends_with(".mcap.age"))
+}
+
+/// Refuses sealed files, which a command that reads messages cannot open without a key.
+pub fn refuse_sealed(files: &[PathBuf]) -> Result<(), String> {
+    match files.iter().find(|file| recd_storage::is_sealed(file)) {
+        Some(sealed) => Err(format!(
+            "{} is sealed (an age file): decrypt it first with `rec decrypt {} -i IDENTITY`",
+            sealed.display(),
+            sealed.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The MCAP files `path` stands for: a file itself, a directory's `.mcap` files in name
@@ -57,11 +77,12 @@ pub fn session_files(socket: &Path, name: &str) -> Result<Vec<PathBuf>, String> 
     }
 }
 
-/// The `.mcap` files directly in `dir`, in name order (recd's split order).
+/// The `.mcap` (and sealed `.mcap.age`) files directly in `dir`, in name order (recd's
+/// split order).
 pub fn mcap_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .filter(|p| is_recording(p))
         .collect();
     files.sort();
     Ok(files)
@@ -84,7 +105,14 @@ mod tests {
     #[test]
     fn a_directory_means_its_mcap_files_in_split_order() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["d_0001.mcap", "d_0000.mcap", "metadata.yaml", "d_0010.mcap"] {
+        for name in [
+            "d_0001.mcap",
+            "d_0000.mcap",
+            "metadata.yaml",
+            "d_0010.mcap",
+            "s_0000.mcap.age",
+            "x.age",
+        ] {
             std::fs::write(dir.path().join(name), b"").unwrap();
         }
         let files = files_of(Path::new("/nonexistent.sock"), dir.path()).unwrap();
@@ -92,7 +120,17 @@ mod tests {
             .iter()
             .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["d_0000.mcap", "d_0001.mcap", "d_0010.mcap"]);
+        assert_eq!(
+            names,
+            [
+                "d_0000.mcap",
+                "d_0001.mcap",
+                "d_0010.mcap",
+                "s_0000.mcap.age"
+            ]
+        );
+        assert!(refuse_sealed(&files).unwrap_err().contains("rec decrypt"));
+        assert!(refuse_sealed(&files[..3]).is_ok());
     }
 
     #[test]

@@ -121,6 +121,7 @@ pub fn run(socket: &Path, args: &ReindexArgs) -> Result<ExitCode, String> {
     };
     let looks_like_file = args.file.exists() || crate::files::names_a_path(&args.file);
     if looks_like_file {
+        crate::files::refuse_sealed(std::slice::from_ref(&args.file))?;
         let output = output_path(&args.file, args.output.as_deref());
         let (code, report) = reindex_file(&args.file, &output, &options, &cancel)?;
         if let Some(report) = report {

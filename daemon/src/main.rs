@@ -172,7 +172,21 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let uploads = uploads::Uploads::start(&config, pressure.clone())?;
     let http = config.http.settings()?;
     let presets = config.preset.iter().map(|p| p.preset()).collect();
-    let sessions = Arc::new(Sessions::new(config, catalog, uploads, pressure));
+    let sealing = match &config.encryption {
+        Some(encryption) => Some(
+            encryption
+                .sealing()
+                .map_err(|e| format!("[encryption] recipients: {e}"))?,
+        ),
+        None => None,
+    };
+    if let Some(sealing) = &sealing {
+        tracing::info!(
+            recipients = ?sealing.recipients,
+            "sealing every file to the fleet's keys (….mcap.age)"
+        );
+    }
+    let sessions = Arc::new(Sessions::new(config, catalog, uploads, pressure, sealing));
     let heartbeat = Arc::new(web::Heartbeat::new());
     let http = match http {
         Some(settings) => {

@@ -76,11 +76,16 @@ pub fn default_name(at: SystemTime, taken: impl Fn(&str) -> bool) -> String {
         .expect("some suffix is free")
 }
 
+/// Whether a file of this name is a recording: `….mcap`, or sealed `….mcap.age`.
+pub fn is_recording_name(name: &str) -> bool {
+    name.ends_with(".mcap") || name.ends_with(".mcap.age")
+}
+
 fn holds_recordings(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|entries| {
         entries
             .filter_map(Result::ok)
-            .any(|entry| entry.path().extension().is_some_and(|e| e == "mcap"))
+            .any(|entry| is_recording_name(&entry.file_name().to_string_lossy()))
     })
 }
 

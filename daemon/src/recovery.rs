@@ -12,7 +12,7 @@ use recd_control::FileState;
 use recd_storage::{reindex, ReindexOptions};
 
 /// Marks what the last run left open, gives interrupted files their real size and adopts
-/// every `.mcap` file under `data_dir/<session>/` the catalog does not know; returns the
+/// every `.mcap` (and sealed `.mcap.age`) file under `data_dir/<session>/` the catalog does not know; returns the
 /// files that need reindexing.
 pub fn reconcile(catalog: &mut Catalog, data_dir: &Path) -> Result<Vec<File>, CatalogError> {
     let mut interrupted = catalog.recover_after_crash()?;
@@ -85,10 +85,9 @@ fn recordings_on_disk(data_dir: &Path) -> Vec<(String, PathBuf)> {
             continue;
         }
         for path in read_dir_sorted(&session) {
-            let is_recording = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".mcap") && !n.starts_with('.'));
+            let is_recording = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                (n.ends_with(".mcap") || n.ends_with(".mcap.age")) && !n.starts_with('.')
+            });
             if is_recording && path.is_file() {
                 found.push((name.clone(), path));
             }
@@ -122,6 +121,10 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
                 }
             };
             for file in files {
+                if recd_storage::is_sealed(&file.path) {
+                    tracing::warn!(file = %file.path.display(), "sealed, and its key went with the last run: it stays as written (its whole chunks are authentic), is uploaded like that, and `rec decrypt --recover` finishes it off the vehicle");
+                    continue;
+                }
                 // A file that makes the reader panic is logged and left as it is; the
                 // next file is reindexed all the same and recd records on.
                 let reindexed = std::panic::catch_unwind(|| reindex_in_place(&file.path))

@@ -162,6 +162,7 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
     for path in &args.paths {
         files.extend(crate::files::files_of(socket, path)?);
     }
+    crate::files::refuse_sealed(&files)?;
     if args.until.is_some_and(|until| until <= args.start) {
         return Err("--until must be later than --start".into());
     }

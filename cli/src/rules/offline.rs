@@ -183,6 +183,7 @@ fn files(socket: &Path, target: &Path) -> Result<Vec<PathBuf>, String> {
                 .is_none_or(|dir| dir != "incidents")
         })
         .collect();
+    crate::files::refuse_sealed(&files)?;
     if files.is_empty() {
         return Err(format!("{} holds no recording files", target.display()));
     }

@@ -109,6 +109,11 @@ pub struct RecordingConfig {
     /// metadata need not.
     #[serde(skip)]
     pub attachments: Vec<recd_storage::Attachment>,
+    /// Seal every file to the fleet's public keys: age files named `….mcap.age`, whose
+    /// open chunk is padded and sealed every half `sync_period` (1 s without one), so
+    /// that a power cut loses no more than unsealed recording does. Not serialized.
+    #[serde(skip)]
+    pub sealing: Option<recd_storage::Sealing>,
     /// Aids for tests that need a slow or late recorder; never serialized, so they stay
     /// out of the files' `recorder` metadata and the daemon's configuration.
     #[serde(skip)]
@@ -166,6 +171,7 @@ impl Default for RecordingConfig {
             start_paused: false,
             pre_trigger: None,
             attachments: Vec::new(),
+            sealing: None,
             test_hooks: TestHooks::default(),
             expect: Vec::new(),
             throttles: Vec::new(),

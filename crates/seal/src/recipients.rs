@@ -154,6 +154,17 @@ impl Recipients {
         Ok(Self(recipients))
     }
 
+    /// These recipients followed by `other`'s (each key once).
+    pub fn join(mut self, other: Recipients) -> Self {
+        for recipient in other.0 {
+            let key = recipient.to_string();
+            if !self.0.iter().any(|r| r.to_string() == key) {
+                self.0.push(recipient);
+            }
+        }
+        self
+    }
+
     /// The recipients, in the order given.
     pub fn iter(&self) -> impl Iterator<Item = &Recipient> {
         self.0.iter()

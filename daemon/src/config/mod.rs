@@ -1,6 +1,7 @@
 //! recd's configuration: a TOML file whose every key has a built-in default, overridden by
 //! command-line flags. `recording` maps a session's start request onto these settings.
 
+mod encryption;
 mod http;
 mod incidents;
 mod recording;
@@ -8,6 +9,7 @@ mod remote;
 mod units;
 mod upload;
 
+pub use encryption::EncryptionConfig;
 pub use http::{HttpConfig, PresetConfig};
 pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;
@@ -59,6 +61,9 @@ pub struct DaemonConfig {
     /// Upload finished files to an S3-compatible bucket; off when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upload: Option<UploadConfig>,
+    /// Seal every file to the fleet's public keys (`….mcap.age`); off when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<EncryptionConfig>,
     /// Commands and status over DDS; off by default.
     pub remote_control: RemoteControlConfig,
     /// What is expected of the topics (`[[expect]]`, matched in order by topic glob, after
@@ -191,6 +196,7 @@ impl Default for DaemonConfig {
             recording: SessionDefaults::default(),
             incidents: IncidentsConfig::default(),
             upload: None,
+            encryption: None,
             remote_control: RemoteControlConfig::default(),
             expect: Vec::new(),
             topic: Vec::new(),
@@ -291,6 +297,11 @@ impl DaemonConfig {
         })?;
         if let Some(upload) = &config.upload {
             upload.validate()?;
+        }
+        if let Some(encryption) = &config.encryption {
+            encryption
+                .recipients()
+                .map_err(|e| format!("[encryption] recipients: {e}"))?;
         }
         config.remote_control.validate()?;
         recd_health::Expectations::new(&config.expect).map_err(|e| format!("[[expect]]: {e}"))?;

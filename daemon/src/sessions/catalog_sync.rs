@@ -195,7 +195,11 @@ impl RecordingObserver for CatalogObserver {
 
 impl CatalogObserver {
     /// Adds the ended file at `path` to the session's bag and rewrites its metadata.yaml.
+    /// Not for a sealed file: metadata.yaml would say in clear what it holds.
     fn renew_bag_metadata(&self, path: &Path) {
+        if recd_storage::is_sealed(path) {
+            return;
+        }
         // Reading the file back must not take the session down, whatever the file holds.
         let part =
             std::panic::catch_unwind(|| recd_storage::bag_part(path).map_err(|e| e.to_string()))

@@ -117,16 +117,20 @@ pub struct Sessions {
     rules: Arc<crate::rules::Rules>,
     /// Where `fleet = true` rules' triggers go (remote control's command writer).
     fleet_outbox: rules_target::FleetOutbox,
+    /// What files are sealed with, when `[encryption]` is set; the keys of this run's.
+    sealing: Option<recd_storage::Sealing>,
 }
 
 impl Sessions {
     /// Sessions recorded under `config`, with the catalog opened and the uploader, if
     /// any; `pressure` tells uploads and finishing what the background policy decides.
+    /// `sealing` is `[encryption]`'s, read once at start-up.
     pub fn new(
         config: DaemonConfig,
         catalog: Catalog,
         uploads: Option<Uploads>,
         pressure: Arc<Pressure>,
+        sealing: Option<recd_storage::Sealing>,
     ) -> Self {
         let background = Arc::new(Background::new(pressure));
         let finish_gate = Arc::new(FinishGate::new(
@@ -145,6 +149,7 @@ impl Sessions {
             refused_incidents: Mutex::default(),
             rules: rules_target::rules_of(&config),
             fleet_outbox: Mutex::default(),
+            sealing,
             config,
         }
     }
@@ -221,6 +226,7 @@ impl Sessions {
         config.expect = expectations(&request.expect, &self.config.expect)
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         config.throttles.extend_from_slice(&self.config.topic);
+        config.sealing = self.sealing.clone();
         let upload = match (request.upload, &self.uploads) {
             (Some(true), None) => {
                 return Err(error(

@@ -167,6 +167,7 @@ impl FilePlan {
                     sync_period: config.sync_period,
                     ..Durability::default()
                 },
+                sealing: config.sealing.clone(),
                 ..WriterOptions::default()
             },
             metadata,
@@ -179,7 +180,23 @@ impl FilePlan {
     }
 
     fn path(&self, index: u32) -> PathBuf {
-        self.dir.join(format!("{}_{index:04}.mcap", self.prefix))
+        let sealed = if self.options.sealing.is_some() {
+            recd_storage::SEALED_SUFFIX
+        } else {
+            ""
+        };
+        self.dir
+            .join(format!("{}_{index:04}.mcap{sealed}", self.prefix))
+    }
+
+    /// How often a sealed file's open chunk is padded and sealed: half the sync period,
+    /// so that what a power cut can take stays about what it is unsealed.
+    fn seal_interval(&self) -> Option<Duration> {
+        self.options.sealing.as_ref()?;
+        Some(match self.options.durability.sync_period {
+            Some(period) => (period / 2).max(MIN_SEAL_INTERVAL),
+            None => Duration::from_secs(1),
+        })
     }
 
     /// Creates the file at `path`, starting with the session's metadata and attachments.
@@ -223,6 +240,10 @@ const DDS_IN_PLACE_MIN: usize = 1 << 20;
 /// work: each such flush pads the file to a whole block.
 const DIRECT_FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 
+/// The shortest time between two seals of a sealed file's open chunk: each may pad up to
+/// 64 KiB.
+const MIN_SEAL_INTERVAL: Duration = Duration::from_millis(50);
+
 impl Files {
     /// Creates the first file, so that a recording that cannot write fails at its start.
     /// Its I/O mode, once `auto` is resolved, is the one of every later file, and goes
@@ -246,6 +267,12 @@ impl Files {
     }
 
     fn new(mut plan: FilePlan, progress: Arc<WriterProgress>, io_mode: IoMode) -> Self {
+        // Sealed chunks are not block multiples: sealed files go through the page cache.
+        let io_mode = if plan.options.sealing.is_some() {
+            IoMode::Buffered
+        } else {
+            io_mode
+        };
         plan.options.io_mode = io_mode;
         plan.metadata
             .insert("io_mode".to_string(), io_mode.to_string());
@@ -350,9 +377,15 @@ impl Files {
     }
 
     /// Hands batched small messages to the kernel (with direct I/O at most every
-    /// [`DIRECT_FLUSH_INTERVAL`], as each flush pads to a block).
+    /// [`DIRECT_FLUSH_INTERVAL`], as each flush pads to a block; a sealed file's open
+    /// chunk is padded and sealed at most every [`FilePlan::seal_interval`]).
     pub fn flush(&mut self) -> Result<(), WriteError> {
-        if self.direct_io() {
+        if let Some(interval) = self.plan.seal_interval() {
+            if self.last_flush.elapsed() < interval {
+                return Ok(());
+            }
+            self.last_flush = Instant::now();
+        } else if self.direct_io() {
             if self.last_flush.elapsed() < DIRECT_FLUSH_INTERVAL {
                 return Ok(());
             }
@@ -374,7 +407,9 @@ impl Files {
     /// hand something over, so only a split by duration (or a direct-I/O flush) needs a
     /// timer.
     pub fn idle_wait(&self) -> Duration {
-        let longest = if self.direct_io() {
+        let longest = if let Some(interval) = self.plan.seal_interval() {
+            interval
+        } else if self.direct_io() {
             DIRECT_FLUSH_INTERVAL
         } else {
             Duration::from_millis(250)

@@ -1,0 +1,114 @@
+//! `[encryption]`: seal every file recd writes to the fleet's public keys.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use recd_seal::Recipients;
+use serde::{Deserialize, Serialize};
+
+/// The `[encryption]` table of recd.toml; its presence turns sealing on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionConfig {
+    /// The fleet's X25519 public keys (`age1…`, as `age-keygen -y` prints them) and
+    /// recipients files (an absolute path, one `age1…` a line, `#` comments); one or
+    /// a list. Every file is sealed to all of them.
+    #[serde(deserialize_with = "one_or_many")]
+    pub recipients: Vec<String>,
+}
+
+impl EncryptionConfig {
+    /// The recipients, each key and file read and checked; the error names the entry.
+    pub fn recipients(&self) -> Result<Recipients, String> {
+        let mut all: Option<Recipients> = None;
+        for (index, entry) in self.recipients.iter().enumerate() {
+            let entry = entry.trim();
+            let some = if entry.starts_with('/') {
+                Recipients::read_file(Path::new(entry)).map_err(|e| e.to_string())?
+            } else {
+                Recipients::parse(&[entry.to_string()]).map_err(|e| {
+                    e.to_string()
+                        .replacen("recipient 1", &format!("recipient {}", index + 1), 1)
+                })?
+            };
+            all = Some(match all {
+                Some(all) => all.join(some),
+                None => some,
+            });
+        }
+        all.ok_or_else(|| {
+            "no recipients: give at least one X25519 public key (age1…) or recipients file"
+                .to_string()
+        })
+    }
+
+    /// What a session's files are sealed with: the recipients, and an empty store for the
+    /// keys of the files written.
+    pub fn sealing(&self) -> Result<recd_storage::Sealing, String> {
+        Ok(recd_storage::Sealing {
+            recipients: Arc::new(self.recipients()?),
+            keys: recd_storage::SealKeys::default(),
+        })
+    }
+}
+
+/// `recipients = "age1…"` or `recipients = ["age1…", "/etc/recd/fleet.txt"]`.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(one) => vec![one],
+        OneOrMany::Many(many) => many,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(recipients: &[&str]) -> EncryptionConfig {
+        EncryptionConfig {
+            recipients: recipients.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn keys_and_files_join_and_bad_entries_are_named() {
+        let a = age::x25519::Identity::generate();
+        let b = age::x25519::Identity::generate();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("fleet.txt");
+        std::fs::write(&file, format!("# fleet\n{}\n", b.to_public())).unwrap();
+        let key = a.to_public().to_string();
+        let both = config(&[&key, file.to_str().unwrap()])
+            .recipients()
+            .unwrap();
+        assert_eq!(both.to_strings(), [key.clone(), b.to_public().to_string()]);
+
+        let error = config(&[&key, "age1nope"]).recipients().unwrap_err();
+        assert!(
+            error.contains("recipient 2") && error.contains("age1nope"),
+            "{error}"
+        );
+        let secret = a.to_string();
+        let error = config(&[age::secrecy::ExposeSecret::expose_secret(&secret)])
+            .recipients()
+            .unwrap_err();
+        assert!(
+            error.contains("private key") && !error.contains("AGE-SECRET-KEY-1"),
+            "{error}"
+        );
+        let error = config(&["/nonexistent/fleet.txt"])
+            .recipients()
+            .unwrap_err();
+        assert!(error.contains("/nonexistent/fleet.txt"), "{error}");
+        assert!(config(&[])
+            .recipients()
+            .unwrap_err()
+            .contains("no recipients"));
+    }
+}
