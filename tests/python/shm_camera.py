@@ -9,11 +9,12 @@ Each service `<name-prefix><stem>/<i>` carries a slice of u8 of --size bytes (62
 default: a FullHD RGB frame). A sample's first 8 bytes are its frame index on that service
 (little-endian u64, counting from 0 without gaps: the n-th sample sent carries n); the rest is
 left as loaned (not written: the test checks counts and indices, and a Python loop filling
-6 MB per frame would be the test's bottleneck).
+6 MB per frame would be the test's bottleneck), unless --fill TEXT asks for it to be TEXT
+repeated (a marker the sealing tests look for on the raw disk).
 
     shm_camera.py --prefix P [--name-prefix busy/] [--stem camera] [--topics 8]
                   [--size 6220800] [--fps 30] [--count 120] [--wait 20] [--linger 0.5]
-                  [--realtime PRIORITY] [--buffer N]
+                  [--realtime PRIORITY] [--buffer N] [--fill TEXT]
 
 All topics are published from this one process, in one loop: each tick (on an absolute
 schedule, tick k at start + k / fps) publishes one sample on every topic. When the loop
@@ -56,6 +57,7 @@ def main(argv=None) -> int:
                     help="run SCHED_FIFO at this priority (0: as started)")
     ap.add_argument("--buffer", type=int,
                     help="subscriber_max_buffer_size of the services (iceoryx2's 2 if left out)")
+    ap.add_argument("--fill", help="fill each sample after its index with this text, repeated")
     args = ap.parse_args(argv)
     if args.realtime > 0:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.realtime))
@@ -85,6 +87,10 @@ def main(argv=None) -> int:
         time.sleep(0.01)
 
     size = args.size
+    fill = None
+    if args.fill:
+        text = args.fill.encode()
+        fill = (text * ((size - 8) // len(text) + 1))[:size - 8]
     sent = [0] * len(publishers)
     loan_errors = 0
     ticks = Ticks(args.fps, args.count)
@@ -96,6 +102,8 @@ def main(argv=None) -> int:
                 loan_errors += 1
                 continue
             ctypes.c_uint64.from_address(sample.payload_ptr).value = sent[t]
+            if fill is not None:
+                ctypes.memmove(sample.payload_ptr + 8, fill, len(fill))
             sample.assume_init().send()
             sent[t] += 1
     elapsed = ticks.elapsed()

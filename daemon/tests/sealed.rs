@@ -1,0 +1,249 @@
+//! Sealed recordings (`[encryption] recipients`): recd's files are age files that Debian's
+//! `age` decrypts with the fleet's identity into MCAP the Python `mcap` package reads; no
+//! message byte reaches the disk in clear, not even on the raw device; a power cut leaves
+//! authentic chunks that `rec decrypt --recover` turns into a readable file holding all
+//! but the last second; bad recipients stop recd at start-up.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use recd_testkit::{
+    ext4_image, read_mcap, read_with_mcap_core, recd_refused, shm_camera, wait_until, Domain, Mount,
+    Recd,
+};
+
+/// What every camera sample carries after its index: found anywhere on the raw disk, it
+/// is plaintext that escaped.
+const MARKER: &str = "RECD-SEALED-MARKER-5f1c9a7e";
+
+/// A fleet identity made by Debian's `age-keygen`: (identity file, public key).
+fn fleet_identity(dir: &Path) -> (PathBuf, String) {
+    let identity = dir.join("fleet.key");
+    let made = Command::new("age-keygen")
+        .arg("-o")
+        .arg(&identity)
+        .output()
+        .expect("age-keygen runs (Debian package age, scripts/setup)");
+    assert!(made.status.success(), "{made:?}");
+    let public = Command::new("age-keygen")
+        .arg("-y")
+        .arg(&identity)
+        .output()
+        .unwrap();
+    assert!(public.status.success(), "{public:?}");
+    let public = String::from_utf8(public.stdout).unwrap().trim().to_string();
+    assert!(public.starts_with("age1"), "{public}");
+    (identity, public)
+}
+
+fn encryption(public: &str) -> String {
+    format!("[encryption]\nrecipients = [{public:?}]\n")
+}
+
+/// Runs Debian's `age -d` on `file` into `output`; whether it succeeded, and its stderr.
+fn age_decrypt(identity: &Path, file: &Path, output: &Path) -> (bool, String) {
+    let run = Command::new("age")
+        .arg("-d")
+        .arg("-i")
+        .arg(identity)
+        .arg("-o")
+        .arg(output)
+        .arg(file)
+        .output()
+        .expect("age runs");
+    (
+        run.status.success(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
+}
+
+/// Whether `needle` occurs in the file at `path`, read in pieces (a disk image).
+fn file_contains(path: &Path, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).unwrap();
+    let mut carry = Vec::new();
+    let mut buf = vec![0u8; 8 << 20];
+    loop {
+        let n = file.read(&mut buf).unwrap();
+        if n == 0 {
+            return false;
+        }
+        carry.extend_from_slice(&buf[..n]);
+        if carry.windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        carry.drain(..carry.len() - (needle.len() - 1));
+    }
+}
+
+/// The sealed recordings of session directories under `data`, in name order.
+fn sealed_files(data: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data)
+        .unwrap()
+        .flat_map(|dir| std::fs::read_dir(dir.unwrap().path()).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(".mcap.age"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+#[test]
+fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaintext_on_the_disk()
+{
+    let domain = Domain::new();
+    let work = tempfile::tempdir().unwrap();
+    let (identity, public) = fleet_identity(work.path());
+    let image = work.path().join("disk.img");
+    ext4_image(&image, 256);
+    let disk = Mount::at(&work.path().join("disk"), &image, "ext4", "loop");
+    let config = format!("min_free_space = \"16MiB\"\n{}", encryption(&public));
+    let mut recd = Recd::start_with(disk.path(), &domain, &config, &[]);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "drive",
+        "--topic",
+        "drive/*",
+        "--max-file-size",
+        "2MiB",
+    ]);
+    let publisher = shm_camera(&[
+        "--prefix",
+        &domain.prefix,
+        "--name-prefix",
+        "drive/",
+        "--topics",
+        "2",
+        "--size",
+        "20000",
+        "--fps",
+        "40",
+        "--count",
+        "2000",
+        "--fill",
+        MARKER,
+    ]);
+    // Several files closed, one open.
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            sealed_files(&disk.join("data")).len() >= 3
+        }),
+        "{}",
+        recd.log()
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // The power cut: recd dies, and the disk keeps only what reached it.
+    let cut_ns = now_ns();
+    recd.signal_and_wait(libc::SIGKILL, Duration::from_secs(5));
+    let copy = work.path().join("after-the-cut.img");
+    std::fs::copy(&image, &copy).unwrap();
+    recd_testkit::kill_group(publisher);
+    drop(recd);
+    drop(disk);
+    assert!(
+        !file_contains(&copy, MARKER.as_bytes()),
+        "the marker is on the raw disk in clear"
+    );
+
+    let rebooted = Mount::at(&work.path().join("disk"), &copy, "ext4", "loop");
+    let files = sealed_files(&rebooted.join("data"));
+    assert!(files.len() >= 3, "{files:?}");
+    let plain = tempfile::tempdir().unwrap();
+    let (last, closed) = files.split_last().unwrap();
+    let mut newest_ns = 0;
+    for file in closed {
+        let output = plain.path().join(file.file_name().unwrap());
+        let (ok, stderr) = age_decrypt(&identity, file, &output);
+        assert!(ok, "{}: {stderr}", file.display());
+        let read = read_mcap(&output);
+        let count = read["message_count"].as_u64().unwrap();
+        assert!(count > 0, "{read}");
+        // Foxglove's reader reads it too (as recorded, unchunked: by its stream reader).
+        let core = &read_with_mcap_core(std::slice::from_ref(&output))[0];
+        assert!(core.stream_messages >= count, "{core:?}");
+        newest_ns = read["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["log_time"].as_u64().unwrap())
+            .max()
+            .unwrap()
+            .max(newest_ns);
+    }
+    // The file open at the cut lacks its last chunk: age refuses it as cut short...
+    let (ok, stderr) = age_decrypt(&identity, last, &plain.path().join("open.mcap"));
+    assert!(!ok, "age decrypted a file without its last chunk");
+    assert!(!stderr.is_empty());
+    // ...and rec decrypt --recover keeps its authentic chunks, reindexed.
+    let recovered = plain.path().join("recovered.mcap");
+    let rec = recd_testkit::binary("rec");
+    let run = Command::new(rec)
+        .args(["decrypt", "--recover", "-i"])
+        .arg(&identity)
+        .arg("-o")
+        .arg(&recovered)
+        .arg(last)
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let read = read_mcap(&recovered);
+    for message in read["messages"].as_array().unwrap() {
+        newest_ns = newest_ns.max(message["log_time"].as_u64().unwrap());
+    }
+    assert!(
+        newest_ns + 1_000_000_000 >= cut_ns,
+        "the newest message kept is {} ms before the cut",
+        (cut_ns - newest_ns) / 1_000_000
+    );
+    drop(rebooted);
+}
+
+#[test]
+fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
+    let work = tempfile::tempdir().unwrap();
+    let (identity, public) = fleet_identity(work.path());
+    let secret = std::fs::read_to_string(&identity)
+        .unwrap()
+        .lines()
+        .find(|line| line.starts_with("AGE-SECRET-KEY-"))
+        .unwrap()
+        .to_string();
+    let missing = work.path().join("no-such-recipients.txt");
+    let cases = [
+        (format!("recipients = [{public:?}, \"age1notakey\"]"), "age1notakey"),
+        (format!("recipients = {secret:?}"), "private key"),
+        (format!("recipients = {:?}", missing.to_str().unwrap()), "no-such-recipients.txt"),
+        ("recipients = []".to_string(), "no recipients"),
+    ];
+    for (line, named) in cases {
+        let config = work.path().join("recd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "socket = {:?}\ndata_dir = {:?}\nstate_dir = {:?}\n[encryption]\n{line}\n",
+                work.path().join("recd.sock"),
+                work.path().join("data"),
+                work.path().join("state"),
+            ),
+        )
+        .unwrap();
+        let stderr = recd_refused(&config);
+        assert!(stderr.contains(named), "{line}: {stderr}");
+        assert!(!stderr.contains("AGE-SECRET-KEY-1"), "the secret is echoed: {stderr}");
+    }
+}
