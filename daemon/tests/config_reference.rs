@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use bytesize::ByteSize;
 use recd_daemon::config::{
-    DaemonConfig, HttpConfig, IncidentsConfig, PresetConfig, RemoteControlConfig, SessionDefaults,
-    UploadConfig,
+    DaemonConfig, EncryptionConfig, HttpConfig, IncidentsConfig, PresetConfig, RemoteControlConfig,
+    SessionDefaults, UploadConfig,
 };
 use recd_health::Expectation;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -62,6 +62,11 @@ fn populated() -> DaemonConfig {
             token_file: Some(PathBuf::from("/etc/recd/http-token")),
             ..HttpConfig::default()
         },
+        encryption: Some(EncryptionConfig {
+            recipients: vec![
+                "age14mr5y4kau0un5pgywt83rt2g9y6fs00hqs577wcjh66lmp958ahsxfxvpc".into(),
+            ],
+        }),
         rule: vec![recd_rules::RuleConfig {
             name: "lidar_lost".into(),
             health: Some("lidar/*".into()),
@@ -229,7 +234,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
 
     // What the parser asks for, section by section: adds a key the populated
     // configuration leaves out (an optional one, absent from the serialized text).
-    let sections: [(&str, BTreeSet<String>); 8] = [
+    let sections: [(&str, BTreeSet<String>); 9] = [
         ("[recording]", accepted::<SessionDefaults>()),
         ("[incidents]", accepted::<IncidentsConfig>()),
         ("[upload]", accepted::<UploadConfig>()),
@@ -238,6 +243,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
         ("[http]", accepted::<HttpConfig>()),
         ("[[preset]]", accepted::<PresetConfig>()),
         ("[[rule]]", accepted::<recd_rules::RuleConfig>()),
+        ("[encryption]", accepted::<EncryptionConfig>()),
     ];
     for (section, fields) in sections {
         keys.entry(section.to_string()).or_default().extend(fields);

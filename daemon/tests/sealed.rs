@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    ext4_image, read_mcap, read_with_mcap_core, recd_refused, shm_camera, wait_until, Domain, Mount,
-    Recd,
+    ext4_image, read_mcap, read_with_mcap_core, recd_refused, shm_camera, wait_until, Domain,
+    Mount, Recd,
 };
 
 /// What every camera sample carries after its index: found anywhere on the raw disk, it
@@ -97,8 +97,7 @@ fn now_ns() -> u64 {
 }
 
 #[test]
-fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaintext_on_the_disk()
-{
+fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaintext_on_the_disk() {
     let domain = Domain::new();
     let work = tempfile::tempdir().unwrap();
     let (identity, public) = fleet_identity(work.path());
@@ -225,9 +224,15 @@ fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
         .to_string();
     let missing = work.path().join("no-such-recipients.txt");
     let cases = [
-        (format!("recipients = [{public:?}, \"age1notakey\"]"), "age1notakey"),
+        (
+            format!("recipients = [{public:?}, \"age1notakey\"]"),
+            "age1notakey",
+        ),
         (format!("recipients = {secret:?}"), "private key"),
-        (format!("recipients = {:?}", missing.to_str().unwrap()), "no-such-recipients.txt"),
+        (
+            format!("recipients = {:?}", missing.to_str().unwrap()),
+            "no-such-recipients.txt",
+        ),
         ("recipients = []".to_string(), "no recipients"),
     ];
     for (line, named) in cases {
@@ -244,6 +249,9 @@ fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
         .unwrap();
         let stderr = recd_refused(&config);
         assert!(stderr.contains(named), "{line}: {stderr}");
-        assert!(!stderr.contains("AGE-SECRET-KEY-1"), "the secret is echoed: {stderr}");
+        assert!(
+            !stderr.contains("AGE-SECRET-KEY-1"),
+            "the secret is echoed: {stderr}"
+        );
     }
 }

@@ -26,6 +26,9 @@ pub struct SealedReader<R: Read + Seek> {
     cached: Option<(u64, usize)>,
     /// The plaintext position.
     pos: u64,
+    /// A file still being written: its whole chunks are read, the last of them not the
+    /// payload's last, and their end is the plaintext's end.
+    growing: bool,
 }
 
 impl<R: Read + Seek> SealedReader<R> {
@@ -48,7 +51,23 @@ impl<R: Read + Seek> SealedReader<R> {
             opener: ChunkOpener::new(opened.payload_key),
             cached: None,
             pos: 0,
+            growing: false,
         })
+    }
+
+    /// Opens with its key a file that may still be being written (by this process, which
+    /// kept the key): a finished file reads as with [`Self::open_with_key`]; otherwise
+    /// its whole chunks are its plaintext so far, and their end reads as the end (a chunk
+    /// being written after them is left out).
+    pub fn open_growing_with_key(inner: R, key: &SealKey) -> Result<Self, OpenError> {
+        let mut reader = Self::open_with_key(inner, key)?;
+        if reader.check_end().is_err() {
+            reader.cached = None;
+            reader.growing = true;
+            let whole = reader.layout.full_chunks();
+            reader.layout.stored_len = reader.layout.chunk_offset(whole);
+        }
+        Ok(reader)
     }
 
     /// The plaintext bytes the stored length implies (for a whole file, its plaintext's
@@ -86,18 +105,28 @@ impl<R: Read + Seek> SealedReader<R> {
         }
         self.cached = None;
         let opening = self.opener.open(&mut self.inner, &self.layout, index)?;
+        let readable = match &opening.verdict {
+            Ok(_) => true,
+            // A growing file's last whole chunk is authentic, not the payload's last.
+            Err(ChunkError::CutAfter { .. }) => self.growing,
+            Err(_) => false,
+        };
         match opening.verdict {
-            Ok(_) => {
+            _ if readable => {
                 self.cached = Some((index, opening.plaintext));
                 Ok(opening.plaintext)
             }
             Err(error) => Err(error.into_io()),
+            Ok(_) => Ok(opening.plaintext),
         }
     }
 
     /// At or past the end of the plaintext: checks that the file ends in an authentic
     /// last chunk.
     fn check_end(&mut self) -> io::Result<()> {
+        if self.growing {
+            return Ok(());
+        }
         match self.layout.chunks() {
             0 => Err(ChunkError::NoChunk.into_io()),
             n => self.load(n - 1).map(|_| ()),

@@ -64,8 +64,10 @@ pub use messages::{
     RecordedMessage,
 };
 pub use recover::Damage;
-pub use reindex::{reindex, reindex_in_memory, ReindexError, ReindexOptions, ReindexReport};
-pub use sealing::{is_sealed, SealKeys, Sealing, SEALED_SUFFIX};
+pub use reindex::{
+    reindex, reindex_in_memory, reindex_sealed, ReindexError, ReindexOptions, ReindexReport,
+};
+pub use sealing::{is_sealed, summarize_sealed, SealKeys, Sealing, SEALED_SUFFIX};
 pub use space::{space_of, Space};
 pub use trigger::Trigger;
 pub use writer::{

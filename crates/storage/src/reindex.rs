@@ -17,6 +17,8 @@ use crate::compression::Compression;
 use crate::definitions::DefinitionFill;
 use crate::durability::{Durability, WriteBack};
 use crate::recover::{self, Damage, RecordSink, RecoverError};
+use crate::sealing::Sealing;
+use recd_seal::{SealKey, SealedReader, SealedWriter};
 
 /// Settings of [`reindex`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +149,48 @@ pub fn reindex(
     progress: &mut dyn FnMut(u64, u64),
     cancel: &AtomicBool,
 ) -> Result<ReindexReport, ReindexError> {
+    reindex_with(input, output, None, options, progress, cancel)
+}
+
+/// [`reindex`] of a sealed file (`….mcap.age`), read with the key its writer kept, into a
+/// file sealed to `sealing`'s recipients under a fresh key (kept in `sealing.keys` under
+/// `output`): no plaintext byte reaches the disk. A chunk that fails authentication, or a
+/// file cut short, fails the reindex.
+pub fn reindex_sealed(
+    input: &Path,
+    key: &SealKey,
+    output: &Path,
+    sealing: &Sealing,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<ReindexReport, ReindexError> {
+    let sealed = SealedCopy { key, sealing };
+    reindex_with(input, output, Some(sealed), options, progress, cancel)
+}
+
+/// How a sealed input is read and its copy sealed.
+struct SealedCopy<'a> {
+    key: &'a SealKey,
+    sealing: &'a Sealing,
+}
+
+/// What reading the input into the chunked writer found.
+struct Pass {
+    messages: u64,
+    recovery: recover::Recovery,
+    definitions_added: Vec<String>,
+    definitions_missing: Vec<String>,
+}
+
+fn reindex_with(
+    input: &Path,
+    output: &Path,
+    sealed: Option<SealedCopy<'_>>,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+) -> Result<ReindexReport, ReindexError> {
     let read_error = |source| ReindexError::Read {
         path: input.to_path_buf(),
         source,
@@ -191,36 +235,52 @@ pub fn reindex(
             source,
         })?;
 
-    let output_file = BufWriter::with_capacity(1 << 20, PacedOutput::new(temporary.as_file_mut()));
-    let mut sink = ChunkedSink::new(options, output_file, progress, cancel, input_bytes);
-    let recovery = match recover::recover(source, input_bytes, &mut sink) {
-        Ok(recovery) => recovery,
-        Err(RecoverError::NotMcap) => {
-            return Err(ReindexError::NotMcap {
-                empty: input_bytes == 0,
-                path: input.to_path_buf(),
-            })
-        }
-        Err(RecoverError::Read(source)) => return Err(read_error(source)),
-        Err(RecoverError::Sink(Stop::Cancelled)) => {
-            return Err(ReindexError::Interrupted {
-                input: input.to_path_buf(),
-            })
-        }
-        Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(output, source)),
-    };
-    let messages = sink.messages;
-    let definitions_added = sink.definitions.added();
-    let definitions_missing = sink.definitions.missing();
-    sink.progress_to_end();
-    sink.finish()
-        .and_then(|mut written| Ok(io::Write::flush(&mut written)?))
-        .map_err(|e| encode_error(output, e))?;
-
     let write_error = |source| ReindexError::Write {
         path: output.to_path_buf(),
         source,
     };
+    let paced = PacedOutput::new(temporary.as_file_mut());
+    let (pass, kept_key) = match &sealed {
+        None => {
+            let out = BufWriter::with_capacity(1 << 20, paced);
+            let (pass, _) = pass(
+                source,
+                input_bytes,
+                out,
+                options,
+                progress,
+                cancel,
+                input,
+                output,
+            )?;
+            (pass, None)
+        }
+        Some(sealed) => {
+            let reader = SealedReader::open_with_key(&source, sealed.key)
+                .map_err(|e| read_error(io::Error::other(e)))?;
+            let plaintext_len = reader.plaintext_len();
+            let writer = SealedWriter::new(paced, &sealed.sealing.recipients)
+                .map_err(|e| write_error(io::Error::other(e)))?;
+            let key = writer.key().clone();
+            let out = BufWriter::with_capacity(1 << 20, writer);
+            let (pass, out) = pass(
+                reader,
+                plaintext_len,
+                out,
+                options,
+                progress,
+                cancel,
+                input,
+                output,
+            )?;
+            let writer = out.into_inner().map_err(|e| write_error(e.into_error()))?;
+            writer
+                .finish()
+                .map_err(|e| write_error(io::Error::other(e)))?;
+            (pass, Some(key))
+        }
+    };
+
     temporary.as_file().sync_all().map_err(write_error)?;
     let output_bytes = temporary.as_file().metadata().map_err(write_error)?.len();
     if cancel.load(Ordering::Relaxed) {
@@ -231,6 +291,9 @@ pub fn reindex(
     temporary
         .persist(output)
         .map_err(|e| write_error(e.error))?;
+    if let (Some(sealed), Some(key)) = (&sealed, kept_key) {
+        sealed.sealing.keys.insert(output, key);
+    }
     // Make the rename itself durable.
     File::open(&directory)
         .and_then(|dir| dir.sync_all())
@@ -243,15 +306,70 @@ pub fn reindex(
         output: output.to_path_buf(),
         input_bytes,
         output_bytes,
+        messages: pass.messages,
+        input_was_closed: pass.recovery.data_end_reached,
+        damage: pass.recovery.damage,
+        unusable_bytes: pass.recovery.unusable_bytes,
+        crc_mismatch: pass.recovery.crc_mismatch,
+        skipped_private_records: pass.recovery.skipped_private_records,
+        definitions_added: pass.definitions_added,
+        definitions_missing: pass.definitions_missing,
+    })
+}
+
+/// Reads `source` (`input_bytes` long) into a chunked writer on `out`, ends the output and
+/// flushes it; gives `out` back.
+#[allow(clippy::too_many_arguments)]
+fn pass<R: io::Read, W: io::Write>(
+    source: R,
+    input_bytes: u64,
+    out: W,
+    options: &ReindexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &AtomicBool,
+    input: &Path,
+    output: &Path,
+) -> Result<(Pass, W), ReindexError> {
+    let mut sink = ChunkedSink::new(options, out, progress, cancel, input_bytes);
+    let recovery = match recover::recover(source, input_bytes, &mut sink) {
+        Ok(recovery) => recovery,
+        Err(RecoverError::NotMcap) => {
+            return Err(ReindexError::NotMcap {
+                empty: input_bytes == 0,
+                path: input.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Read(source)) => {
+            return Err(ReindexError::Read {
+                path: input.to_path_buf(),
+                source,
+            })
+        }
+        Err(RecoverError::Sink(Stop::Cancelled)) => {
+            return Err(ReindexError::Interrupted {
+                input: input.to_path_buf(),
+            })
+        }
+        Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(output, source)),
+    };
+    let messages = sink.messages;
+    let definitions_added = sink.definitions.added();
+    let definitions_missing = sink.definitions.missing();
+    sink.progress_to_end();
+    let out = sink
+        .finish()
+        .and_then(|mut written| {
+            io::Write::flush(&mut written)?;
+            Ok(written)
+        })
+        .map_err(|e| encode_error(output, e))?;
+    let pass = Pass {
         messages,
-        input_was_closed: recovery.data_end_reached,
-        damage: recovery.damage,
-        unusable_bytes: recovery.unusable_bytes,
-        crc_mismatch: recovery.crc_mismatch,
-        skipped_private_records: recovery.skipped_private_records,
+        recovery,
         definitions_added,
         definitions_missing,
-    })
+    };
+    Ok((pass, out))
 }
 
 /// What [`reindex`] writes for the file `input` held in memory, written into memory: the

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use recd_seal::{Recipients, SealKey};
+use recd_seal::{Recipients, SealKey, SealedReader};
+
+use crate::info::{summarize_from, FileInfo, InfoError};
 
 /// The suffix a sealed file's name gets after `.mcap`.
 pub const SEALED_SUFFIX: &str = ".age";
@@ -95,4 +97,17 @@ impl std::fmt::Debug for SealKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SealKeys({} kept)", self.len())
     }
+}
+
+/// What the sealed file at `path` holds ([`crate::summarize`]), read with its key.
+pub fn summarize_sealed(path: &Path, key: &SealKey) -> Result<FileInfo, InfoError> {
+    let read_error = |source| InfoError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let mut reader = SealedReader::open_with_key(&file, key)
+        .map_err(|e| read_error(std::io::Error::other(e)))?;
+    let size = reader.plaintext_len();
+    summarize_from(&mut reader, size, path)
 }

@@ -302,10 +302,11 @@ impl Transfer<'_> {
 
     /// The bytes to upload: the file itself, or with `after_reindex` its zstd-reindexed
     /// copy (made once, kept next to it until uploaded) unless the file is indexed
-    /// already (finished in place, or by `rec reindex`).
+    /// already (finished in place, or by `rec reindex`) or sealed (a copy would need the
+    /// key the vehicle does not hold; recd finishes sealed files itself while it can).
     fn content(&self, job: &QueuedUpload) -> Result<PathBuf, Failure> {
         let indexed = || recd_storage::summarize(&job.path).is_ok_and(|info| info.indexed);
-        if !self.settings.after_reindex || indexed() {
+        if !self.settings.after_reindex || recd_storage::is_sealed(&job.path) || indexed() {
             return Ok(job.path.clone());
         }
         let staged = staged_copy(&job.path);

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use recd_catalog::{Catalog, File};
 use recd_control::{FileState, FinishMode};
-use recd_storage::{Compression, ReindexError, ReindexOptions};
+use recd_seal::SealKey;
+use recd_storage::{Compression, ReindexError, ReindexOptions, Sealing};
 
 /// How finishing a file ended.
 #[derive(Debug)]
@@ -60,11 +61,13 @@ pub fn remove_leftovers(path: &Path) {
 }
 
 /// Finishes `file` with `mode`; `progress` is called as reading goes on and may block
-/// (to pause), `stop` ends it early.
+/// (to pause), `stop` ends it early. A sealed file is read with the key `sealing` kept
+/// for it and its copy sealed under a fresh one.
 pub fn finish(
     catalog: &Arc<Mutex<Catalog>>,
     file: &File,
     mode: FinishMode,
+    sealing: Option<&Sealing>,
     progress: &mut dyn FnMut(u64, u64),
     stop: &AtomicBool,
 ) -> Outcome {
@@ -74,7 +77,18 @@ pub fn finish(
         threads: compression_threads(),
         ..ReindexOptions::default()
     };
-    let report = match recd_storage::reindex(&file.path, &staged, &options, progress, stop) {
+    let sealed = match sealed_finish(&file.path, sealing) {
+        Ok(sealed) => sealed,
+        Err(why) => return Outcome::Failed(why),
+    };
+    let reindexed = match &sealed {
+        Some((key, sealing)) => recd_storage::reindex_sealed(
+            &file.path, key, &staged, sealing, &options, progress, stop,
+        ),
+        None => recd_storage::reindex(&file.path, &staged, &options, progress, stop),
+    };
+    let sealing = sealed.map(|(_, sealing)| sealing);
+    let report = match reindexed {
         Ok(report) => report,
         Err(ReindexError::Interrupted { .. }) => return Outcome::Interrupted,
         Err(ReindexError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -82,11 +96,40 @@ pub fn finish(
         }
         Err(error) => return Outcome::Failed(error.to_string()),
     };
-    if let Err(why) = verify(&staged, &report, file.messages) {
+    if let Err(why) = verify(&staged, sealing, &report, file.messages) {
         let _ = std::fs::remove_file(&staged);
+        forget_key(sealing, &staged);
         return Outcome::Failed(why);
     }
-    swap_in(catalog, file, &staged, report.output_bytes, report.messages)
+    let outcome = swap_in(catalog, file, &staged, report.output_bytes, report.messages);
+    if let Some(sealing) = sealing {
+        match outcome {
+            Outcome::Indexed { .. } => sealing.keys.rename(&staged, &file.path),
+            _ => sealing.keys.forget(&staged),
+        }
+    }
+    outcome
+}
+
+/// For a sealed file, its key and the sealing of the copy; an error when recd no longer
+/// holds the key (the file was written before a restart).
+fn sealed_finish<'s>(
+    path: &Path,
+    sealing: Option<&'s Sealing>,
+) -> Result<Option<(SealKey, &'s Sealing)>, String> {
+    if !recd_storage::is_sealed(path) {
+        return Ok(None);
+    }
+    let no_key = "sealed, and recd no longer holds its key (it was written before recd restarted): it stays as written, and `rec decrypt -i IDENTITY` finishes it off the vehicle";
+    let sealing = sealing.ok_or(no_key)?;
+    let key = sealing.keys.get(path).ok_or(no_key)?;
+    Ok(Some((key, sealing)))
+}
+
+fn forget_key(sealing: Option<&Sealing>, path: &Path) {
+    if let Some(sealing) = sealing {
+        sealing.keys.forget(path);
+    }
 }
 
 /// The chunk compression `mode` asks of a finished file (and of an incident's cut files).
@@ -101,6 +144,7 @@ pub fn compression_of(mode: FinishMode) -> Compression {
 /// The staged copy holds every message of the original and reads back indexed.
 fn verify(
     staged: &Path,
+    sealing: Option<&Sealing>,
     report: &recd_storage::ReindexReport,
     recorded: u64,
 ) -> Result<(), String> {
@@ -113,8 +157,11 @@ fn verify(
             report.messages
         ));
     }
-    let info = recd_storage::summarize(staged)
-        .map_err(|e| format!("the indexed copy does not read back: {e}"))?;
+    let info = match sealing.and_then(|sealing| sealing.keys.get(staged)) {
+        Some(key) => recd_storage::summarize_sealed(staged, &key),
+        None => recd_storage::summarize(staged),
+    }
+    .map_err(|e| format!("the indexed copy does not read back: {e}"))?;
     if !info.closed_cleanly || !info.indexed || info.message_count != recorded {
         return Err(format!(
             "the indexed copy reads back with {} messages, indexed: {}",

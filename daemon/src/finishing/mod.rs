@@ -34,8 +34,14 @@ pub struct Finisher(Worker);
 
 impl Finisher {
     /// Starts finishing the files `catalog` has waiting, as `gate` allows, keeping
-    /// `min_free_space` free beside the copy it writes.
-    pub fn start(catalog: Arc<Mutex<Catalog>>, gate: Arc<FinishGate>, min_free_space: u64) -> Self {
+    /// `min_free_space` free beside the copy it writes; sealed files are read with the
+    /// keys `sealing` kept and sealed again under fresh ones.
+    pub fn start(
+        catalog: Arc<Mutex<Catalog>>,
+        gate: Arc<FinishGate>,
+        min_free_space: u64,
+        sealing: Option<recd_storage::Sealing>,
+    ) -> Self {
         Self(Worker::start(
             "recd-finish",
             "finishing files",
@@ -44,6 +50,7 @@ impl Finisher {
                     catalog,
                     gate,
                     min_free_space,
+                    sealing,
                     stop,
                     told_space: false,
                 }
@@ -63,6 +70,7 @@ struct Finishing {
     catalog: Arc<Mutex<Catalog>>,
     gate: Arc<FinishGate>,
     min_free_space: u64,
+    sealing: Option<recd_storage::Sealing>,
     stop: Arc<AtomicBool>,
     told_space: bool,
 }
@@ -174,7 +182,14 @@ impl Finishing {
                 tracing::info!(file = %file.path.display(), "finishing goes on");
             }
         };
-        let outcome = job::finish(&self.catalog, file, mode, &mut progress, &self.stop);
+        let outcome = job::finish(
+            &self.catalog,
+            file,
+            mode,
+            self.sealing.as_ref(),
+            &mut progress,
+            &self.stop,
+        );
         let catalog = self.catalog.lock().expect("catalog lock");
         match outcome {
             Outcome::Indexed { bytes } => {

@@ -160,6 +160,7 @@ impl Sessions {
             self.catalog.clone(),
             self.finish_gate.clone(),
             self.config.min_free_space.as_u64(),
+            self.sealing.clone(),
         )
     }
 

@@ -294,3 +294,36 @@ fn recover_stops_at_an_altered_chunk_and_at_bytes_after_the_last() {
         "{recovered:?}"
     );
 }
+
+#[test]
+fn a_growing_file_reads_its_whole_chunks_and_a_finished_one_reads_whole() {
+    let keys = keys();
+    let plaintext = random_bytes(3 * C + 100);
+    let mut writer = SealedWriter::new(Vec::new(), &keys.recipients).unwrap();
+    writer.write_all(&plaintext[..2 * C]).unwrap();
+    writer.seal_full_chunk().unwrap();
+    writer.write_all(&plaintext[2 * C..]).unwrap();
+    let key = writer.key().clone();
+    // While written: three sealed chunks (the third once more bytes followed it), and a
+    // fourth half on its way to the file.
+    let mut growing = writer.get_ref().clone();
+    growing.extend_from_slice(&[0xAB; 1000]);
+    let mut reader = SealedReader::open_growing_with_key(Cursor::new(&growing), &key).unwrap();
+    assert_eq!(reader.plaintext_len(), 3 * C as u64);
+    let mut read = Vec::new();
+    reader.read_to_end(&mut read).unwrap();
+    assert_eq!(read, plaintext[..3 * C]);
+    reader.seek(SeekFrom::Start(C as u64 + 5)).unwrap();
+    let mut some = [0u8; 10];
+    reader.read_exact(&mut some).unwrap();
+    assert_eq!(some, plaintext[C + 5..C + 15]);
+    // Opened as a whole file, the same bytes are refused as cut short.
+    let mut whole = SealedReader::open_with_key(Cursor::new(&growing), &key).unwrap();
+    assert!(whole.read_to_end(&mut Vec::new()).is_err());
+
+    let finished = writer.finish().unwrap();
+    let mut reader = SealedReader::open_growing_with_key(Cursor::new(&finished), &key).unwrap();
+    let mut read = Vec::new();
+    reader.read_to_end(&mut read).unwrap();
+    assert_eq!(read, plaintext);
+}
