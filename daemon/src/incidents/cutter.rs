@@ -272,13 +272,17 @@ impl Cutting {
         finish: FinishMode,
     ) -> Result<Option<(PathBuf, u64, u64)>, String> {
         let data_dir = &self.sessions.config().data_dir;
-        let output = naming::cut_path(
+        let sealing = self.sessions.sealing().cloned();
+        let mut output = naming::cut_path(
             data_dir,
             &incident.id,
             &incident.note,
             &incident.session,
             family,
         );
+        if sealing.is_some() {
+            output.as_mut_os_string().push(recd_storage::SEALED_SUFFIX);
+        }
         if let Some(dir) = output.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -313,6 +317,7 @@ impl Cutting {
             }],
             cancel: Some(self.stop.clone()),
             pace: Some(self.pace()),
+            sealing,
             ..CutOptions::default()
         };
         let window = CutWindow {

@@ -59,9 +59,11 @@ fn safe(text: &str, longest: usize) -> String {
 }
 
 /// The source family of a session file from its name: `<prefix>_<family>_<NNNN>.mcap`
-/// (`iceoryx2`, `dds`) when a session has both; `None` for a single-family name.
+/// or sealed `.mcap.age` (`iceoryx2`, `dds`) when a session has both; `None` for a single-family name.
 pub fn family_of(path: &Path) -> Option<&'static str> {
-    let stem = path.file_stem()?.to_str()?;
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".age").unwrap_or(name);
+    let stem = stem.strip_suffix(".mcap").unwrap_or(stem);
     let (rest, number) = stem.rsplit_once('_')?;
     if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
         return None;
@@ -105,7 +107,7 @@ mod tests {
             Some("dds")
         );
         assert_eq!(
-            family_of(Path::new("/d/s/s_2026_iceoryx2_0000.mcap")),
+            family_of(Path::new("/d/s/s_2026_iceoryx2_0000.mcap.age")),
             Some("iceoryx2")
         );
         assert_eq!(family_of(Path::new("/d/s/s_2026_0000.mcap")), None);

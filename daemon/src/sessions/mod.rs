@@ -164,6 +164,11 @@ impl Sessions {
         )
     }
 
+    /// What files are sealed with, when `[encryption]` is set.
+    pub fn sealing(&self) -> Option<&recd_storage::Sealing> {
+        self.sealing.as_ref()
+    }
+
     /// recd's configuration.
     pub fn config(&self) -> &DaemonConfig {
         &self.config

@@ -32,12 +32,28 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
     if metadata.is_dir() {
         return Err(not_mcap());
     }
-    // A file still being recorded grows meanwhile: what it held when opened is read.
-    let size = metadata.len();
-    if left_empty(&file, size).map_err(read_error)? {
-        return send_empty(path, events);
-    }
-    let mut input = Pread::new(&file);
+    let (mut input, size) = if crate::sealing::is_sealed(path) {
+        let key = ctx.keys.and_then(|keys| keys.get(path)).ok_or_else(|| {
+            read_error(std::io::Error::other(
+                "it is sealed, and recd no longer holds its key (it was written before recd restarted)",
+            ))
+        })?;
+        let input =
+            Pread::sealed(&file, &key).map_err(|error| read_error(std::io::Error::other(error)))?;
+        // What its sealed chunks held when opened is read.
+        let size = input.len().map_err(read_error)?;
+        if size == 0 {
+            return send_empty(path, events);
+        }
+        (input, size)
+    } else {
+        // A file still being recorded grows meanwhile: what it held when opened is read.
+        let size = metadata.len();
+        if left_empty(&file, size).map_err(read_error)? {
+            return send_empty(path, events);
+        }
+        (Pread::new(&file), size)
+    };
     let header = info::read_header(&mut input, path).map_err(|error| match error {
         InfoError::Read { source, .. } => read_error(source),
         InfoError::NotMcap { .. } | InfoError::IsDirectory { .. } => not_mcap(),

@@ -67,6 +67,9 @@ pub struct CutOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Hears of every read, so that the caller can hold the cut to a pace.
     pub pace: Option<Pace>,
+    /// Read sealed inputs with the keys kept here, and seal the output (under a fresh
+    /// key, kept here too): no plaintext reaches the disk.
+    pub sealing: Option<crate::sealing::Sealing>,
 }
 
 impl Default for CutOptions {
@@ -80,6 +83,7 @@ impl Default for CutOptions {
             metadata: Vec::new(),
             cancel: None,
             pace: None,
+            sealing: None,
         }
     }
 }
@@ -95,6 +99,7 @@ impl std::fmt::Debug for CutOptions {
             .field("metadata", &self.metadata)
             .field("cancel", &self.cancel)
             .field("pace", &self.pace.as_ref().map(|_| "…"))
+            .field("sealing", &self.sealing)
             .finish()
     }
 }
@@ -247,8 +252,19 @@ pub fn cut(
         cancel: options.cancel.as_deref().unwrap_or(&never),
         stop: &stop,
         pace: options.pace.as_deref(),
+        keys: options.sealing.as_ref().map(|sealing| &sealing.keys),
     };
-    let out = BufWriter::with_capacity(1 << 20, PacedOutput::new(temporary.as_file_mut()));
+    let paced = PacedOutput::new(temporary.as_file_mut());
+    let (out, kept_key) = match &options.sealing {
+        Some(sealing) => {
+            let writer = recd_seal::SealedWriter::new(paced, &sealing.recipients)
+                .map_err(|e| write_error(output)(io::Error::other(e)))?;
+            let key = writer.key().clone();
+            (CutOutput::Sealed(writer), Some(key))
+        }
+        None => (CutOutput::Plain(paced), None),
+    };
+    let out = BufWriter::with_capacity(1 << 20, out);
     let merged = std::thread::scope(|scope| {
         let receivers = inputs
             .iter()
@@ -259,8 +275,11 @@ pub fn cut(
             })
             .collect();
         let merged =
-            merge::merge(inputs, receivers, options, output, out).and_then(|(mut out, merged)| {
-                io::Write::flush(&mut out).map_err(write_error(output))?;
+            merge::merge(inputs, receivers, options, output, out).and_then(|(out, merged)| {
+                let out = out
+                    .into_inner()
+                    .map_err(|e| write_error(output)(e.into_error()))?;
+                out.finish().map_err(write_error(output))?;
                 Ok(merged)
             });
         // The readers of inputs not read to their end stop at their next record.
@@ -283,6 +302,9 @@ pub fn cut(
     temporary
         .persist(output)
         .map_err(|e| write_error(output)(e.error))?;
+    if let (Some(sealing), Some(key)) = (&options.sealing, kept_key) {
+        sealing.keys.insert(output, key);
+    }
     // Make the rename itself durable.
     File::open(&directory)
         .and_then(|dir| dir.sync_all())
@@ -292,6 +314,38 @@ pub fn cut(
         output_bytes,
         ..merged
     })
+}
+
+/// Where the cut's bytes go: the temporary file, or its seal.
+enum CutOutput<'f> {
+    Plain(PacedOutput<'f>),
+    Sealed(recd_seal::SealedWriter<PacedOutput<'f>>),
+}
+
+impl CutOutput<'_> {
+    /// Flushes the plain output; seals the last chunk of the sealed one.
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Self::Plain(mut out) => io::Write::flush(&mut out),
+            Self::Sealed(out) => out.finish().map(drop).map_err(io::Error::other),
+        }
+    }
+}
+
+impl io::Write for CutOutput<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(out) => out.write(buf),
+            Self::Sealed(out) => out.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Plain(out) => out.flush(),
+            Self::Sealed(out) => out.flush(),
+        }
+    }
 }
 
 /// How the output's chunks are cut and compressed.

@@ -151,6 +151,8 @@ pub(super) struct Context<'a> {
     /// Set when the merge stopped (done, failed or cancelled): readers stop too.
     pub stop: &'a AtomicBool,
     pub pace: Option<&'a (dyn Fn(u64) + Send + Sync)>,
+    /// The keys of sealed inputs.
+    pub keys: Option<&'a crate::sealing::SealKeys>,
 }
 
 impl Context<'_> {
