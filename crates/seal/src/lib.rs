@@ -10,17 +10,37 @@
 //! (its X25519 recipients); the header's MAC and the payload (age's STREAM of 64 KiB
 //! ChaCha20-Poly1305 chunks) are sealed here with `ring`, because the `age` crate's own
 //! streaming writer is too slow for the recording path.
+//!
+//! Reading is here too: [`SealedReader`] reads the plaintext anywhere in a file (with the
+//! fleet's [`Identities`], or the [`SealKey`] kept by the writer), [`recover`] keeps the
+//! authentic part of a file cut short, and [`SealedHeader`] tells what a file is without a
+//! key.
 #![warn(missing_docs)]
 
+mod chunks;
 mod file_key;
 mod header;
+mod identities;
 mod keys;
+mod layout;
+mod open;
+mod parse;
+mod reader;
 mod recipients;
+mod recover;
+mod sealed_header;
 mod stream;
 mod writer;
 
+pub use chunks::ChunkError;
 pub use file_key::SealKey;
 pub use header::HeaderError;
+pub use identities::{Identities, IdentitiesError, IdentitiesFileError};
+pub use open::{OpenError, Unlock};
+pub use parse::HeaderReadError;
+pub use reader::SealedReader;
 pub use recipients::{Recipients, RecipientsError, RecipientsFileError};
+pub use recover::{recover, RecoverError, Recovered};
+pub use sealed_header::SealedHeader;
 pub use stream::{chunk_nonce, sealed_len, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
 pub use writer::{FinishError, SealError, SealedWriter};

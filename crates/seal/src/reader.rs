@@ -1,0 +1,161 @@
+//! [`SealedReader`]: reads a sealed file's plaintext, anywhere in it, decrypting one chunk
+//! at a time.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use crate::chunks::{ChunkError, ChunkOpener};
+use crate::file_key::SealKey;
+use crate::identities::Identities;
+use crate::layout::Layout;
+use crate::open::{open, OpenError, Unlock};
+use crate::stream::CHUNK_SIZE;
+
+/// Reads the plaintext of an age v1 file, with [`Read`] and [`Seek`] over the plaintext:
+/// chunk `i` is read from where the stored length puts it, so that a seek costs one chunk.
+/// The chunk read last stays decrypted, in one buffer allocated at opening.
+///
+/// A chunk that fails authentication, or a file that ends without its last chunk, is an
+/// `io::Error` whose message names the chunk and where it is stored, and whose inner error
+/// is a [`ChunkError`]. The end of the plaintext is reported (a read of 0 bytes) only
+/// once the last chunk has been authenticated as the last.
+pub struct SealedReader<R: Read + Seek> {
+    inner: R,
+    layout: Layout,
+    opener: ChunkOpener,
+    /// The chunk in the buffer and its plaintext length.
+    cached: Option<(u64, usize)>,
+    /// The plaintext position.
+    pos: u64,
+}
+
+impl<R: Read + Seek> SealedReader<R> {
+    /// Opens `inner` with identities, one of which the file must be sealed to.
+    pub fn open(inner: R, identities: &Identities) -> Result<Self, OpenError> {
+        Self::unlock(inner, Unlock::Identities(identities))
+    }
+
+    /// Opens `inner` with its key, kept in memory since it was written.
+    pub fn open_with_key(inner: R, key: &SealKey) -> Result<Self, OpenError> {
+        Self::unlock(inner, Unlock::Key(key))
+    }
+
+    /// Opens `inner` with identities or a key.
+    pub fn unlock(mut inner: R, unlock: Unlock) -> Result<Self, OpenError> {
+        let opened = open(&mut inner, unlock)?;
+        Ok(Self {
+            inner,
+            layout: opened.layout,
+            opener: ChunkOpener::new(opened.payload_key),
+            cached: None,
+            pos: 0,
+        })
+    }
+
+    /// The plaintext bytes the stored length implies (for a whole file, its plaintext's
+    /// length).
+    pub fn plaintext_len(&self) -> u64 {
+        self.layout.plaintext_len()
+    }
+
+    /// Bytes of the header, up to and including its MAC line.
+    pub fn header_len(&self) -> u64 {
+        self.layout.header_len
+    }
+
+    /// Bytes of the file as stored.
+    pub fn stored_len(&self) -> u64 {
+        self.layout.stored_len
+    }
+
+    /// The reader of the stored file.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The reader of the stored file, giving up the plaintext position.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// Makes chunk `index` the one in the buffer; its plaintext length.
+    fn load(&mut self, index: u64) -> io::Result<usize> {
+        if let Some((cached, len)) = self.cached {
+            if cached == index {
+                return Ok(len);
+            }
+        }
+        self.cached = None;
+        let opening = self.opener.open(&mut self.inner, &self.layout, index)?;
+        match opening.verdict {
+            Ok(_) => {
+                self.cached = Some((index, opening.plaintext));
+                Ok(opening.plaintext)
+            }
+            Err(error) => Err(error.into_io()),
+        }
+    }
+
+    /// At or past the end of the plaintext: checks that the file ends in an authentic
+    /// last chunk.
+    fn check_end(&mut self) -> io::Result<()> {
+        match self.layout.chunks() {
+            0 => Err(ChunkError::NoChunk.into_io()),
+            n => self.load(n - 1).map(|_| ()),
+        }
+    }
+}
+
+impl<R: Read + Seek> Read for SealedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.pos >= self.plaintext_len() {
+            self.check_end()?;
+            return Ok(0);
+        }
+        let index = self.pos / CHUNK_SIZE as u64;
+        let len = self.load(index)?;
+        let at = (self.pos % CHUNK_SIZE as u64) as usize;
+        let take = buf.len().min(len - at);
+        buf[..take].copy_from_slice(&self.opener.plaintext(len)[at..at + take]);
+        self.pos += take as u64;
+        Ok(take)
+    }
+}
+
+impl<R: Read + Seek> Seek for SealedReader<R> {
+    /// Moves in the plaintext; a position past its end reads as its end.
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let (base, delta) = match to {
+            SeekFrom::Start(at) => {
+                self.pos = at;
+                return Ok(at);
+            }
+            SeekFrom::End(delta) => (self.plaintext_len(), delta),
+            SeekFrom::Current(delta) => (self.pos, delta),
+        };
+        match base.checked_add_signed(delta) {
+            Some(at) => {
+                self.pos = at;
+                Ok(at)
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek to a negative or overflowing position of the plaintext",
+            )),
+        }
+    }
+}
+
+impl<R: Read + Seek> std::fmt::Debug for SealedReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedReader")
+            .field("layout", &self.layout)
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;
