@@ -41,9 +41,10 @@ const SEALED_SUFFIX: &str = ".age";
 /// chunk up to the first that fails, then every complete MCAP
 /// record in them, indexed.
 ///
-/// Exit status: 0 when the file was whole, 3 when --recover
-/// kept the authentic part of a damaged or cut file, 1 on
-/// failure (nothing written).
+/// Exit status: 0 when nothing was lost; 3 when the output
+/// holds only what was recoverable (--recover on a damaged or
+/// cut file, or an MCAP file recd left cut inside a record),
+/// as rec reindex exits; 1 on failure (nothing written).
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct DecryptArgs {

@@ -297,3 +297,51 @@ fn decrypt_help_explains_itself_within_70_columns() {
         );
     }
 }
+
+#[test]
+fn info_with_a_key_counts_service_calls_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keygen(dir.path(), "a.key");
+    let plain = dir.path().join("plain.mcap");
+    let mut writer = StreamWriter::create(&plain, WriterOptions::default()).unwrap();
+    let schema = writer
+        .add_schema("example_interfaces/srv/AddTwoInts_Event", "ros2msg", b"")
+        .unwrap();
+    let events = writer
+        .add_channel(
+            Some(schema),
+            "/add_two_ints/_service_event",
+            "cdr",
+            &BTreeMap::new(),
+        )
+        .unwrap();
+    for i in 0..6u32 {
+        let header = MessageHeader {
+            channel: events,
+            sequence: i,
+            log_time: u64::from(i + 1) * 1_000_000,
+            publish_time: u64::from(i + 1) * 1_000_000,
+        };
+        writer.write_message(&header, &[0; 8]).unwrap();
+    }
+    writer.close().unwrap();
+    wait_until_unlocked(&plain);
+    let file = dir.path().join("svc.mcap.age");
+    seal_to(&file, &public, &std::fs::read(&plain).unwrap());
+    std::fs::remove_file(&plain).unwrap();
+
+    let (code, stdout, stderr) = outcome(&run(&[
+        "info",
+        "--json",
+        file.to_str().unwrap(),
+        "-i",
+        key.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["services"][0]["name"], "/add_two_ints", "{json}");
+    assert_eq!(json["services"][0]["events"], 6, "{json}");
+    // Nothing of the plaintext was left on disk.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
