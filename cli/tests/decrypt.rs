@@ -10,7 +10,7 @@ use std::process::Command;
 
 use common::{outcome, run, wait_until_unlocked, write_recording};
 use recd_seal::{Recipients, SealedWriter, CHUNK_SIZE};
-use recd_storage::{MessageHeader, StreamWriter, WriterOptions};
+use recd_storage::{ChannelId, MessageHeader, StreamWriter, WriterOptions};
 
 /// A fresh identity file made by `age-keygen`, and its public key.
 fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
@@ -27,6 +27,29 @@ fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
         .unwrap()
         .to_owned();
     (path, public)
+}
+
+/// A key file made by `age-keygen` in a new directory, its public key, and a writer of
+/// `plain.mcap` there.
+fn key_and_writer() -> (tempfile::TempDir, PathBuf, String, PathBuf, StreamWriter) {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keygen(dir.path(), "a.key");
+    let plain = dir.path().join("plain.mcap");
+    let writer = StreamWriter::create(&plain, WriterOptions::default()).unwrap();
+    (dir, key, public, plain, writer)
+}
+
+/// Writes `count` messages of `payload` on `channel`, a millisecond apart.
+fn write_messages(writer: &mut StreamWriter, channel: ChannelId, count: u32, payload: &[u8]) {
+    for i in 0..count {
+        let header = MessageHeader {
+            channel,
+            sequence: i,
+            log_time: u64::from(i + 1) * 1_000_000,
+            publish_time: u64::from(i + 1) * 1_000_000,
+        };
+        writer.write_message(&header, payload).unwrap();
+    }
 }
 
 /// `rec decrypt FILE -i KEY EXTRA…`: its exit code, stdout and stderr.
@@ -161,22 +184,11 @@ fn decrypted_files_read_with_python_mcap() {
 
 #[test]
 fn a_recording_recd_could_not_finish_is_finished_off() {
-    let dir = tempfile::tempdir().unwrap();
-    let (key, public) = keygen(dir.path(), "a.key");
-    let plain = dir.path().join("plain.mcap");
-    let mut writer = StreamWriter::create(&plain, WriterOptions::default()).unwrap();
+    let (dir, key, public, plain, mut writer) = key_and_writer();
     let channel = writer
         .add_channel(None, "/imu", "raw", &BTreeMap::new())
         .unwrap();
-    for i in 0..30u32 {
-        let header = MessageHeader {
-            channel,
-            sequence: i,
-            log_time: u64::from(i + 1) * 1_000_000,
-            publish_time: u64::from(i + 1) * 1_000_000,
-        };
-        writer.write_message(&header, &[i as u8; 500]).unwrap();
-    }
+    write_messages(&mut writer, channel, 30, &[7; 500]);
     // A crash: everything handed to the kernel, no summary.
     writer.flush().unwrap();
     drop(writer);
@@ -300,10 +312,7 @@ fn decrypt_help_explains_itself_within_70_columns() {
 
 #[test]
 fn info_with_a_key_counts_service_calls_from_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let (key, public) = keygen(dir.path(), "a.key");
-    let plain = dir.path().join("plain.mcap");
-    let mut writer = StreamWriter::create(&plain, WriterOptions::default()).unwrap();
+    let (dir, key, public, plain, mut writer) = key_and_writer();
     let schema = writer
         .add_schema("example_interfaces/srv/AddTwoInts_Event", "ros2msg", b"")
         .unwrap();
@@ -315,15 +324,7 @@ fn info_with_a_key_counts_service_calls_from_memory() {
             &BTreeMap::new(),
         )
         .unwrap();
-    for i in 0..6u32 {
-        let header = MessageHeader {
-            channel: events,
-            sequence: i,
-            log_time: u64::from(i + 1) * 1_000_000,
-            publish_time: u64::from(i + 1) * 1_000_000,
-        };
-        writer.write_message(&header, &[0; 8]).unwrap();
-    }
+    write_messages(&mut writer, events, 6, &[0; 8]);
     writer.close().unwrap();
     wait_until_unlocked(&plain);
     let file = dir.path().join("svc.mcap.age");
