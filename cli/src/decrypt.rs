@@ -238,6 +238,8 @@ fn decrypt_into(
 ) -> Result<Recovered, Failure> {
     let mut reader =
         SealedReader::open(input, identities).map_err(|e| format!("{}: {e}", file.display()))?;
+    let part = temporary.path().to_path_buf();
+    let write_error = |e: std::io::Error| format!("cannot write {}: {e}", part.display());
     let mut out = BufWriter::with_capacity(CHUNK_SIZE, temporary.as_file_mut());
     let mut buf = vec![0u8; CHUNK_SIZE];
     let mut plaintext_bytes = 0u64;
@@ -251,12 +253,10 @@ fn decrypt_into(
         if n == 0 {
             break;
         }
-        out.write_all(&buf[..n])
-            .map_err(|e| write_error(temporary_path(file), &e))?;
+        out.write_all(&buf[..n]).map_err(write_error)?;
         plaintext_bytes += n as u64;
     }
-    out.flush()
-        .map_err(|e| write_error(temporary_path(file), &e))?;
+    out.flush().map_err(write_error)?;
     Ok(Recovered {
         plaintext_bytes,
         chunks: plaintext_bytes.div_ceil(CHUNK_SIZE as u64).max(1),
@@ -284,18 +284,6 @@ fn recover_into(
         ));
     }
     Ok(recovered)
-}
-
-/// The output named in write errors: its directory, where the temporary file is.
-fn temporary_path(file: &Path) -> &Path {
-    file.parent().unwrap_or(Path::new("."))
-}
-
-fn write_error(directory: &Path, error: &std::io::Error) -> String {
-    format!(
-        "cannot write the output beside {}: {error}",
-        directory.display()
-    )
 }
 
 /// When the plaintext is an MCAP file: reindexes it in place if recd could not finish it
