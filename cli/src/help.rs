@@ -23,7 +23,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Fleet", &["fleet"]),
     ("Look", &["list", "topics", "info"]),
-    ("Files", &["reindex", "play", "upload"]),
+    ("Files", &["reindex", "decrypt", "play", "upload"]),
     ("Other", &["demo", "completions", "man", "help"]),
 ];
 

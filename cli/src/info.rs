@@ -12,6 +12,7 @@ use crate::format;
 use crate::output::out;
 
 mod interfaces;
+mod sealed;
 
 pub use interfaces::Interfaces;
 use recd_ros2::names::Interface;
@@ -29,6 +30,10 @@ use recd_ros2::names::Interface;
 /// alone, however large it is. A file without a summary (a crash left it open) is
 /// scanned; `rec reindex` fixes it.
 ///
+/// A sealed recording (.mcap.age) shows what it can without a key:
+/// its recipients, chunks and whether it was cut short; with -i, its
+/// summary, decrypted in memory (nothing is written to disk).
+///
 /// Exit status: 0, or 3 when a file is damaged (a crash cut it inside a record; `rec
 /// reindex` recovers what is readable), as `rec reindex` exits.
 #[derive(Debug, Args)]
@@ -44,25 +49,29 @@ pub struct InfoArgs {
     /// health records.
     #[arg(long)]
     gaps: bool,
+    /// For a sealed file (.age): a file of age private keys to read it
+    /// with (as age-keygen writes it); repeatable.
+    #[arg(short, long = "identity", value_name = "IDENTITY")]
+    identity: Vec<PathBuf>,
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
 }
 
 pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
     if let [single] = args.paths.as_slice() {
+        if single.is_file() && crate::identity::is_sealed(single) {
+            return sealed::run(single, args);
+        }
+    }
+    if !args.identity.is_empty() {
+        return Err("-i is for one sealed file (.age)".into());
+    }
+    if let [single] = args.paths.as_slice() {
         if single.is_file() {
             let info = summarize(single)?;
             let interfaces = interfaces::of(std::slice::from_ref(&info))?;
-            if args.json {
-                crate::output::print_json(&FileJson {
-                    info: &info,
-                    interfaces: &interfaces,
-                })?;
-            } else {
-                out!("{}", render(&info, &interfaces));
-                print_gaps(&info, args.gaps);
-            }
-            return Ok(exit_code(std::slice::from_ref(&info)));
+            let text = render(&info, &interfaces);
+            return print_one(&info, &interfaces, &text, args);
         }
     }
     let mut files = Vec::new();
@@ -84,6 +93,22 @@ pub fn run(socket: &Path, args: &InfoArgs) -> Result<ExitCode, String> {
             .for_each(|file| print_gaps(file, args.gaps));
     }
     Ok(exit_code(&totals.files))
+}
+
+/// Prints one file's summary: as JSON, or `text` and the file's gaps; its exit status.
+fn print_one(
+    info: &FileInfo,
+    interfaces: &Interfaces,
+    text: &str,
+    args: &InfoArgs,
+) -> Result<ExitCode, String> {
+    if args.json {
+        crate::output::print_json(&FileJson { info, interfaces })?;
+    } else {
+        out!("{text}");
+        print_gaps(info, args.gaps);
+    }
+    Ok(exit_code(std::slice::from_ref(info)))
 }
 
 /// Exit status when a file is damaged (a crash cut it inside a record): as `rec reindex`.

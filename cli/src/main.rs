@@ -1,16 +1,18 @@
 //! `rec`: the command-line tool of recd. It drives recd's recording sessions (start,
 //! stop, status, pause, resume, mark, trigger), looks at what was and could be recorded
-//! (list, topics, info), works on the files (reindex, play), and runs a self-contained
+//! (list, topics, info), works on the files (reindex, decrypt, play), and runs a self-contained
 //! demo of the recording path. `rec --help` lists the commands in those groups.
 
 mod attach;
 mod complete;
+mod decrypt;
 mod demo;
 mod files;
 mod fleet;
 mod format;
 mod health;
 mod help;
+mod identity;
 mod incidents;
 mod info;
 mod man;
@@ -68,6 +70,7 @@ enum Command {
     Play(play::PlayArgs),
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
+    Decrypt(decrypt::DecryptArgs),
     Upload(upload::UploadArgs),
     Fleet(fleet::FleetArgs),
     Demo(demo::DemoArgs),
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Command::Play(args) => play::run(&args.socket.path, &args),
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
+        Command::Decrypt(args) => decrypt::run(&args),
         Command::Upload(args) => upload::run(&args.socket.path, &args),
         Command::Fleet(args) => fleet::run(&args, cli.dds_domain),
         Command::Demo(args) => demo::run(&args),

@@ -3,10 +3,10 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-use ring::aead::{Aad, LessSafeKey, Nonce};
+use ring::aead::{Aad, LessSafeKey, Nonce, Tag};
 
 use crate::layout::{Layout, STORED_CHUNK};
-use crate::stream::{chunk_nonce, TAG_SIZE};
+use crate::stream::{chunk_nonce, CHUNK_SIZE, TAG_SIZE};
 
 /// Why the payload cannot be read through (or past) a chunk. Chunks are numbered from 0;
 /// chunk `i` is stored at byte `header + 16 + i × 65552`.
@@ -91,7 +91,8 @@ impl ChunkError {
     }
 }
 
-/// An authentic chunk's plaintext bytes (now at the start of the buffer), and whether the
+/// An authentic chunk's plaintext bytes (now at the start of the buffer given, or of the
+/// opener's), and whether the
 /// payload goes on after it (`Ok(false)`), ends with it (`Ok(true)`), or cannot go on
 /// (`Err`: the plaintext, if any, is authentic but nothing after it is).
 pub(crate) struct Opening {
@@ -99,9 +100,10 @@ pub(crate) struct Opening {
     pub(crate) verdict: Result<bool, ChunkError>,
 }
 
-/// Opens chunks into one buffer, allocated once.
+/// Opens chunks into one buffer, allocated once, or straight into the caller's.
 pub(crate) struct ChunkOpener {
     key: LessSafeKey,
+    /// The plaintext of the chunk opened last into it.
     buf: Box<[u8]>,
     /// Where `inner` stands, when known: sequential chunks need no seek.
     position: Option<u64>,
@@ -112,7 +114,7 @@ impl ChunkOpener {
     pub(crate) fn new(key: LessSafeKey) -> Self {
         Self {
             key,
-            buf: vec![0; STORED_CHUNK as usize].into_boxed_slice(),
+            buf: vec![0; CHUNK_SIZE].into_boxed_slice(),
             position: None,
         }
     }
@@ -125,12 +127,14 @@ impl ChunkOpener {
     /// Reads chunk `index` (one of `layout.chunks()`) and authenticates it: as not the
     /// last chunk first, unless it is the file's last stored chunk, where it is tried as
     /// the last first. A chunk that fails one way is read again (a failed open wipes the
-    /// buffer) and tried the other.
+    /// buffer) and tried the other. The plaintext goes to `out` when given (which must
+    /// hold the chunk's plaintext), else to the opener's buffer.
     pub(crate) fn open<R: Read + Seek>(
         &mut self,
         inner: &mut R,
         layout: &Layout,
         index: u64,
+        mut out: Option<&mut [u8]>,
     ) -> io::Result<Opening> {
         let chunks = layout.chunks();
         if chunks == 0 {
@@ -148,12 +152,13 @@ impl ChunkOpener {
             return Ok(refused(cut_inside));
         }
         let first_as_last = stored_last;
-        if let Some(plaintext) = self.try_open(inner, offset, stored, index, first_as_last)? {
+        let at = (offset, stored, index);
+        if let Some(plaintext) = self.try_open(inner, at, first_as_last, out.as_deref_mut())? {
             return Ok(self.judge(layout, index, plaintext, first_as_last));
         }
         // A middle chunk is always full; only a full chunk can be tried as not the last.
         if !stored_last || stored as u64 == STORED_CHUNK {
-            if let Some(plaintext) = self.try_open(inner, offset, stored, index, !first_as_last)? {
+            if let Some(plaintext) = self.try_open(inner, at, !first_as_last, out)? {
                 return Ok(self.judge(layout, index, plaintext, !first_as_last));
             }
         }
@@ -188,26 +193,32 @@ impl ChunkOpener {
         Opening { plaintext, verdict }
     }
 
-    /// Reads the chunk at `offset` and opens it in place with the nonce of chunk `index`
+    /// Reads the chunk stored at `offset` (`stored` bytes, chunk number `index`) and opens
+    /// it in place, into `out` or the opener's buffer, with the nonce of chunk `index`
     /// (`last` or not); its plaintext length when it is authentic.
     fn try_open<R: Read + Seek>(
         &mut self,
         inner: &mut R,
-        offset: u64,
-        stored: usize,
-        index: u64,
+        (offset, stored, index): (u64, usize, u64),
         last: bool,
+        out: Option<&mut [u8]>,
     ) -> io::Result<Option<usize>> {
         if self.position != Some(offset) {
             inner.seek(SeekFrom::Start(offset))?;
         }
         self.position = None;
-        inner.read_exact(&mut self.buf[..stored])?;
+        let target = match out {
+            Some(out) => &mut out[..stored - TAG_SIZE],
+            None => &mut self.buf[..stored - TAG_SIZE],
+        };
+        let mut tag = [0u8; TAG_SIZE];
+        inner.read_exact(target)?;
+        inner.read_exact(&mut tag)?;
         self.position = Some(offset + stored as u64);
         let nonce = Nonce::assume_unique_for_key(chunk_nonce(index, last));
-        let opened = self
-            .key
-            .open_in_place(nonce, Aad::empty(), &mut self.buf[..stored]);
+        let opened =
+            self.key
+                .open_in_place_separate_tag(nonce, Aad::empty(), Tag::from(tag), target, 0..);
         Ok(opened.ok().map(|plaintext| plaintext.len()))
     }
 }

@@ -8,7 +8,7 @@ use crate::file_key::SealKey;
 use crate::identities::Identities;
 use crate::layout::Layout;
 use crate::open::{open, OpenError, Unlock};
-use crate::stream::CHUNK_SIZE;
+use crate::stream::{CHUNK_SIZE, TAG_SIZE};
 
 /// Reads the plaintext of an age v1 file, with [`Read`] and [`Seek`] over the plaintext:
 /// chunk `i` is read from where the stored length puts it, so that a seek costs one chunk.
@@ -26,6 +26,8 @@ pub struct SealedReader<R: Read + Seek> {
     cached: Option<(u64, usize)>,
     /// The plaintext position.
     pos: u64,
+    /// The last chunk was authenticated as the last.
+    end_checked: bool,
     /// A file still being written: its whole chunks are read, the last of them not the
     /// payload's last, and their end is the plaintext's end.
     growing: bool,
@@ -51,6 +53,7 @@ impl<R: Read + Seek> SealedReader<R> {
             opener: ChunkOpener::new(opened.payload_key),
             cached: None,
             pos: 0,
+            end_checked: false,
             growing: false,
         })
     }
@@ -104,30 +107,32 @@ impl<R: Read + Seek> SealedReader<R> {
             }
         }
         self.cached = None;
-        let opening = self.opener.open(&mut self.inner, &self.layout, index)?;
-        let readable = match &opening.verdict {
-            Ok(_) => true,
-            // A growing file's last whole chunk is authentic, not the payload's last.
-            Err(ChunkError::CutAfter { .. }) => self.growing,
-            Err(_) => false,
-        };
+        let len = self.open_chunk(index, None)?;
+        self.cached = Some((index, len));
+        Ok(len)
+    }
+
+    /// Opens chunk `index` into `out`, or the buffer; its plaintext length.
+    fn open_chunk(&mut self, index: u64, out: Option<&mut [u8]>) -> io::Result<usize> {
+        let opening = self
+            .opener
+            .open(&mut self.inner, &self.layout, index, out)?;
         match opening.verdict {
-            _ if readable => {
-                self.cached = Some((index, opening.plaintext));
+            Ok(last) => {
+                self.end_checked |= last;
                 Ok(opening.plaintext)
             }
+            // A growing file's last whole chunk is authentic, not the payload's last.
+            Err(ChunkError::CutAfter { .. }) if self.growing => Ok(opening.plaintext),
             Err(error) => Err(error.into_io()),
-            Ok(_) => Ok(opening.plaintext),
         }
     }
 
     /// At or past the end of the plaintext: checks that the file ends in an authentic
     /// last chunk.
     fn check_end(&mut self) -> io::Result<()> {
-        if self.growing {
-            return Ok(());
-        }
         match self.layout.chunks() {
+            _ if self.end_checked || self.growing => Ok(()),
             0 => Err(ChunkError::NoChunk.into_io()),
             n => self.load(n - 1).map(|_| ()),
         }
@@ -144,8 +149,15 @@ impl<R: Read + Seek> Read for SealedReader<R> {
             return Ok(0);
         }
         let index = self.pos / CHUNK_SIZE as u64;
-        let len = self.load(index)?;
         let at = (self.pos % CHUNK_SIZE as u64) as usize;
+        // A whole chunk that fits: opened straight into `buf`, without a copy.
+        let whole = self.layout.chunk_stored_len(index).saturating_sub(TAG_SIZE);
+        if at == 0 && whole > 0 && buf.len() >= whole && self.cached.is_none_or(|c| c.0 != index) {
+            let len = self.open_chunk(index, Some(buf))?;
+            self.pos += len as u64;
+            return Ok(len);
+        }
+        let len = self.load(index)?;
         let take = buf.len().min(len - at);
         buf[..take].copy_from_slice(&self.opener.plaintext(len)[at..at + take]);
         self.pos += take as u64;

@@ -58,7 +58,7 @@ pub fn recover<'a, R: Read + Seek, W: Write + ?Sized>(
     let mut index = 0;
     loop {
         let opening = opener
-            .open(&mut inner, &layout, index)
+            .open(&mut inner, &layout, index, None)
             .map_err(RecoverError::Read)?;
         if opening.plaintext > 0 || opening.verdict.is_ok() {
             out.write_all(opener.plaintext(opening.plaintext))

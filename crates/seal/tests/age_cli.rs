@@ -1,37 +1,15 @@
 //! Debian's `age` CLI (the Go reference implementation) decrypts what `SealedWriter`
 //! writes, with either recipient's identity, and refuses a tampered or truncated file.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use common::{keygen, run};
 
 use recd_seal::{sealed_len, Recipients, SealedWriter, CHUNK_SIZE};
-
-/// Runs `program` with `args`, failing clearly when it is not installed.
-fn run(program: &str, args: &[&str]) -> Output {
-    match Command::new(program).args(args).output() {
-        Ok(output) => output,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "`{program}` is not installed: the seal tests decrypt with Debian's age; \
-             run scripts/setup (or apt-get install age)"
-        ),
-        Err(e) => panic!("running {program}: {e}"),
-    }
-}
-
-/// A fresh identity file made by `age-keygen`, and its public key.
-fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
-    let path = dir.join(name);
-    let output = run("age-keygen", &["-o", path.to_str().unwrap()]);
-    assert!(output.status.success(), "age-keygen: {output:?}");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let public = text
-        .lines()
-        .find_map(|line| line.strip_prefix("# public key: "))
-        .unwrap_or_else(|| panic!("no public key in {text}"))
-        .to_owned();
-    (path, public)
-}
 
 /// `age -d -i identity file`.
 fn age_decrypt(identity: &Path, file: &Path) -> Output {
@@ -43,6 +21,7 @@ fn age_decrypt(identity: &Path, file: &Path) -> Output {
             identity.to_str().unwrap(),
             file.to_str().unwrap(),
         ],
+        b"",
     )
 }
 

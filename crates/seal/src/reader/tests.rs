@@ -295,6 +295,51 @@ fn recover_stops_at_an_altered_chunk_and_at_bytes_after_the_last() {
     );
 }
 
+/// Reads `file` to its end in reads of `size` bytes.
+fn read_in(file: &[u8], key: &SealKey, size: usize) -> std::io::Result<Vec<u8>> {
+    let mut reader = SealedReader::open_with_key(Cursor::new(file), key).unwrap();
+    let mut buf = vec![0; size];
+    let mut plaintext = Vec::new();
+    loop {
+        match reader.read(&mut buf)? {
+            0 => return Ok(plaintext),
+            n => plaintext.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[test]
+fn whole_chunks_opened_straight_into_large_reads_agree_with_small_reads() {
+    let keys = keys();
+    let plaintext = random_bytes(3 * C + 5);
+    let (file, header_len, key) = seal(&keys, &plaintext);
+    for size in [1000, C - 1, C, C + 16, 1 << 20] {
+        assert!(
+            read_in(&file, &key, size).unwrap() == plaintext,
+            "reads of {size}"
+        );
+    }
+    let mut altered = file.clone();
+    let chunk_2 = header_len + 16 + 2 * STORED_CHUNK as usize;
+    altered[chunk_2 + 5] ^= 4;
+    for size in [1000, 1 << 20] {
+        let error = read_in(&altered, &key, size).unwrap_err();
+        assert!(
+            matches!(chunk_error(&error), ChunkError::Altered { chunk: 2, .. }),
+            "reads of {size}: {error}"
+        );
+    }
+    let (crashed, key) = crashed_at_boundary(&keys, &plaintext[..2 * C]);
+    for size in [1000, 1 << 20] {
+        let error = read_in(&crashed, &key, size).unwrap_err();
+        assert_eq!(
+            chunk_error(&error),
+            ChunkError::CutAfter { chunk: 1 },
+            "{size}"
+        );
+    }
+}
+
 #[test]
 fn a_growing_file_reads_its_whole_chunks_and_a_finished_one_reads_whole() {
     let keys = keys();
