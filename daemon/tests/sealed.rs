@@ -9,9 +9,10 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    ext4_image, read_mcap, read_with_mcap_core, recd_refused, shm_camera, wait_until, Domain,
-    Mount, Recd,
+    ext4_image, read_mcap, read_with_mcap_core, recd_refused, script_done, shm_camera, wait_until,
+    Domain, Mount, Recd, SeaweedFs,
 };
+use serde_json::Value;
 
 /// What every camera sample carries after its index: found anywhere on the raw disk, it
 /// is plaintext that escaped.
@@ -115,22 +116,7 @@ fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaint
         "--max-file-size",
         "2MiB",
     ]);
-    let publisher = shm_camera(&[
-        "--prefix",
-        &domain.prefix,
-        "--name-prefix",
-        "drive/",
-        "--topics",
-        "2",
-        "--size",
-        "20000",
-        "--fps",
-        "40",
-        "--count",
-        "2000",
-        "--fill",
-        MARKER,
-    ]);
+    let publisher = marker_publisher(&domain, 2000);
     // Several files closed, one open.
     assert!(
         wait_until(Duration::from_secs(30), || {
@@ -210,6 +196,171 @@ fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaint
         (cut_ns - newest_ns) / 1_000_000
     );
     drop(rebooted);
+}
+
+/// Publishes the marker on `drive/0` and `drive/1` from iceoryx2's Python bindings:
+/// `count` ticks at 40 Hz, 20 kB a sample.
+fn marker_publisher(domain: &Domain, count: u32) -> std::process::Child {
+    shm_camera(&[
+        "--prefix",
+        &domain.prefix,
+        "--name-prefix",
+        "drive/",
+        "--topics",
+        "2",
+        "--size",
+        "20000",
+        "--fps",
+        "40",
+        "--count",
+        &count.to_string(),
+        "--fill",
+        MARKER,
+    ])
+}
+
+/// The paths of `listed`'s entries under `key` (`files`, `cut_files`).
+fn paths(listed: &Value, key: &str) -> Vec<PathBuf> {
+    (listed[key].as_array().unwrap().iter())
+        .map(|f| PathBuf::from(f["path"].as_str().or(f.as_str()).unwrap()))
+        .collect()
+}
+
+#[test]
+fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintext() {
+    let domain = Domain::new();
+    let work = tempfile::tempdir().unwrap();
+    let (identity, public) = fleet_identity(work.path());
+    let image = work.path().join("disk.img");
+    ext4_image(&image, 256);
+    let disk = Mount::at(&work.path().join("disk"), &image, "ext4", "loop");
+    let s3 = SeaweedFs::start("recordings");
+    let credentials = work.path().join("credentials");
+    s3.credentials_file(&credentials);
+    let config = format!(
+        "min_free_space = \"16MiB\"\n{}\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-9\"\nprefix = \"fleet/{{session}}\"\n",
+        encryption(&public),
+        s3.endpoint,
+        s3.bucket,
+    );
+    let mut recd = Recd::start_configured(disk.path(), &domain, &config, "finish = \"zstd\"", &[]);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "drive",
+        "--topic",
+        "drive/*",
+        "--max-file-size",
+        "1MiB",
+    ]);
+    let publisher = marker_publisher(&domain, 240);
+    assert!(recd.wait_written("drive", 150), "{}", recd.log());
+    let trigger = recd.rec_json(&[
+        "trigger",
+        "drive",
+        "--before",
+        "1s",
+        "--after",
+        "500ms",
+        "--note",
+        "sealed brake",
+    ]);
+    let id = trigger["id"].as_str().unwrap().to_string();
+    script_done(publisher, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    recd.rec_json(&["stop", "drive"]);
+
+    // Every file finished, the incident cut, and all of them uploaded.
+    let mut files = Vec::new();
+    let mut cuts = Vec::new();
+    let settled = wait_until(Duration::from_secs(120), || {
+        let listed = recd.listed("drive");
+        // The session's recordings; its list holds the incident's cut too.
+        files = paths(&listed, "files")
+            .into_iter()
+            .filter(|file| !file.to_string_lossy().contains("/incidents/"))
+            .collect();
+        let finished =
+            (listed["files"].as_array().unwrap().iter()).all(|f| f["state"] == "indexed");
+        let incidents = recd.rec_json(&["incidents"]);
+        cuts = (incidents.as_array().unwrap().iter())
+            .find(|i| i["id"] == id.as_str())
+            .map(|i| paths(i, "cut_files"))
+            .unwrap_or_default();
+        let status = recd.rec_json(&["upload", "--status"]);
+        let uploaded = files.iter().chain(&cuts).all(|file| {
+            (status["files"].as_array().unwrap().iter())
+                .any(|f| f["path"] == file.to_str().unwrap() && f["state"] == "uploaded")
+        });
+        finished && !cuts.is_empty() && uploaded
+    });
+    assert!(settled, "files {files:?}, cuts {cuts:?}\n{}", recd.log());
+    assert!(files.len() >= 3, "{files:?}");
+    for file in files.iter().chain(&cuts) {
+        assert!(
+            file.to_string_lossy().ends_with(".mcap.age"),
+            "{}",
+            file.display()
+        );
+    }
+    // Without a key, rec info says what the file is and no more.
+    let info = recd.rec(&["info", files[0].to_str().unwrap()]);
+    let info = String::from_utf8_lossy(&info.stdout).to_string();
+    assert!(info.contains("sealed"), "{info}");
+    assert!(!info.contains("drive/0"), "{info}");
+
+    // The bucket holds the sealed files byte for byte; the fleet decrypts them.
+    let bucket = tempfile::tempdir().unwrap();
+    let objects = s3.download("fleet/", bucket.path());
+    assert_eq!(objects.len(), files.len() + cuts.len(), "{objects:?}");
+    let plain = tempfile::tempdir().unwrap();
+    let mut recorded = 0;
+    for object in &objects {
+        let name = object.key.rsplit('/').next().unwrap();
+        let downloaded = bucket.path().join(name);
+        assert!(std::fs::read(&downloaded)
+            .unwrap()
+            .starts_with(b"age-encryption.org/v1\n"));
+        assert!(!file_contains(&downloaded, MARKER.as_bytes()), "{name}");
+        let output = plain.path().join(name.trim_end_matches(".age"));
+        let (ok, stderr) = age_decrypt(&identity, &downloaded, &output);
+        assert!(ok, "{name}: {stderr}");
+        let read = read_mcap(&output);
+        let core = &read_with_mcap_core(std::slice::from_ref(&output))[0];
+        // Finished and cut files are chunked and indexed: Foxglove's indexed reader reads
+        // every message through the summary.
+        assert_eq!(core.indexed_messages, Some(core.stream_messages), "{name}");
+        if object.key.contains("/incidents/") {
+            let record = (read["metadata"].as_array().unwrap().iter())
+                .find(|m| m["name"] == "incident")
+                .unwrap_or_else(|| panic!("{name}: no incident record: {read}"));
+            assert_eq!(record["metadata"]["id"], id.as_str(), "{record}");
+            assert!(read["message_count"].as_u64().unwrap() > 0);
+        } else {
+            recorded += read["message_count"].as_u64().unwrap();
+        }
+    }
+    let written: u64 = (recd.listed("drive")["files"].as_array().unwrap().iter())
+        .filter(|f| !f["path"].as_str().unwrap().contains("/incidents/"))
+        .map(|f| f["messages"].as_u64().unwrap())
+        .sum();
+    assert_eq!(recorded, written);
+
+    // Nothing of it in clear on the disk: recording, finishing, the cut and the uploads.
+    recd.signal_and_wait(libc::SIGTERM, Duration::from_secs(30));
+    drop(recd);
+    // Everything written reaches the image before it is read.
+    let synced = Command::new("sync")
+        .arg("-f")
+        .arg(disk.path())
+        .status()
+        .unwrap();
+    assert!(synced.success());
+    drop(disk);
+    assert!(
+        !file_contains(&image, MARKER.as_bytes()),
+        "the marker is on the raw disk in clear"
+    );
 }
 
 #[test]
