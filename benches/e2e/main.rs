@@ -6,6 +6,7 @@
 
 mod ddsperf;
 mod measure;
+mod sealed;
 mod table;
 mod throttle;
 
@@ -128,6 +129,10 @@ struct RecorderOptions {
     /// Keep no topic health watch: the reference for what it costs.
     #[arg(long)]
     no_health: bool,
+    /// Seal the files as `[encryption]` does (to a throwaway identity; the harness
+    /// decrypts them to check them after the measurement).
+    #[arg(long)]
+    seal: bool,
     /// Keep at most HZ samples a second of the topics matching GLOB (`GLOB=HZ`, as `rec
     /// start --max-rate`); repeatable.
     #[arg(long = "max-rate", value_name = "GLOB=HZ", value_parser = parse_max_rate)]
@@ -180,6 +185,9 @@ impl RecorderOptions {
         }
         if self.no_health {
             args.push("--no-health".into());
+        }
+        if self.seal {
+            args.push("--seal".into());
         }
         if let Some(bytes) = self.buffer_size {
             args.push(format!("--buffer-size={bytes}"));
@@ -509,6 +517,10 @@ fn run(args: &RunArgs) -> Result<(), String> {
         .flatten()
         .filter_map(|f| f.as_str().map(PathBuf::from))
         .collect();
+    let (files, sealed_files) = match recorded["identity"].as_str() {
+        Some(identity) => (sealed::decrypt_all(&files, identity)?, files),
+        None => (files, Vec::new()),
+    };
     let checks = check_files(&files)?;
     drop(hogs);
     let receive_threads: Vec<ReceiveThreadStatus> =
@@ -523,7 +535,7 @@ fn run(args: &RunArgs) -> Result<(), String> {
             .into_iter()
             .flat_map(|topic| [(topic.name, topic.counts), (topic.service, topic.counts)])
             .collect();
-    for file in &files {
+    for file in files.iter().chain(&sealed_files) {
         let _ = std::fs::remove_file(file);
     }
 
@@ -540,6 +552,9 @@ fn run(args: &RunArgs) -> Result<(), String> {
     }
     if args.notify {
         scenario_name += ", event service";
+    }
+    if args.recorder.seal {
+        scenario_name += ", sealed";
     }
     if let Some(mb) = args.throttle_write {
         scenario_name += &format!(", recorder's writes throttled to {mb} MB/s");
@@ -601,6 +616,7 @@ fn record(args: RecordArgs) -> Result<(), String> {
     let mut config = RecordingConfig::new(args.dir);
     config.file_prefix = "bench".into();
     args.recorder.apply(&mut config);
+    let identity = args.recorder.seal.then(|| sealed::seal(&mut config));
     config.dds = args.dds_domain.map(|domain| DdsConfig {
         message_dirs: args.msg_dir.into_iter().collect(),
         ..loopback_dds(domain)
@@ -630,6 +646,7 @@ fn record(args: RecordArgs) -> Result<(), String> {
         "topics": summary.topics,
         "io_mode": io_mode,
         "receive_threads": summary.receive_threads,
+        "identity": identity,
     });
     println!("{output}");
     Ok(())

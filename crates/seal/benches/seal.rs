@@ -1,5 +1,7 @@
 //! Sealing 256 MiB written in 1 MiB pieces, against copying the same bytes (the reference:
-//! what a plain write costs in memory) and against the age crate's own streaming writer.
+//! what a plain write costs in memory), against the age crate's own streaming writer, and
+//! against Debian's `age` CLI encrypting the same bytes from a pipe into /dev/null (left out
+//! where `age` is not installed).
 
 use std::hint::black_box;
 use std::io::{self, Write};
@@ -56,6 +58,28 @@ fn bench(c: &mut Criterion) {
             writer.finish().unwrap()
         })
     });
+    if std::process::Command::new("age")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let recipient = identity.to_public().to_string();
+        group.bench_function("Debian's age CLI (pipe in, /dev/null out)", |b| {
+            b.iter(|| {
+                let mut age = std::process::Command::new("age")
+                    .args(["-r", &recipient, "-o", "/dev/null"])
+                    .stdin(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let mut stdin = age.stdin.take().unwrap();
+                for piece in data.chunks(WRITE) {
+                    stdin.write_all(piece).unwrap();
+                }
+                drop(stdin);
+                assert!(age.wait().unwrap().success());
+            })
+        });
+    }
     group.finish();
 }
 

@@ -137,6 +137,11 @@ impl<W: Write> SealedWriter<W> {
         &self.inner
     }
 
+    /// The writer the file goes to, to act on it between writes.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
     /// Seals the open chunk as the last one, writes it and flushes; returns the writer.
     pub fn finish(mut self) -> Result<W, FinishError> {
         if self.failed {

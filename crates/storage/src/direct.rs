@@ -151,6 +151,16 @@ impl DirectSink {
         Ok(())
     }
 
+    /// Writes the staged partial block (if any) through `file`, a descriptor of the same
+    /// file without `O_DIRECT`, and keeps it staged: the block leaves whole by direct I/O
+    /// once full. Returns where the file's bytes end now.
+    pub fn write_partial_through(&self, file: &File) -> io::Result<u64> {
+        if self.len > 0 {
+            file.write_all_at(&self.staging_bytes()[..self.len], self.offset)?;
+        }
+        Ok(self.position())
+    }
+
     /// Starts over for a new file.
     pub fn reset(&mut self) {
         self.len = 0;

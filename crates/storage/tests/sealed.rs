@@ -12,7 +12,7 @@ use std::sync::Arc;
 use common::{validate_with_mcap_crate, write_sample};
 use recd_seal::{Recipients, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
 use recd_storage::{
-    reindex_in_memory, MessageHeader, ReindexOptions, SealKeys, Sealing, StreamWriter,
+    reindex_in_memory, IoMode, MessageHeader, ReindexOptions, SealKeys, Sealing, StreamWriter,
     WriterOptions,
 };
 
@@ -34,6 +34,16 @@ fn sealed_options(sealing: &Sealing) -> WriterOptions {
         sealing: Some(sealing.clone()),
         ..WriterOptions::default()
     }
+}
+
+/// The I/O modes to test here: buffered, and direct where the test directory's file
+/// system takes it.
+fn io_modes(dir: &Path) -> Vec<IoMode> {
+    let mut modes = vec![IoMode::Buffered];
+    if recd_storage::probe_io_mode(dir, IoMode::Auto).unwrap() == IoMode::Direct {
+        modes.push(IoMode::Direct);
+    }
+    modes
 }
 
 /// The plaintext age decrypts from `file`, as far as it authenticates, and whether the
@@ -60,31 +70,37 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 #[test]
 fn a_sealed_file_is_an_age_file_of_the_mcap_an_unsealed_one_holds() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let (identity, sealing) = sealing();
-    let sealed_path = dir.path().join("a.mcap.age");
-    let plain_path = dir.path().join("a.mcap");
-    let expected = write_sample(&sealed_path, sealed_options(&sealing), 6);
-    write_sample(&plain_path, WriterOptions::default(), 6);
-    let file = std::fs::read(&sealed_path).unwrap();
-    assert!(file.starts_with(b"age-encryption.org/v1\n"));
-    let (plaintext, complete) = decrypt(&file, &identity);
-    assert!(complete);
-    // Records, counts and CRCs all check out; the same messages as the unsealed file.
-    assert!(validate_with_mcap_crate(&plaintext) > expected.len());
-    let messages: Vec<_> = mcap::MessageStream::new(&plaintext)
-        .unwrap()
-        .map(|m| m.unwrap().data.into_owned())
-        .collect();
-    let plain = std::fs::read(&plain_path).unwrap();
-    let plain_messages: Vec<_> = mcap::MessageStream::new(&plain)
-        .unwrap()
-        .map(|m| m.unwrap().data.into_owned())
-        .collect();
-    assert_eq!(messages, plain_messages);
-    assert_eq!(messages.len(), expected.len());
-    // The writer kept the file's key.
-    assert!(sealing.keys.get(&sealed_path).is_some());
+    for io_mode in io_modes(dir.path()) {
+        let sealed_path = dir.path().join(format!("a-{io_mode}.mcap.age"));
+        let plain_path = dir.path().join(format!("a-{io_mode}.mcap"));
+        let options = WriterOptions {
+            io_mode,
+            ..sealed_options(&sealing)
+        };
+        let expected = write_sample(&sealed_path, options, 6);
+        write_sample(&plain_path, WriterOptions::default(), 6);
+        let file = std::fs::read(&sealed_path).unwrap();
+        assert!(file.starts_with(b"age-encryption.org/v1\n"));
+        let (plaintext, complete) = decrypt(&file, &identity);
+        assert!(complete);
+        // Records, counts and CRCs all check out; the same messages as the unsealed file.
+        assert!(validate_with_mcap_crate(&plaintext) > expected.len());
+        let messages: Vec<_> = mcap::MessageStream::new(&plaintext)
+            .unwrap()
+            .map(|m| m.unwrap().data.into_owned())
+            .collect();
+        let plain = std::fs::read(&plain_path).unwrap();
+        let plain_messages: Vec<_> = mcap::MessageStream::new(&plain)
+            .unwrap()
+            .map(|m| m.unwrap().data.into_owned())
+            .collect();
+        assert_eq!(messages, plain_messages);
+        assert_eq!(messages.len(), expected.len());
+        // The writer kept the file's key.
+        assert!(sealing.keys.get(&sealed_path).is_some());
+    }
 }
 
 #[test]
@@ -127,8 +143,14 @@ fn no_message_byte_is_in_the_file_in_clear_and_the_summary_counts_the_stored_byt
 /// Writes `count` messages of `size` bytes, flushing after message `flush_after`, and
 /// drops the writer there as a power cut would leave it (the process dies; nothing more
 /// reaches the file).
-fn write_and_die(path: &Path, sealing: &Sealing, count: usize, size: usize, flush_after: usize) {
-    let mut writer = StreamWriter::create(path, sealed_options(sealing)).unwrap();
+fn write_and_die(
+    path: &Path,
+    options: WriterOptions,
+    count: usize,
+    size: usize,
+    flush_after: usize,
+) {
+    let mut writer = StreamWriter::create(path, options).unwrap();
     let channel = writer
         .add_channel(None, "/data", "raw", &BTreeMap::new())
         .unwrap();
@@ -153,11 +175,20 @@ fn write_and_die(path: &Path, sealing: &Sealing, count: usize, size: usize, flus
 
 #[test]
 fn a_flush_leaves_whole_chunks_that_hold_every_message_written_before_it() {
-    let dir = tempfile::tempdir().unwrap();
+    // In the target directory: a file system that takes direct I/O, unlike a tmpfs.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let (identity, sealing) = sealing();
-    for (count, size, flush_after) in [(10, 100, 4), (50, 30_000, 33), (3, 70_000, 2)] {
-        let path = dir.path().join(format!("cut-{size}.mcap.age"));
-        write_and_die(&path, &sealing, count, size, flush_after);
+    let cases = [(10, 100, 4), (50, 30_000, 33), (3, 70_000, 2)];
+    for (io_mode, (count, size, flush_after)) in io_modes(dir.path())
+        .into_iter()
+        .flat_map(|mode| cases.map(|case| (mode, case)))
+    {
+        let path = dir.path().join(format!("cut-{io_mode}-{size}.mcap.age"));
+        let options = WriterOptions {
+            io_mode,
+            ..sealed_options(&sealing)
+        };
+        write_and_die(&path, options, count, size, flush_after);
         let file = std::fs::read(&path).unwrap();
         let header_len = file.windows(4).position(|w| w == b"\n---").unwrap();
         let header_len = header_len
@@ -178,6 +209,10 @@ fn a_flush_leaves_whole_chunks_that_hold_every_message_written_before_it() {
             payload / (CHUNK_SIZE + TAG_SIZE) * CHUNK_SIZE
         );
         let (_, messages) = reindex_in_memory(&plaintext, &ReindexOptions::default()).unwrap();
-        assert_eq!(messages, flush_after as u64 + 1, "{size}-byte messages");
+        assert_eq!(
+            messages,
+            flush_after as u64 + 1,
+            "{io_mode}, {size}-byte messages"
+        );
     }
 }

@@ -267,12 +267,6 @@ impl Files {
     }
 
     fn new(mut plan: FilePlan, progress: Arc<WriterProgress>, io_mode: IoMode) -> Self {
-        // Sealed chunks are not block multiples: sealed files go through the page cache.
-        let io_mode = if plan.options.sealing.is_some() {
-            IoMode::Buffered
-        } else {
-            io_mode
-        };
         plan.options.io_mode = io_mode;
         plan.metadata
             .insert("io_mode".to_string(), io_mode.to_string());

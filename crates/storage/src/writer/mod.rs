@@ -22,6 +22,7 @@ mod layout;
 mod open;
 mod options;
 mod sealed;
+mod sealed_output;
 mod staging;
 
 pub use error::WriteError;
@@ -167,17 +168,22 @@ impl StreamWriter {
     /// in use the same.
     pub fn create(path: impl AsRef<Path>, mut options: WriterOptions) -> Result<Self, WriteError> {
         let path = path.as_ref().to_path_buf();
-        if options.sealing.is_some() {
-            options.io_mode = IoMode::Buffered;
-        }
         let (file, used) = open_new(&path, options.io_mode)?;
         options.io_mode = used;
         let write_back = WriteBack::for_file(write_back_policy(&options.durability, used), &file);
-        let direct = (used == IoMode::Direct).then(|| DirectSink::new(options.batch_size));
+        let direct_io = used == IoMode::Direct;
         let sealed = match &options.sealing {
-            Some(sealing) => Some(SealedSink::start(&file, &path, sealing)?),
+            Some(sealing) => Some(SealedSink::start(
+                &file,
+                &path,
+                sealing,
+                direct_io,
+                options.batch_size,
+            )?),
             None => None,
         };
+        // A sealed file stages its sealed chunks instead.
+        let direct = (direct_io && sealed.is_none()).then(|| DirectSink::new(options.batch_size));
         let mut writer = Self {
             file,
             path,
@@ -435,7 +441,11 @@ impl StreamWriter {
         let next = next.as_ref().to_path_buf();
         (self.file, _) = open_new(&next, self.options.io_mode)?;
         if let Some(sealing) = &self.options.sealing {
-            self.sealed = Some(SealedSink::start(&self.file, &next, sealing)?);
+            let direct_io = self.options.io_mode == IoMode::Direct;
+            let staging = self.options.batch_size;
+            self.sealed = Some(SealedSink::start(
+                &self.file, &next, sealing, direct_io, staging,
+            )?);
         }
         self.path = next;
         self.written = 0;

@@ -23,8 +23,9 @@ pub struct WriterOptions {
     /// Page cache or `O_DIRECT` (see [`IoMode`]); with direct I/O the write-back window
     /// does not apply.
     pub io_mode: IoMode,
-    /// Seal every file to the fleet's keys (`….mcap.age`, written through the page cache
-    /// whatever `io_mode` says); not part of the serialized settings.
+    /// Seal every file to the fleet's keys (`….mcap.age`; with direct I/O the sealed
+    /// chunks are staged, as no payload can go from the caller's memory); not part of the
+    /// serialized settings.
     #[serde(skip)]
     pub sealing: Option<Sealing>,
 }

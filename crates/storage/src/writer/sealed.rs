@@ -1,17 +1,19 @@
 //! The sealed path: every record goes through a [`SealedWriter`] into 64 KiB chunks sealed
-//! to the fleet's keys and written through the page cache (a sealed chunk is 16 bytes
-//! longer than a block multiple, so direct I/O cannot take it). At a sync point the
+//! to the fleet's keys, which leave through the page cache or direct I/O's staging
+//! ([`SealedOutput`]). At a sync point the
 //! plaintext is padded to a chunk boundary with a padding record, so that everything
 //! written so far is in the file as authentic chunks: a power cut then leaves the header
 //! and whole chunks, whose plaintext `rec decrypt --recover` reindexes.
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::path::Path;
 
 use recd_seal::{SealedWriter, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
 
 use super::error::WriteError;
 use super::layout::FileStats;
+use super::sealed_output::SealedOutput;
 use super::{EndedFile, FileSummary, StreamWriter};
 use crate::direct::MIN_PADDING;
 use crate::sealing::Sealing;
@@ -19,28 +21,10 @@ use crate::sealing::Sealing;
 /// A sealed chunk as stored: its plaintext and its tag.
 const STORED_CHUNK: u64 = (CHUNK_SIZE + TAG_SIZE) as u64;
 
-/// The file a [`SealedWriter`] writes to, counting the bytes that reached the kernel.
-struct Counted {
-    file: File,
-    written: u64,
-}
-
-impl Write for Counted {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// One sealed file being written.
 pub(super) struct SealedSink {
     /// `None` once the last chunk was sealed.
-    writer: Option<SealedWriter<Counted>>,
+    writer: Option<SealedWriter<SealedOutput>>,
     header_len: u64,
     /// Bytes that reached the kernel before the writer was given up (at the end).
     last_len: u64,
@@ -55,25 +39,27 @@ impl std::fmt::Debug for SealedSink {
 }
 
 impl SealedSink {
-    /// Writes the age header of a new file to `file` (a second descriptor of it is kept)
-    /// and keeps the file's key in `sealing.keys` under `path`.
+    /// Writes the age header of a new file to `file` (a second descriptor of it is kept;
+    /// with `direct` its bytes are staged for direct I/O in blocks of at most `staging`
+    /// bytes) and keeps the file's key in `sealing.keys` under `path`.
     pub(super) fn start(
         file: &File,
-        path: &std::path::Path,
+        path: &Path,
         sealing: &Sealing,
+        direct: bool,
+        staging: usize,
     ) -> Result<Self, WriteError> {
         let seal_error = |source| WriteError::Seal {
             path: path.to_path_buf(),
             source,
         };
-        let counted = Counted {
-            file: file.try_clone().map_err(|source| WriteError::Create {
+        let output = SealedOutput::new(file, path, direct, staging).map_err(|source| {
+            WriteError::Create {
                 path: path.to_path_buf(),
                 source,
-            })?,
-            written: 0,
-        };
-        let writer = SealedWriter::new(counted, &sealing.recipients).map_err(seal_error)?;
+            }
+        })?;
+        let writer = SealedWriter::new(output, &sealing.recipients).map_err(seal_error)?;
         sealing.keys.insert(path, writer.key().clone());
         Ok(Self {
             header_len: writer.header_len(),
@@ -83,7 +69,7 @@ impl SealedSink {
         })
     }
 
-    fn writer(&mut self) -> io::Result<&mut SealedWriter<Counted>> {
+    fn writer(&mut self) -> io::Result<&mut SealedWriter<SealedOutput>> {
         self.writer
             .as_mut()
             .ok_or_else(|| io::Error::other("the sealed file was already finished"))
@@ -94,9 +80,12 @@ impl SealedSink {
         self.writer()?.write_all(bytes)
     }
 
-    /// Seals the open chunk if the plaintext filled it.
+    /// Seals the open chunk if the plaintext filled it, and hands every sealed chunk to
+    /// the kernel.
     pub(super) fn seal_full_chunk(&mut self) -> io::Result<()> {
-        self.writer()?.seal_full_chunk()
+        let writer = self.writer()?;
+        writer.seal_full_chunk()?;
+        writer.get_mut().write_out()
     }
 
     /// Seals the open chunk as the last one.
@@ -105,9 +94,10 @@ impl SealedSink {
             .writer
             .take()
             .ok_or_else(|| io::Error::other("the sealed file was already finished"))?;
-        self.last_len = writer.get_ref().written;
-        let counted = writer.finish().map_err(io::Error::other)?;
-        self.last_len = counted.written;
+        self.last_len = writer.get_ref().in_file();
+        let mut output = writer.finish().map_err(io::Error::other)?;
+        output.finish()?;
+        self.last_len = output.in_file();
         self.finished = true;
         Ok(())
     }
@@ -115,7 +105,7 @@ impl SealedSink {
     /// Bytes that reached the kernel.
     fn stored_len(&self) -> u64 {
         match &self.writer {
-            Some(writer) => writer.get_ref().written,
+            Some(writer) => writer.get_ref().in_file(),
             None => self.last_len,
         }
     }
