@@ -33,6 +33,11 @@ use layout::{ChannelEntry, FileStats, SchemaEntry};
 use open::{open_new, write_back_policy};
 use sealed::SealedSink;
 
+/// The direct-I/O staging of a sealed file: every byte of it is staged (no payload can be
+/// written from the caller's memory), so it leaves in writes as large as a camera frame
+/// written in place would, keeping the disk's queue as busy.
+const SEALED_STAGING: usize = 8 << 20;
+
 /// Identifies a schema added to a [`StreamWriter`]; stays valid across [`StreamWriter::roll`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SchemaId(pub u16);
@@ -178,7 +183,7 @@ impl StreamWriter {
                 &path,
                 sealing,
                 direct_io,
-                options.batch_size,
+                SEALED_STAGING,
             )?),
             None => None,
         };
@@ -442,7 +447,7 @@ impl StreamWriter {
         (self.file, _) = open_new(&next, self.options.io_mode)?;
         if let Some(sealing) = &self.options.sealing {
             let direct_io = self.options.io_mode == IoMode::Direct;
-            let staging = self.options.batch_size;
+            let staging = SEALED_STAGING;
             self.sealed = Some(SealedSink::start(
                 &self.file, &next, sealing, direct_io, staging,
             )?);
