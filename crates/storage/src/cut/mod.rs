@@ -260,7 +260,7 @@ pub fn cut(
             let writer = recd_seal::SealedWriter::new(paced, &sealing.recipients)
                 .map_err(|e| write_error(output)(io::Error::other(e)))?;
             let key = writer.key().clone();
-            (CutOutput::Sealed(writer), Some(key))
+            (CutOutput::Sealed(Box::new(writer)), Some(key))
         }
         None => (CutOutput::Plain(paced), None),
     };
@@ -319,7 +319,7 @@ pub fn cut(
 /// Where the cut's bytes go: the temporary file, or its seal.
 enum CutOutput<'f> {
     Plain(PacedOutput<'f>),
-    Sealed(recd_seal::SealedWriter<PacedOutput<'f>>),
+    Sealed(Box<recd_seal::SealedWriter<PacedOutput<'f>>>),
 }
 
 impl CutOutput<'_> {

@@ -14,7 +14,7 @@ use recd_seal::{OpenError, SealKey, SealedReader};
 enum Source<'f> {
     Plain(&'f File),
     /// A sealed file's plaintext (of a file still being written: its sealed chunks).
-    Sealed(RefCell<SealedReader<&'f File>>),
+    Sealed(Box<RefCell<SealedReader<&'f File>>>),
 }
 
 /// Reads `file` at a position of its own (a `pread` per read), counting the bytes. Its
@@ -34,7 +34,7 @@ impl<'f> Pread<'f> {
     /// The plaintext of the sealed `file`, read with its `key`.
     pub fn sealed(file: &'f File, key: &SealKey) -> Result<Self, OpenError> {
         let reader = SealedReader::open_growing_with_key(file, key)?;
-        Ok(Self::with(Source::Sealed(RefCell::new(reader))))
+        Ok(Self::with(Source::Sealed(Box::new(RefCell::new(reader)))))
     }
 
     fn with(source: Source<'f>) -> Self {
