@@ -38,6 +38,27 @@ fn fleet_identity(dir: &Path) -> (PathBuf, String) {
     (identity, public)
 }
 
+/// A 256 MiB ext4 image in `work`, loop-mounted on `work/disk`.
+fn loop_disk(work: &Path) -> (PathBuf, Mount) {
+    let image = work.join("disk.img");
+    ext4_image(&image, 256);
+    let disk = Mount::at(&work.join("disk"), &image, "ext4", "loop");
+    (image, disk)
+}
+
+/// Starts session `drive` of the `drive/*` topics, split at `max_file_size`.
+fn start_drive(recd: &Recd, max_file_size: &str) {
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "drive",
+        "--topic",
+        "drive/*",
+        "--max-file-size",
+        max_file_size,
+    ]);
+}
+
 fn encryption(public: &str) -> String {
     format!("[encryption]\nrecipients = [{public:?}]\n")
 }
@@ -102,20 +123,10 @@ fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaint
     let domain = Domain::new();
     let work = tempfile::tempdir().unwrap();
     let (identity, public) = fleet_identity(work.path());
-    let image = work.path().join("disk.img");
-    ext4_image(&image, 256);
-    let disk = Mount::at(&work.path().join("disk"), &image, "ext4", "loop");
+    let (image, disk) = loop_disk(work.path());
     let config = format!("min_free_space = \"16MiB\"\n{}", encryption(&public));
     let mut recd = Recd::start_with(disk.path(), &domain, &config, &[]);
-    recd.rec_json(&[
-        "start",
-        "--name",
-        "drive",
-        "--topic",
-        "drive/*",
-        "--max-file-size",
-        "2MiB",
-    ]);
+    start_drive(&recd, "2MiB");
     let publisher = marker_publisher(&domain, 2000);
     // Several files closed, one open.
     assert!(
@@ -231,9 +242,7 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
     let domain = Domain::new();
     let work = tempfile::tempdir().unwrap();
     let (identity, public) = fleet_identity(work.path());
-    let image = work.path().join("disk.img");
-    ext4_image(&image, 256);
-    let disk = Mount::at(&work.path().join("disk"), &image, "ext4", "loop");
+    let (image, disk) = loop_disk(work.path());
     let s3 = SeaweedFs::start("recordings");
     let credentials = work.path().join("credentials");
     s3.credentials_file(&credentials);
@@ -244,15 +253,7 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
         s3.bucket,
     );
     let mut recd = Recd::start_configured(disk.path(), &domain, &config, "finish = \"zstd\"", &[]);
-    recd.rec_json(&[
-        "start",
-        "--name",
-        "drive",
-        "--topic",
-        "drive/*",
-        "--max-file-size",
-        "1MiB",
-    ]);
+    start_drive(&recd, "1MiB");
     let publisher = marker_publisher(&domain, 240);
     assert!(recd.wait_written("drive", 150), "{}", recd.log());
     let trigger = recd.rec_json(&[

@@ -331,27 +331,8 @@ fn pass<R: io::Read, W: io::Write>(
     output: &Path,
 ) -> Result<(Pass, W), ReindexError> {
     let mut sink = ChunkedSink::new(options, out, progress, cancel, input_bytes);
-    let recovery = match recover::recover(source, input_bytes, &mut sink) {
-        Ok(recovery) => recovery,
-        Err(RecoverError::NotMcap) => {
-            return Err(ReindexError::NotMcap {
-                empty: input_bytes == 0,
-                path: input.to_path_buf(),
-            })
-        }
-        Err(RecoverError::Read(source)) => {
-            return Err(ReindexError::Read {
-                path: input.to_path_buf(),
-                source,
-            })
-        }
-        Err(RecoverError::Sink(Stop::Cancelled)) => {
-            return Err(ReindexError::Interrupted {
-                input: input.to_path_buf(),
-            })
-        }
-        Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(output, source)),
-    };
+    let recovery = recover::recover(source, input_bytes, &mut sink)
+        .map_err(|error| failed(error, input, output, input_bytes == 0))?;
     let messages = sink.messages;
     let definitions_added = sink.definitions.added();
     let definitions_missing = sink.definitions.missing();
@@ -384,30 +365,30 @@ pub fn reindex_in_memory(
     let mut progress = |_, _| {};
     let input_bytes = input.len() as u64;
     let mut sink = ChunkedSink::new(options, Vec::new(), &mut progress, &cancel, input_bytes);
-    match recover::recover_in_memory(input, &mut sink) {
-        Ok(_) => {}
-        Err(RecoverError::NotMcap) => {
-            return Err(ReindexError::NotMcap {
-                empty: input.is_empty(),
-                path: path.to_path_buf(),
-            })
-        }
-        Err(RecoverError::Read(source)) => {
-            return Err(ReindexError::Read {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-        Err(RecoverError::Sink(Stop::Cancelled)) => {
-            return Err(ReindexError::Interrupted {
-                input: path.to_path_buf(),
-            })
-        }
-        Err(RecoverError::Sink(Stop::Encode(source))) => return Err(encode_error(path, source)),
-    }
+    recover::recover_in_memory(input, &mut sink)
+        .map_err(|error| failed(error, path, path, input.is_empty()))?;
     let messages = sink.messages;
     let output = sink.finish().map_err(|e| encode_error(path, e))?;
     Ok((output, messages))
+}
+
+/// The reindex error of a recovery pass over `input` (`empty`: it has no bytes) that
+/// failed, writing into `output`.
+fn failed(error: RecoverError<Stop>, input: &Path, output: &Path, empty: bool) -> ReindexError {
+    match error {
+        RecoverError::NotMcap => ReindexError::NotMcap {
+            empty,
+            path: input.to_path_buf(),
+        },
+        RecoverError::Read(source) => ReindexError::Read {
+            path: input.to_path_buf(),
+            source,
+        },
+        RecoverError::Sink(Stop::Cancelled) => ReindexError::Interrupted {
+            input: input.to_path_buf(),
+        },
+        RecoverError::Sink(Stop::Encode(source)) => encode_error(output, source),
+    }
 }
 
 fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
