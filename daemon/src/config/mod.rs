@@ -5,12 +5,14 @@ mod http;
 mod incidents;
 mod recording;
 mod remote;
+mod signing;
 mod units;
 mod upload;
 
 pub use http::{HttpConfig, PresetConfig};
 pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;
+pub use signing::SigningConfig;
 pub use upload::{UploadConfig, DEFAULT_MAX_DELAY};
 
 use std::path::{Path, PathBuf};
@@ -80,6 +82,9 @@ pub struct DaemonConfig {
     /// expression over a topic's messages) or on a topic's health.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rule: Vec<recd_rules::RuleConfig>,
+    /// Tamper evidence: each closed file enters its session's hash chain, signed with
+    /// this key; off while `key_file` is not set.
+    pub signing: SigningConfig,
 }
 
 /// Recording settings every session starts from.
@@ -197,6 +202,7 @@ impl Default for DaemonConfig {
             http: HttpConfig::default(),
             preset: Vec::new(),
             rule: Vec::new(),
+            signing: SigningConfig::default(),
         }
     }
 }
