@@ -23,7 +23,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Fleet", &["fleet"]),
     ("Look", &["list", "topics", "info"]),
-    ("Files", &["reindex", "play", "upload"]),
+    ("Files", &["reindex", "play", "upload", "verify"]),
     ("Other", &["demo", "completions", "man", "help"]),
 ];
 

@@ -26,6 +26,7 @@ mod table;
 mod topics;
 mod topics_set;
 mod upload;
+mod verify;
 mod window;
 
 use std::process::ExitCode;
@@ -69,6 +70,7 @@ enum Command {
     Info(info::InfoArgs),
     Reindex(reindex::ReindexArgs),
     Upload(upload::UploadArgs),
+    Verify(verify::VerifyArgs),
     Fleet(fleet::FleetArgs),
     Demo(demo::DemoArgs),
     /// Print a shell completion script.
@@ -116,6 +118,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(&args.socket.path, &args),
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Upload(args) => upload::run(&args.socket.path, &args),
+        Command::Verify(args) => verify::run(&args),
         Command::Fleet(args) => fleet::run(&args, cli.dds_domain),
         Command::Demo(args) => demo::run(&args),
         Command::Completions { shell } => complete::registration(shell).map(|script| {

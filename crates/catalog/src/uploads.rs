@@ -144,7 +144,8 @@ impl Catalog {
     /// upload of it under way does not count as done ([`Catalog::finish_upload`] is for
     /// the content it was queued with).
     pub fn queue_upload_again(&self, upload: &NewUpload, now_ns: i64) -> Result<(), CatalogError> {
-        self.upsert_upload(upload, now_ns, "WHERE ?8 = ?8").map(|_| ())
+        self.upsert_upload(upload, now_ns, "WHERE ?8 = ?8")
+            .map(|_| ())
     }
 
     fn upsert_upload(

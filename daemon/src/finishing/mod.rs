@@ -20,6 +20,7 @@ use recd_control::FinishMode;
 use recd_upload::Paced;
 
 use crate::background::Worker;
+use crate::signing::Signing;
 use job::Outcome;
 
 /// How long finishing sleeps when there is nothing to do or it must wait.
@@ -35,7 +36,14 @@ pub struct Finisher(Worker);
 impl Finisher {
     /// Starts finishing the files `catalog` has waiting, as `gate` allows, keeping
     /// `min_free_space` free beside the copy it writes.
-    pub fn start(catalog: Arc<Mutex<Catalog>>, gate: Arc<FinishGate>, min_free_space: u64) -> Self {
+    /// Each finished file enters its session's chain through `signing`, if any, after
+    /// the file it replaces did.
+    pub fn start(
+        catalog: Arc<Mutex<Catalog>>,
+        gate: Arc<FinishGate>,
+        min_free_space: u64,
+        signing: Option<Arc<Signing>>,
+    ) -> Self {
         Self(Worker::start(
             "recd-finish",
             "finishing files",
@@ -46,6 +54,7 @@ impl Finisher {
                     min_free_space,
                     stop,
                     told_space: false,
+                    signing,
                 }
                 .run()
             },
@@ -65,6 +74,7 @@ struct Finishing {
     min_free_space: u64,
     stop: Arc<AtomicBool>,
     told_space: bool,
+    signing: Option<Arc<Signing>>,
 }
 
 impl Finishing {
@@ -174,6 +184,9 @@ impl Finishing {
                 tracing::info!(file = %file.path.display(), "finishing goes on");
             }
         };
+        if let Some(signing) = &self.signing {
+            signing.settle(&file.path, &self.stop);
+        }
         let outcome = job::finish(&self.catalog, file, mode, &mut progress, &self.stop);
         let catalog = self.catalog.lock().expect("catalog lock");
         match outcome {
@@ -187,6 +200,9 @@ impl Finishing {
                     mb_per_s = format!("{:.0}", file.bytes as f64 / working.max(1e-3) / 1e6),
                     "finished: indexed in place"
                 );
+                if let (Some(signing), Some(dir)) = (&self.signing, file.path.parent()) {
+                    signing.enter(dir, &file.path, recd_chain::Kind::Finished, false);
+                }
             }
             Outcome::Gone => {
                 let _ = catalog.set_finish(&file.path, None, crate::clock::now_ns());

@@ -252,6 +252,7 @@ impl Cutting {
                 "incident cut"
             );
             self.sessions.queue_cut_upload(&incident, path, *messages);
+            self.sessions.sign_cut(&incident.session, path);
         }
         if made.is_empty() {
             tracing::warn!(

@@ -4,6 +4,7 @@
 mod answer;
 mod backlog;
 mod catalog_sync;
+mod chain;
 mod facts;
 mod health_log;
 mod incidents;
@@ -117,26 +118,35 @@ pub struct Sessions {
     rules: Arc<crate::rules::Rules>,
     /// Where `fleet = true` rules' triggers go (remote control's command writer).
     fleet_outbox: rules_target::FleetOutbox,
+    /// Chains and signs closed files, when `[signing]` has a key.
+    signing: Option<Arc<crate::signing::Signing>>,
 }
 
 impl Sessions {
     /// Sessions recorded under `config`, with the catalog opened and the uploader, if
-    /// any; `pressure` tells uploads and finishing what the background policy decides.
+    /// any; `pressure` tells uploads and finishing what the background policy decides;
+    /// closed files are chained and signed with `signing_key`, if any.
     pub fn new(
         config: DaemonConfig,
         catalog: Catalog,
         uploads: Option<Uploads>,
         pressure: Arc<Pressure>,
+        signing_key: Option<recd_chain::SigningKey>,
     ) -> Self {
         let background = Arc::new(Background::new(pressure));
         let finish_gate = Arc::new(FinishGate::new(
             config.recording.finish_while_recording,
             background.clone(),
         ));
+        let catalog = Arc::new(Mutex::new(catalog));
+        let uploads = uploads.map(Arc::new);
+        let signing = signing_key
+            .map(|key| crate::signing::Signing::start(key, catalog.clone(), uploads.clone()));
         Self {
-            catalog: Arc::new(Mutex::new(catalog)),
+            catalog,
             running: Mutex::new(BTreeMap::new()),
-            uploads: uploads.map(Arc::new),
+            uploads,
+            signing,
             kept_for_upload: Mutex::new(0),
             triggers: Default::default(),
             background,
@@ -155,6 +165,7 @@ impl Sessions {
             self.catalog.clone(),
             self.finish_gate.clone(),
             self.config.min_free_space.as_u64(),
+            self.signing.clone(),
         )
     }
 
@@ -251,13 +262,16 @@ impl Sessions {
             (uploads, files)
         });
         let finish = request.finish.unwrap_or(self.config.recording.finish);
-        let files = Arc::new(CatalogObserver::new(
-            self.catalog.clone(),
-            (id, &name),
-            upload,
-            finish,
-            (!self.rules.is_empty()).then(|| self.rules.tap(id, &name)),
-        ));
+        let files = Arc::new(
+            CatalogObserver::new(
+                self.catalog.clone(),
+                (id, &name),
+                upload,
+                finish,
+                (!self.rules.is_empty()).then(|| self.rules.tap(id, &name)),
+            )
+            .chained(self.session_chain(&directory)),
+        );
         // Finishing keeps off the disk from the session's first file on.
         self.finish_gate.set_recording(running.len() + 1);
         // The rules' own subscription stands in for no topic this session records.

@@ -185,7 +185,8 @@ impl SessionChain {
         self.signing.enter(&self.dir, path, Kind::Recorded, true);
         let metadata = self.dir.join("metadata.yaml");
         if metadata.exists() {
-            self.signing.enter(&self.dir, &metadata, Kind::Metadata, false);
+            self.signing
+                .enter(&self.dir, &metadata, Kind::Metadata, false);
         }
     }
 }

@@ -180,7 +180,12 @@ fn a_file_queued_again_while_it_uploads_is_uploaded_again() {
         .queue_upload_again(&new_upload(chain, false, 3), 14)
         .unwrap();
     assert_eq!(
-        catalog.next_upload().unwrap().unwrap().fingerprint.changed_ns,
+        catalog
+            .next_upload()
+            .unwrap()
+            .unwrap()
+            .fingerprint
+            .changed_ns,
         3
     );
 }
