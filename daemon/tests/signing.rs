@@ -1,0 +1,236 @@
+//! Tamper evidence (`[signing] key_file`): real recd chains and signs a session's files
+//! as they close and as finishing replaces them, and real `rec verify` checks them with
+//! the public key openssl derives; a byte flipped or a file deleted is named.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use recd_testkit::{
+    finish_load, rec, recd_refused, stopped_files, wait_until, Domain, Recd, RecdLoad,
+};
+use serde_json::Value;
+
+/// An Ed25519 key pair made by openssl in `dir`: the private key (mode `mode`) and the
+/// public one.
+fn openssl_keys(dir: &Path, mode: u32) -> (PathBuf, PathBuf) {
+    let key = dir.join("signing-key.pem");
+    let public = dir.join("signing-public.pem");
+    let made = Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out"])
+        .arg(&key)
+        .status()
+        .expect("openssl runs");
+    assert!(made.success());
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+    let derived = Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&public)
+        .status()
+        .expect("openssl runs");
+    assert!(derived.success());
+    (key, public)
+}
+
+/// `rec verify DIR [--key PUBLIC] --json`: its exit code, report and stderr.
+fn verify(socket: &Path, dir: &Path, public: Option<&Path>) -> (i32, Value, String) {
+    let mut args = vec!["verify", dir.to_str().unwrap(), "--json"];
+    if let Some(public) = public {
+        args.extend(["--key", public.to_str().unwrap()]);
+    }
+    let output = rec(socket, &args);
+    let report = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    (
+        output.status.code().unwrap_or(-1),
+        report,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Each file of a report with its state and kind.
+fn files(report: &Value) -> Vec<(String, String, String)> {
+    (report["files"].as_array().unwrap().iter())
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["state"].as_str().unwrap().to_string(),
+                f["kind"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_missing_one() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let recd = Recd::start_configured(
+        root.path(),
+        &domain,
+        &format!("[signing]\nkey_file = {key:?}\n"),
+        "finish = \"index\"\n",
+        &[],
+    );
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "drive",
+        "--topic",
+        "cam/*",
+        "--max-file-size",
+        "4MiB",
+    ]);
+    let load = domain.load(
+        &RecdLoad::new("cam/")
+            .cameras(1)
+            .frame_size(1_000_000)
+            .fps(30)
+            .count(15)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    );
+    let sent: u64 = finish_load(load).topics.iter().map(|t| t.sent).sum();
+    assert_eq!(sent, 15);
+    assert!(recd.wait_written("drive", 15), "{}", recd.log());
+    let recorded = stopped_files(&recd.rec_json(&["stop", "drive"]));
+    assert!(
+        recorded.len() >= 3,
+        "split into several files: {recorded:?}"
+    );
+    let dir = recorded[0].parent().unwrap().to_path_buf();
+    let names: Vec<String> = (recorded.iter())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+
+    // Finishing replaces each file in place once the session stopped; each finished file
+    // enters the chain after its recording.
+    let mut report = Value::Null;
+    let all_finished = wait_until(Duration::from_secs(90), || {
+        let (code, now, _) = verify(&recd.socket, &dir, Some(&public));
+        report = now;
+        code == 0
+            && files(&report)
+                .iter()
+                .filter(|(_, _, kind)| kind == "finished")
+                .count()
+                == names.len()
+    });
+    assert!(all_finished, "{report:#}\n{}", recd.log());
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["signatures"], "checked");
+    for name in &names {
+        let file = (report["files"].as_array().unwrap().iter())
+            .find(|f| f["file"] == name.as_str())
+            .unwrap_or_else(|| panic!("{name} not in {report:#}"));
+        assert_eq!(file["state"], "intact", "{report:#}");
+        assert_eq!(
+            file["replaced"],
+            serde_json::json!(["recorded"]),
+            "{report:#}"
+        );
+    }
+    // The text report lists every file intact.
+    let text = rec(
+        &recd.socket,
+        &[
+            "verify",
+            dir.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+        ],
+    );
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    for name in &names {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("intact") && l.contains(name.as_str())),
+            "{text}"
+        );
+    }
+
+    // One byte flipped in one file, another file deleted: both named, exit 1.
+    let mut bytes = std::fs::read(&recorded[1]).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&recorded[1], bytes).unwrap();
+    std::fs::remove_file(&recorded[2]).unwrap();
+    let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["ok"], false);
+    let states = files(&report);
+    assert!(
+        states.contains(&(names[1].clone(), "altered".into(), "finished".into())),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&(names[2].clone(), "missing".into(), "finished".into())),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&(names[0].clone(), "intact".into(), "finished".into())),
+        "{states:?}"
+    );
+    assert!(
+        stderr.contains(&format!("{} altered", names[1])),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{} missing", names[2])),
+        "{stderr}"
+    );
+
+    // Without the key the files are still checked, and the report says what was not.
+    let (code, report, _) = verify(&recd.socket, &dir, None);
+    assert_eq!(code, 1);
+    assert_eq!(report["signatures"], "not_checked");
+    let text = rec(&recd.socket, &["verify", dir.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("signatures NOT checked"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_key_others_may_read_or_a_bad_key_refuses_start_up() {
+    let root = tempfile::tempdir().unwrap();
+    let (key, _) = openssl_keys(root.path(), 0o644);
+    let config = root.path().join("recd.toml");
+    let write_config = |key: &Path| {
+        std::fs::write(
+            &config,
+            format!(
+                "socket = {:?}\ndata_dir = {:?}\nstate_dir = {:?}\n\n[signing]\nkey_file = {key:?}\n",
+                root.path().join("recd.sock"),
+                root.path().join("data"),
+                root.path().join("state"),
+            ),
+        )
+        .unwrap();
+    };
+    write_config(&key);
+    let stderr = recd_refused(&config);
+    assert!(
+        stderr.contains(&key.display().to_string()) && stderr.contains("mode 0644"),
+        "{stderr}"
+    );
+
+    let bad = root.path().join("bad-key.pem");
+    std::fs::write(
+        &bad,
+        "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
+    write_config(&bad);
+    let stderr = recd_refused(&config);
+    assert!(
+        stderr.contains(&bad.display().to_string())
+            && stderr.contains("is not an Ed25519 private key"),
+        "{stderr}"
+    );
+}
