@@ -1,6 +1,7 @@
 //! Tamper evidence (`[signing] key_file`): real recd chains and signs a session's files
 //! as they close and as finishing replaces them, and real `rec verify` checks them with
-//! the public key openssl derives; a byte flipped or a file deleted is named.
+//! the public key openssl derives; a byte flipped or a file deleted is named. The chain
+//! goes up to the bucket beside the session's files, and verifies there too.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use recd_testkit::{
-    finish_load, rec, recd_refused, stopped_files, wait_until, Domain, Recd, RecdLoad,
+    finish_load, rec, recd_refused, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs,
 };
 use serde_json::Value;
 
@@ -51,7 +52,7 @@ fn verify(socket: &Path, dir: &Path, public: Option<&Path>) -> (i32, Value, Stri
 }
 
 /// Each file of a report with its state and kind.
-fn files(report: &Value) -> Vec<(String, String, String)> {
+fn files_of(report: &Value) -> Vec<(String, String, String)> {
     (report["files"].as_array().unwrap().iter())
         .map(|f| {
             (
@@ -113,7 +114,7 @@ fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_mi
         let (code, now, _) = verify(&recd.socket, &dir, Some(&public));
         report = now;
         code == 0
-            && files(&report)
+            && files_of(&report)
                 .iter()
                 .filter(|(_, _, kind)| kind == "finished")
                 .count()
@@ -162,7 +163,7 @@ fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_mi
     let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(report["ok"], false);
-    let states = files(&report);
+    let states = files_of(&report);
     assert!(
         states.contains(&(names[1].clone(), "altered".into(), "finished".into())),
         "{states:?}"
@@ -233,4 +234,81 @@ fn a_key_others_may_read_or_a_bad_key_refuses_start_up() {
             && stderr.contains("is not an Ed25519 private key"),
         "{stderr}"
     );
+}
+
+/// Records `frames` 1 MB frames of one camera into session `name`, split at 4 MiB.
+fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64) -> Vec<PathBuf> {
+    recd.rec_json(&[
+        "start",
+        "--name",
+        name,
+        "--topic",
+        "cam/*",
+        "--max-file-size",
+        "4MiB",
+    ]);
+    let load = domain.load(
+        &RecdLoad::new("cam/")
+            .cameras(1)
+            .frame_size(1_000_000)
+            .fps(30)
+            .count(frames)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    );
+    let sent: u64 = finish_load(load).topics.iter().map(|t| t.sent).sum();
+    assert_eq!(sent, frames);
+    assert!(recd.wait_written(name, frames), "{}", recd.log());
+    stopped_files(&recd.rec_json(&["stop", name]))
+}
+
+#[test]
+fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder() {
+    let s3 = SeaweedFs::start("recordings");
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let credentials = root.path().join("credentials");
+    s3.credentials_file(&credentials);
+    let config = format!(
+        "[signing]\nkey_file = {key:?}\n\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n",
+        s3.endpoint, s3.bucket
+    );
+    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let files = record(&recd, &domain, "drive", 12);
+    assert!(files.len() >= 2, "{files:?}");
+    let chain = files[0].parent().unwrap().join("recd-chain.jsonl");
+
+    // Every file and the chain as it is after the last one are in the bucket.
+    let mut objects = Vec::new();
+    let uploaded = wait_until(Duration::from_secs(60), || {
+        objects = s3.objects("fleet/car-7/drive/");
+        let local = std::fs::metadata(&chain).map(|m| m.len()).ok();
+        objects.len() == files.len() + 1
+            && (objects.iter())
+                .any(|o| o.key.ends_with("/recd-chain.jsonl") && Some(o.size) == local)
+    });
+    assert!(uploaded, "{objects:?}\n{}", recd.log());
+    let chain_object = (objects.iter())
+        .find(|o| o.key == "fleet/car-7/drive/recd-chain.jsonl")
+        .expect("the chain under the session's prefix");
+    assert_eq!(chain_object.metadata["vehicle"], "car-7");
+    assert_eq!(chain_object.metadata["session"], "drive");
+
+    let downloaded = root.path().join("downloaded");
+    std::fs::create_dir(&downloaded).unwrap();
+    s3.download("fleet/car-7/drive/", &downloaded);
+    let (code, report, stderr) = verify(&recd.socket, &downloaded, Some(&public));
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    let states = files_of(&report);
+    assert_eq!(states.len(), files.len(), "{report:#}");
+    assert!(states
+        .iter()
+        .all(|(_, state, kind)| state == "intact" && kind == "recorded"));
+
+    // A file planted among the downloaded ones is not in the chain.
+    std::fs::write(downloaded.join("planted.mcap"), b"not recorded").unwrap();
+    let (code, report, stderr) = verify(&recd.socket, &downloaded, Some(&public));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(stderr.contains("planted.mcap unlisted"), "{stderr}");
 }
