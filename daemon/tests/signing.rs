@@ -236,9 +236,10 @@ fn a_key_others_may_read_or_a_bad_key_refuses_start_up() {
     );
 }
 
-/// Records `frames` 1 MB frames of one camera into session `name`, split at 4 MiB.
-fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64) -> Vec<PathBuf> {
-    recd.rec_json(&[
+/// Records `frames` 1 MB frames of one camera into session `name`, split at 4 MiB
+/// (`extra` added to `rec start`).
+fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64, extra: &[&str]) -> Vec<PathBuf> {
+    let mut args = vec![
         "start",
         "--name",
         name,
@@ -246,7 +247,9 @@ fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64) -> Vec<PathBuf>
         "cam/*",
         "--max-file-size",
         "4MiB",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    recd.rec_json(&args);
     let load = domain.load(
         &RecdLoad::new("cam/")
             .cameras(1)
@@ -275,18 +278,20 @@ fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder(
         s3.endpoint, s3.bucket
     );
     let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
-    let files = record(&recd, &domain, "drive", 12);
+    let files = record(&recd, &domain, "drive", 12, &[]);
     assert!(files.len() >= 2, "{files:?}");
     let chain = files[0].parent().unwrap().join("recd-chain.jsonl");
 
-    // Every file and the chain as it is after the last one are in the bucket.
+    // Every file and the chain as it is after the last one are in the bucket: the chain's
+    // object was replaced as it grew.
     let mut objects = Vec::new();
     let uploaded = wait_until(Duration::from_secs(60), || {
         objects = s3.objects("fleet/car-7/drive/");
-        let local = std::fs::metadata(&chain).map(|m| m.len()).ok();
+        let local = recd_chain::file_digest(&chain).map(|(_, digest)| recd_chain::hex(&digest));
         objects.len() == files.len() + 1
-            && (objects.iter())
-                .any(|o| o.key.ends_with("/recd-chain.jsonl") && Some(o.size) == local)
+            && (objects.iter()).any(|o| {
+                o.key.ends_with("/recd-chain.jsonl") && local.as_ref().is_ok_and(|d| *d == o.sha256)
+            })
     });
     assert!(uploaded, "{objects:?}\n{}", recd.log());
     let chain_object = (objects.iter())
@@ -311,4 +316,40 @@ fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder(
     let (code, report, stderr) = verify(&recd.socket, &downloaded, Some(&public));
     assert_eq!(code, 1, "{report:#}");
     assert!(stderr.contains("planted.mcap unlisted"), "{stderr}");
+}
+
+#[test]
+fn files_retention_deleted_are_told_from_files_gone_without_recd() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let config = format!("[signing]\nkey_file = {key:?}\n");
+    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    // Three seconds of recording: retention looks at the ring every second.
+    let files = record(&recd, &domain, "ring", 90, &["--max-files", "2"]);
+    let dir = files[0].parent().unwrap().to_path_buf();
+    let mut report = Value::Null;
+    let settled = wait_until(Duration::from_secs(30), || {
+        report = verify(&recd.socket, &dir, Some(&public)).1;
+        let states = files_of(&report);
+        states
+            .iter()
+            .filter(|(_, state, _)| state == "deleted")
+            .count()
+            >= 2
+            && states.iter().any(|(_, state, _)| state == "intact")
+    });
+    assert!(settled, "{report:#}\n{}", recd.log());
+    assert_eq!(report["ok"], true, "{report:#}");
+    let intact: Vec<String> = (files_of(&report).into_iter())
+        .filter(|(_, state, _)| state == "intact")
+        .map(|(name, _, _)| name)
+        .collect();
+    std::fs::remove_file(dir.join(&intact[0])).unwrap();
+    let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        stderr.contains(&format!("{} missing", intact[0])),
+        "{stderr}"
+    );
 }

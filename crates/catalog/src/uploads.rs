@@ -120,6 +120,9 @@ pub struct QueuedUpload {
     pub e_tag: Option<String>,
     /// The object's user metadata.
     pub metadata: BTreeMap<String, String>,
+    /// It replaces the object under its key ([`Catalog::queue_upload_again`]); any other
+    /// upload never overwrites one.
+    pub replace: bool,
 }
 
 impl QueuedUpload {
@@ -129,22 +132,22 @@ impl QueuedUpload {
     }
 }
 
-const COLUMNS: &str = "u.path, (SELECT s.name FROM files f JOIN sessions s ON s.id = f.session WHERE f.path = u.path), u.key, u.priority, u.queued_ns, u.state, u.reason, u.bytes, u.changed_ns, u.upload_id, u.part_size, u.uploaded_ns, u.e_tag, u.metadata";
+const COLUMNS: &str = "u.path, (SELECT s.name FROM files f JOIN sessions s ON s.id = f.session WHERE f.path = u.path), u.key, u.priority, u.queued_ns, u.state, u.reason, u.bytes, u.changed_ns, u.upload_id, u.part_size, u.uploaded_ns, u.e_tag, u.metadata, u.replace";
 
 impl Catalog {
     /// Queues the file at `path` for upload (files with `priority` first, then the
     /// oldest). A file already queued, uploading or uploaded is left as it is (false); a
     /// failed one is queued again with its new fingerprint.
     pub fn queue_upload(&self, upload: &NewUpload, now_ns: i64) -> Result<bool, CatalogError> {
-        self.upsert_upload(upload, now_ns, "WHERE uploads.state = ?8")
+        self.upsert_upload(upload, now_ns, (false, "WHERE uploads.state = ?8"))
     }
 
-    /// Queues the file at `path` for upload as it is now, whatever became of it before:
-    /// for a file that grows and is uploaded again each time (a session's hash chain). An
-    /// upload of it under way does not count as done ([`Catalog::finish_upload`] is for
-    /// the content it was queued with).
+    /// Queues the file at `path` for upload as it is now, whatever became of it before,
+    /// replacing the object under its key: for a file that grows and is uploaded again
+    /// each time (a session's hash chain). An upload of it under way does not count as
+    /// done ([`Catalog::finish_upload`] is for the content it was queued with).
     pub fn queue_upload_again(&self, upload: &NewUpload, now_ns: i64) -> Result<(), CatalogError> {
-        self.upsert_upload(upload, now_ns, "WHERE ?8 = ?8")
+        self.upsert_upload(upload, now_ns, (true, "WHERE ?8 = ?8"))
             .map(|_| ())
     }
 
@@ -152,17 +155,17 @@ impl Catalog {
         &self,
         upload: &NewUpload,
         now_ns: i64,
-        condition: &str,
+        (replace, condition): (bool, &str),
     ) -> Result<bool, CatalogError> {
         let stored = self.data_dir.store(&upload.path);
         let metadata = serde_json::to_string(&upload.metadata).expect("metadata serializes");
         let changed = self.connection.execute(
             &format!(
-                "INSERT INTO uploads (path, key, priority, queued_ns, state, bytes, changed_ns, metadata)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9)
+                "INSERT INTO uploads (path, key, priority, queued_ns, state, bytes, changed_ns, metadata, replace)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10)
              ON CONFLICT(path) DO UPDATE SET key = ?2, priority = ?3, queued_ns = ?4, state = ?5,
                  bytes = ?6, changed_ns = ?7, metadata = ?9, reason = NULL, upload_id = NULL,
-                 part_size = NULL
+                 part_size = NULL, replace = ?10
              {condition}"
             ),
             params![
@@ -178,7 +181,8 @@ impl Catalog {
                 upload.fingerprint.bytes as i64,
                 upload.fingerprint.changed_ns,
                 UploadState::Failed.as_str(),
-                metadata
+                metadata,
+                replace
             ],
         )? > 0;
         if changed {
@@ -470,6 +474,7 @@ impl Catalog {
             uploaded_ns: raw.uploaded_ns,
             e_tag: raw.e_tag,
             metadata: serde_json::from_str(&raw.metadata).unwrap_or_default(),
+            replace: raw.replace,
         })
     }
 }
@@ -489,6 +494,7 @@ struct RawUpload {
     uploaded_ns: Option<i64>,
     e_tag: Option<String>,
     metadata: String,
+    replace: bool,
 }
 
 fn raw_upload(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawUpload> {
@@ -507,6 +513,7 @@ fn raw_upload(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawUpload> {
         uploaded_ns: row.get(11)?,
         e_tag: row.get(12)?,
         metadata: row.get(13)?,
+        replace: row.get(14)?,
     })
 }
 

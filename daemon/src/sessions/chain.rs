@@ -32,6 +32,19 @@ impl Sessions {
         }
     }
 
+    /// Enters the files retention deleted at `paths` in their sessions' chains as
+    /// deleted, so that `rec verify` tells them from files gone without recd.
+    pub(super) fn sign_deleted(&self, paths: &[std::path::PathBuf]) {
+        let Some(signing) = &self.signing else {
+            return;
+        };
+        for path in paths {
+            if let Some(dir) = path.parent() {
+                signing.enter(dir, path, recd_chain::Kind::Deleted, false);
+            }
+        }
+    }
+
     /// Chains what is queued and stops signing (after the sessions stopped).
     pub fn stop_signing(&self) {
         if let Some(signing) = &self.signing {

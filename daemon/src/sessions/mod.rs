@@ -540,7 +540,10 @@ impl Sessions {
         let mut kept = 0;
         let mut tally =
             |result: Result<retention::Retained, recd_catalog::CatalogError>| match result {
-                Ok(retained) => kept += retained.kept_for_upload,
+                Ok(retained) => {
+                    kept += retained.kept_for_upload;
+                    self.sign_deleted(&retained.deleted);
+                }
                 Err(failure) => tracing::error!("retention failed: {failure}"),
             };
         tally(retention::enforce_total(&catalog, max_total, &leave));

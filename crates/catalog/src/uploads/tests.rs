@@ -162,6 +162,7 @@ fn a_file_queued_again_while_it_uploads_is_uploaded_again() {
     catalog.queue_upload_again(&first, 10).unwrap();
     let job = catalog.next_upload().unwrap().unwrap();
     assert_eq!(job.fingerprint, first.fingerprint);
+    assert!(job.replace, "it replaces the object it uploaded before");
     // It grew while its first content was on its way: that upload does not finish it.
     let grown = new_upload(chain, false, 2);
     catalog.queue_upload_again(&grown, 11).unwrap();
