@@ -353,3 +353,51 @@ fn files_retention_deleted_are_told_from_files_gone_without_recd() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_incident_cut_enters_the_chain_of_its_session() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let config = format!("[signing]\nkey_file = {key:?}\n");
+    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    recd.rec_json(&["start", "--name", "drive", "--topic", "cam/*"]);
+    let load = domain.load(
+        &RecdLoad::new("cam/")
+            .cameras(1)
+            .frame_size(100_000)
+            .fps(30)
+            .count(90)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1),
+    );
+    assert!(recd.wait_written("drive", 20), "{}", recd.log());
+    let taken = recd.rec_json(&[
+        "trigger", "drive", "--before", "300ms", "--after", "100ms", "--note", "brake", "--wait",
+    ]);
+    assert_eq!(taken["cut"], "cut", "{taken}");
+    finish_load(load);
+    let files = stopped_files(&recd.rec_json(&["stop", "drive"]));
+    let dir = files[0].parent().unwrap().to_path_buf();
+    let id = taken["id"].as_str().unwrap();
+    let listed = recd.rec_json(&["incidents", "drive"]);
+    let incident = (listed.as_array().unwrap().iter())
+        .find(|i| i["id"] == id)
+        .unwrap_or_else(|| panic!("no incident {id} in {listed:#}"));
+    let cut = PathBuf::from(incident["cut_files"][0]["path"].as_str().unwrap());
+    let cut_name = format!("incidents/{}", cut.file_name().unwrap().to_string_lossy());
+
+    let mut report = Value::Null;
+    let chained = wait_until(Duration::from_secs(30), || {
+        report = verify(&recd.socket, &dir, Some(&public)).1;
+        files_of(&report).contains(&(cut_name.clone(), "intact".into(), "cut".into()))
+            && report["ok"] == true
+    });
+    assert!(chained, "{report:#}\n{}", recd.log());
+
+    // The cut altered is named, as any file of the session.
+    std::fs::write(&cut, b"another window").unwrap();
+    let (code, _, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1);
+    assert!(stderr.contains(&format!("{cut_name} altered")), "{stderr}");
+}
