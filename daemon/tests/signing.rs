@@ -64,40 +64,49 @@ fn files_of(report: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-#[test]
-fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_missing_one() {
-    let root = tempfile::tempdir().unwrap();
-    let domain = Domain::new();
-    let (key, public) = openssl_keys(root.path(), 0o600);
-    let recd = Recd::start_configured(
-        root.path(),
-        &domain,
-        &format!("[signing]\nkey_file = {key:?}\n"),
-        "finish = \"index\"\n",
-        &[],
-    );
-    recd.rec_json(&[
+/// Starts one camera `cam/camera/0` publishing `frames` frames of `frame_size` bytes at
+/// 30 fps once recd subscribes.
+fn camera(domain: &Domain, frame_size: usize, frames: u64) -> std::process::Child {
+    domain.load(&RecdLoad::one_camera("cam/", frame_size, frames))
+}
+
+/// Records `frames` 1 MB frames of one camera into session `name`, split at 4 MiB
+/// (`extra` added to `rec start`); returns its files.
+fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64, extra: &[&str]) -> Vec<PathBuf> {
+    let mut args = vec![
         "start",
         "--name",
-        "drive",
+        name,
         "--topic",
         "cam/*",
         "--max-file-size",
         "4MiB",
-    ]);
-    let load = domain.load(
-        &RecdLoad::new("cam/")
-            .cameras(1)
-            .frame_size(1_000_000)
-            .fps(30)
-            .count(15)
-            .duration(Duration::from_secs(60))
-            .wait_subscribers(1),
-    );
-    let sent: u64 = finish_load(load).topics.iter().map(|t| t.sent).sum();
-    assert_eq!(sent, 15);
-    assert!(recd.wait_written("drive", 15), "{}", recd.log());
-    let recorded = stopped_files(&recd.rec_json(&["stop", "drive"]));
+    ];
+    args.extend_from_slice(extra);
+    recd.rec_json(&args);
+    let sent: u64 = (finish_load(camera(domain, 1_000_000, frames)).topics.iter())
+        .map(|t| t.sent)
+        .sum();
+    assert_eq!(sent, frames);
+    assert!(recd.wait_written(name, frames), "{}", recd.log());
+    stopped_files(&recd.rec_json(&["stop", name]))
+}
+
+/// recd under `root` signing with a key openssl made (`recording` lines in its
+/// `[recording]` table); the public key's file.
+fn signing_recd(root: &Path, domain: &Domain, recording: &str) -> (Recd, PathBuf) {
+    let (key, public) = openssl_keys(root, 0o600);
+    let config = format!("[signing]\nkey_file = {key:?}\n");
+    let recd = Recd::start_configured(root, domain, &config, recording, &[]);
+    (recd, public)
+}
+
+#[test]
+fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_missing_one() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (recd, public) = signing_recd(root.path(), &domain, "finish = \"index\"\n");
+    let recorded = record(&recd, &domain, "drive", 15, &[]);
     assert!(
         recorded.len() >= 3,
         "split into several files: {recorded:?}"
@@ -236,35 +245,6 @@ fn a_key_others_may_read_or_a_bad_key_refuses_start_up() {
     );
 }
 
-/// Records `frames` 1 MB frames of one camera into session `name`, split at 4 MiB
-/// (`extra` added to `rec start`).
-fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64, extra: &[&str]) -> Vec<PathBuf> {
-    let mut args = vec![
-        "start",
-        "--name",
-        name,
-        "--topic",
-        "cam/*",
-        "--max-file-size",
-        "4MiB",
-    ];
-    args.extend_from_slice(extra);
-    recd.rec_json(&args);
-    let load = domain.load(
-        &RecdLoad::new("cam/")
-            .cameras(1)
-            .frame_size(1_000_000)
-            .fps(30)
-            .count(frames)
-            .duration(Duration::from_secs(60))
-            .wait_subscribers(1),
-    );
-    let sent: u64 = finish_load(load).topics.iter().map(|t| t.sent).sum();
-    assert_eq!(sent, frames);
-    assert!(recd.wait_written(name, frames), "{}", recd.log());
-    stopped_files(&recd.rec_json(&["stop", name]))
-}
-
 #[test]
 fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder() {
     let s3 = SeaweedFs::start("recordings");
@@ -322,9 +302,7 @@ fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder(
 fn files_retention_deleted_are_told_from_files_gone_without_recd() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
-    let (key, public) = openssl_keys(root.path(), 0o600);
-    let config = format!("[signing]\nkey_file = {key:?}\n");
-    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let (recd, public) = signing_recd(root.path(), &domain, "");
     // Three seconds of recording: retention looks at the ring every second.
     let files = record(&recd, &domain, "ring", 90, &["--max-files", "2"]);
     let dir = files[0].parent().unwrap().to_path_buf();
@@ -358,19 +336,9 @@ fn files_retention_deleted_are_told_from_files_gone_without_recd() {
 fn an_incident_cut_enters_the_chain_of_its_session() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
-    let (key, public) = openssl_keys(root.path(), 0o600);
-    let config = format!("[signing]\nkey_file = {key:?}\n");
-    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let (recd, public) = signing_recd(root.path(), &domain, "");
     recd.rec_json(&["start", "--name", "drive", "--topic", "cam/*"]);
-    let load = domain.load(
-        &RecdLoad::new("cam/")
-            .cameras(1)
-            .frame_size(100_000)
-            .fps(30)
-            .count(90)
-            .duration(Duration::from_secs(60))
-            .wait_subscribers(1),
-    );
+    let load = camera(&domain, 100_000, 90);
     assert!(recd.wait_written("drive", 20), "{}", recd.log());
     let taken = recd.rec_json(&[
         "trigger", "drive", "--before", "300ms", "--after", "100ms", "--note", "brake", "--wait",

@@ -76,11 +76,10 @@ impl SigningKey {
 
     /// The key in `pem` (`-----BEGIN PRIVATE KEY-----`); `source` names it in errors.
     pub fn from_pem(pem: &str, source: &str) -> Result<Self, KeyError> {
-        let invalid = |reason: String| KeyError::Invalid {
-            path: source.to_string(),
-            expected: "an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)",
-            reason,
-        };
+        let invalid = invalid(
+            source,
+            "an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)",
+        );
         let der = pem_body(pem, "PRIVATE KEY").map_err(invalid)?;
         let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(&der)
             .map_err(|e| invalid(format!("not an Ed25519 key ({e})")))?;
@@ -119,11 +118,10 @@ impl PublicKey {
 
     /// The key in `pem` (`-----BEGIN PUBLIC KEY-----`); `source` names it in errors.
     pub fn from_pem(pem: &str, source: &str) -> Result<Self, KeyError> {
-        let invalid = |reason: String| KeyError::Invalid {
-            path: source.to_string(),
-            expected: "an Ed25519 public key in PEM (openssl pkey -pubout)",
-            reason,
-        };
+        let invalid = invalid(
+            source,
+            "an Ed25519 public key in PEM (openssl pkey -pubout)",
+        );
         let der = pem_body(pem, "PUBLIC KEY").map_err(invalid)?;
         match der.strip_prefix(&SPKI_PREFIX[..]) {
             Some(raw) if raw.len() == 32 => Ok(Self(raw.try_into().expect("32 bytes"))),
@@ -149,6 +147,15 @@ impl PublicKey {
         UnparsedPublicKey::new(&ED25519, &self.0)
             .verify(message, signature)
             .is_ok()
+    }
+}
+
+/// What makes the error of `source` not holding `expected`, for a reason.
+fn invalid(source: &str, expected: &'static str) -> impl Fn(String) -> KeyError + '_ {
+    move |reason| KeyError::Invalid {
+        path: source.to_string(),
+        expected,
+        reason,
     }
 }
 
