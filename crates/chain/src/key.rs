@@ -151,7 +151,7 @@ impl PublicKey {
 }
 
 /// What makes the error of `source` not holding `expected`, for a reason.
-fn invalid(source: &str, expected: &'static str) -> impl Fn(String) -> KeyError + '_ {
+fn invalid<'a>(source: &'a str, expected: &'static str) -> impl Fn(String) -> KeyError + Copy + 'a {
     move |reason| KeyError::Invalid {
         path: source.to_string(),
         expected,
