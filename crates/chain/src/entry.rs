@@ -180,15 +180,15 @@ mod tests {
     #[test]
     fn every_field_changes_the_digest() {
         let base = entry().compute_digest();
-        let changes: Vec<Box<dyn Fn(&mut Entry)>> = vec![
-            Box::new(|e| e.seq += 1),
-            Box::new(|e| e.kind = Kind::Recorded),
-            Box::new(|e| e.file.push('x')),
-            Box::new(|e| e.bytes += 1),
-            Box::new(|e| e.sha256 = hex(&[8; 32])),
-            Box::new(|e| e.prev = hex(&[9; 32])),
-            Box::new(|e| e.time_ns += 1),
-            Box::new(|e| e.replaces = None),
+        let changes: [fn(&mut Entry); 8] = [
+            |e| e.seq += 1,
+            |e| e.kind = Kind::Recorded,
+            |e| e.file.push('x'),
+            |e| e.bytes += 1,
+            |e| e.sha256 = hex(&[8; 32]),
+            |e| e.prev = hex(&[9; 32]),
+            |e| e.time_ns += 1,
+            |e| e.replaces = None,
         ];
         for change in changes {
             let mut changed = entry();

@@ -93,7 +93,7 @@ impl Signing {
         catalog: Arc<Mutex<Catalog>>,
         uploads: Option<Arc<Uploads>>,
     ) -> Arc<Self> {
-        let (sender, jobs) = mpsc::channel();
+        let (sender, jobs) = mpsc::channel::<Job>();
         let pending = Arc::new(Pending::default());
         let mut chaining = worker::Chaining::new(key, catalog, uploads);
         let done = pending.clone();
@@ -104,7 +104,6 @@ impl Signing {
                     tracing::warn!("signing runs at normal priority: the kernel refused {refused}");
                 }
                 for job in jobs {
-                    let job: Job = job;
                     chaining.enter(&job.dir, &job.path, job.kind);
                     done.done(&job.path);
                 }
