@@ -23,7 +23,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Fleet", &["fleet"]),
     ("Look", &["list", "topics", "info"]),
-    ("Files", &["reindex", "decrypt", "play", "upload"]),
+    ("Files", &["reindex", "decrypt", "play", "upload", "verify"]),
     ("Other", &["demo", "completions", "man", "help"]),
 ];
 

@@ -28,6 +28,7 @@ mod table;
 mod topics;
 mod topics_set;
 mod upload;
+mod verify;
 mod window;
 
 use std::process::ExitCode;
@@ -72,6 +73,7 @@ enum Command {
     Reindex(reindex::ReindexArgs),
     Decrypt(decrypt::DecryptArgs),
     Upload(upload::UploadArgs),
+    Verify(verify::VerifyArgs),
     Fleet(fleet::FleetArgs),
     Demo(demo::DemoArgs),
     /// Print a shell completion script.
@@ -120,6 +122,7 @@ fn main() -> ExitCode {
         Command::Reindex(args) => reindex::run(&args.socket.path, &args),
         Command::Decrypt(args) => decrypt::run(&args),
         Command::Upload(args) => upload::run(&args.socket.path, &args),
+        Command::Verify(args) => verify::run(&args),
         Command::Fleet(args) => fleet::run(&args, cli.dds_domain),
         Command::Demo(args) => demo::run(&args),
         Command::Completions { shell } => complete::registration(shell).map(|script| {

@@ -16,6 +16,7 @@ mod rules;
 mod server;
 mod service;
 mod sessions;
+mod signing;
 mod uploads;
 mod web;
 
@@ -135,6 +136,7 @@ fn print_man_page() -> ExitCode {
 }
 
 fn run(mut config: DaemonConfig) -> Result<(), String> {
+    let signing_key = signing::load_key(&config.signing)?;
     if let Some(upload) = &config.upload {
         upload.check_credentials_file()?;
     }
@@ -186,7 +188,14 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
             "sealing every file to the fleet's keys (….mcap.age)"
         );
     }
-    let sessions = Arc::new(Sessions::new(config, catalog, uploads, pressure, sealing));
+    let sessions = Arc::new(Sessions::new(
+        config,
+        catalog,
+        uploads,
+        pressure,
+        sealing,
+        signing_key,
+    ));
     let heartbeat = Arc::new(web::Heartbeat::new());
     let http = match http {
         Some(settings) => {
@@ -213,6 +222,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     cutter.stop();
     sessions.stop_rules(rules);
     let stopped = stop_all(sessions.clone(), stop_timeout);
+    sessions.stop_signing();
     sessions.stop_uploads();
     stopped
 }

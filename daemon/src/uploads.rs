@@ -181,6 +181,51 @@ impl Uploads {
         Ok(queued)
     }
 
+    /// Queues the session's hash chain at `chain` for upload as it is now, beside the
+    /// file at `entered` (the one that last entered it, queued already): under the same
+    /// prefix as the session's files, with their object metadata but what is the file's
+    /// own. Nothing when `entered` is not queued (its session does not upload).
+    pub fn queue_chain(
+        &self,
+        catalog: &Catalog,
+        chain: &Path,
+        entered: &Path,
+    ) -> Result<bool, CatalogError> {
+        let Some(beside) = catalog.upload(entered)? else {
+            return Ok(false);
+        };
+        let fingerprint = match Fingerprint::of(chain) {
+            Ok(fingerprint) => fingerprint,
+            Err(error) => {
+                tracing::warn!(file = %chain.display(), "cannot queue the chain for upload: {error}");
+                return Ok(false);
+            }
+        };
+        // A cut file's key is under the session's prefix and `incidents/`.
+        let folder = beside.key.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let prefix = folder
+            .strip_suffix(&format!("/{}", crate::incidents::DIRECTORY))
+            .unwrap_or(folder);
+        let own = ["messages", "bytes", "file_index", "health"];
+        let mut metadata: BTreeMap<String, String> = (beside.metadata.into_iter())
+            .filter(|(key, _)| !own.contains(&key.as_str()) && !key.starts_with("incident"))
+            .collect();
+        metadata.insert("bytes".into(), fingerprint.bytes.to_string());
+        catalog.queue_upload_again(
+            &NewUpload {
+                path: chain.to_path_buf(),
+                key: object_key(prefix, chain),
+                priority: beside.priority,
+                incident: false,
+                fingerprint,
+                metadata,
+            },
+            crate::clock::now_ns(),
+        )?;
+        self.handle.wake();
+        Ok(true)
+    }
+
     /// The queue and the uploader's state.
     pub fn status(&self, catalog: &Catalog) -> Result<UploadStatus, CatalogError> {
         self.handle.status(catalog)

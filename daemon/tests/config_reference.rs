@@ -21,7 +21,7 @@ use std::time::Duration;
 use bytesize::ByteSize;
 use recd_daemon::config::{
     DaemonConfig, EncryptionConfig, HttpConfig, IncidentsConfig, PresetConfig, RemoteControlConfig,
-    SessionDefaults, UploadConfig,
+    SessionDefaults, SigningConfig, UploadConfig,
 };
 use recd_health::Expectation;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -98,6 +98,9 @@ fn populated() -> DaemonConfig {
             actions: vec!["/navigate*".into()],
             ..PresetConfig::default()
         }],
+        signing: SigningConfig {
+            key_file: Some(PathBuf::from("/etc/recd/signing-key.pem")),
+        },
         ..DaemonConfig::default()
     };
     let recording = &mut config.recording;
@@ -234,7 +237,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
 
     // What the parser asks for, section by section: adds a key the populated
     // configuration leaves out (an optional one, absent from the serialized text).
-    let sections: [(&str, BTreeSet<String>); 9] = [
+    let sections: [(&str, BTreeSet<String>); 10] = [
         ("[recording]", accepted::<SessionDefaults>()),
         ("[incidents]", accepted::<IncidentsConfig>()),
         ("[upload]", accepted::<UploadConfig>()),
@@ -244,6 +247,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
         ("[[preset]]", accepted::<PresetConfig>()),
         ("[[rule]]", accepted::<recd_rules::RuleConfig>()),
         ("[encryption]", accepted::<EncryptionConfig>()),
+        ("[signing]", accepted::<SigningConfig>()),
     ];
     for (section, fields) in sections {
         keys.entry(section.to_string()).or_default().extend(fields);

@@ -121,15 +121,7 @@ impl Rig {
 /// Starts one camera `cam/camera/0` publishing `frames` frames of `frame_size` bytes at 30
 /// fps once a subscriber is there.
 fn camera(domain: &Domain, frame_size: usize, frames: u64) -> std::process::Child {
-    domain.load(
-        &RecdLoad::new("cam/")
-            .cameras(1)
-            .frame_size(frame_size)
-            .fps(30)
-            .count(frames)
-            .duration(Duration::from_secs(60))
-            .wait_subscribers(1),
-    )
+    domain.load(&RecdLoad::one_camera("cam/", frame_size, frames))
 }
 
 /// Records `frames` frames of `frame_size` bytes from one camera into session `name`

@@ -230,7 +230,12 @@ mod tests {
         // 0 is finished and uploaded; 1 finished, not uploaded; 2 and 3 neither.
         catalog.mark_indexed(&paths[0], 60, 5).unwrap();
         catalog
-            .finish_upload(&paths[0], "etag", 20 * SECOND)
+            .finish_upload(
+                &paths[0],
+                upload(&paths[0]).fingerprint,
+                "etag",
+                20 * SECOND,
+            )
             .unwrap();
         catalog.mark_indexed(&paths[1], 60, 5).unwrap();
 
@@ -276,7 +281,10 @@ mod tests {
             Some("deleted by retention before it was uploaded")
         );
         // An upload that still ends well (the file was open) is no loss after all.
-        catalog.finish_upload(&paths[1], "etag", now).unwrap();
+        let queued_as = upload(&paths[1]).fingerprint;
+        catalog
+            .finish_upload(&paths[1], queued_as, "etag", now)
+            .unwrap();
         assert_eq!(catalog.backlog(None, now).unwrap().deleted_unuploaded, 1);
     }
 }

@@ -65,6 +65,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("files", "incident", "TEXT"),
     // What fired a rule's incident (`recd_control::RuleFiring` as JSON).
     ("incidents", "rule", "TEXT"),
+    // An upload that replaces the object under its key (a session's hash chain).
+    ("uploads", "replace", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added

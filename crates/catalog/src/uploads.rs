@@ -120,6 +120,9 @@ pub struct QueuedUpload {
     pub e_tag: Option<String>,
     /// The object's user metadata.
     pub metadata: BTreeMap<String, String>,
+    /// It replaces the object under its key ([`Catalog::queue_upload_again`]); any other
+    /// upload never overwrites one.
+    pub replace: bool,
 }
 
 impl QueuedUpload {
@@ -129,22 +132,42 @@ impl QueuedUpload {
     }
 }
 
-const COLUMNS: &str = "u.path, (SELECT s.name FROM files f JOIN sessions s ON s.id = f.session WHERE f.path = u.path), u.key, u.priority, u.queued_ns, u.state, u.reason, u.bytes, u.changed_ns, u.upload_id, u.part_size, u.uploaded_ns, u.e_tag, u.metadata";
+const COLUMNS: &str = "u.path, (SELECT s.name FROM files f JOIN sessions s ON s.id = f.session WHERE f.path = u.path), u.key, u.priority, u.queued_ns, u.state, u.reason, u.bytes, u.changed_ns, u.upload_id, u.part_size, u.uploaded_ns, u.e_tag, u.metadata, u.replace";
 
 impl Catalog {
     /// Queues the file at `path` for upload (files with `priority` first, then the
     /// oldest). A file already queued, uploading or uploaded is left as it is (false); a
     /// failed one is queued again with its new fingerprint.
     pub fn queue_upload(&self, upload: &NewUpload, now_ns: i64) -> Result<bool, CatalogError> {
+        self.upsert_upload(upload, now_ns, (false, "WHERE uploads.state = ?8"))
+    }
+
+    /// Queues the file at `path` for upload as it is now, whatever became of it before,
+    /// replacing the object under its key: for a file that grows and is uploaded again
+    /// each time (a session's hash chain). An upload of it under way does not count as
+    /// done ([`Catalog::finish_upload`] is for the content it was queued with).
+    pub fn queue_upload_again(&self, upload: &NewUpload, now_ns: i64) -> Result<(), CatalogError> {
+        self.upsert_upload(upload, now_ns, (true, "WHERE ?8 = ?8"))
+            .map(|_| ())
+    }
+
+    fn upsert_upload(
+        &self,
+        upload: &NewUpload,
+        now_ns: i64,
+        (replace, condition): (bool, &str),
+    ) -> Result<bool, CatalogError> {
         let stored = self.data_dir.store(&upload.path);
         let metadata = serde_json::to_string(&upload.metadata).expect("metadata serializes");
         let changed = self.connection.execute(
-            "INSERT INTO uploads (path, key, priority, queued_ns, state, bytes, changed_ns, metadata)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9)
+            &format!(
+                "INSERT INTO uploads (path, key, priority, queued_ns, state, bytes, changed_ns, metadata, replace)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10)
              ON CONFLICT(path) DO UPDATE SET key = ?2, priority = ?3, queued_ns = ?4, state = ?5,
                  bytes = ?6, changed_ns = ?7, metadata = ?9, reason = NULL, upload_id = NULL,
-                 part_size = NULL
-             WHERE uploads.state = ?8",
+                 part_size = NULL, replace = ?10
+             {condition}"
+            ),
             params![
                 stored,
                 upload.key,
@@ -158,7 +181,8 @@ impl Catalog {
                 upload.fingerprint.bytes as i64,
                 upload.fingerprint.changed_ns,
                 UploadState::Failed.as_str(),
-                metadata
+                metadata,
+                replace
             ],
         )? > 0;
         if changed {
@@ -340,12 +364,27 @@ impl Catalog {
         Ok(())
     }
 
-    /// `path` is in the bucket and verified.
-    pub fn finish_upload(&self, path: &Path, e_tag: &str, now_ns: i64) -> Result<(), CatalogError> {
+    /// `path`, as it was queued (`queued_as`), is in the bucket and verified; unless it
+    /// was queued again with another content meanwhile, which is then uploaded too.
+    pub fn finish_upload(
+        &self,
+        path: &Path,
+        queued_as: Fingerprint,
+        e_tag: &str,
+        now_ns: i64,
+    ) -> Result<(), CatalogError> {
         let stored = self.data_dir.store(path);
         self.connection.execute(
-            "UPDATE uploads SET state = ?2, e_tag = ?3, uploaded_ns = ?4, reason = NULL WHERE path = ?1",
-            params![stored, UploadState::Uploaded.as_str(), e_tag, now_ns],
+            "UPDATE uploads SET state = ?2, e_tag = ?3, uploaded_ns = ?4, reason = NULL
+             WHERE path = ?1 AND bytes = ?5 AND changed_ns = ?6",
+            params![
+                stored,
+                UploadState::Uploaded.as_str(),
+                e_tag,
+                now_ns,
+                queued_as.bytes as i64,
+                queued_as.changed_ns
+            ],
         )?;
         // Retention may have deleted it while it was read from an open descriptor.
         self.connection.execute(
@@ -435,6 +474,7 @@ impl Catalog {
             uploaded_ns: raw.uploaded_ns,
             e_tag: raw.e_tag,
             metadata: serde_json::from_str(&raw.metadata).unwrap_or_default(),
+            replace: raw.replace,
         })
     }
 }
@@ -454,6 +494,7 @@ struct RawUpload {
     uploaded_ns: Option<i64>,
     e_tag: Option<String>,
     metadata: String,
+    replace: bool,
 }
 
 fn raw_upload(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawUpload> {
@@ -472,6 +513,7 @@ fn raw_upload(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawUpload> {
         uploaded_ns: row.get(11)?,
         e_tag: row.get(12)?,
         metadata: row.get(13)?,
+        replace: row.get(14)?,
     })
 }
 
@@ -483,157 +525,4 @@ pub(crate) fn parse_upload_state(text: &str) -> Result<UploadState, CatalogError
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::File;
-    use recd_control::FileState;
-
-    fn new_upload(path: &str, priority: bool, changed_ns: i64) -> NewUpload {
-        NewUpload {
-            path: PathBuf::from(path),
-            key: format!("car/{path}"),
-            priority,
-            incident: false,
-            fingerprint: Fingerprint {
-                bytes: 100,
-                changed_ns,
-            },
-            metadata: BTreeMap::from([("vehicle".into(), "car".into())]),
-        }
-    }
-
-    #[test]
-    fn the_queue_orders_resumes_and_survives_reopening() {
-        let dir = tempfile::tempdir().unwrap();
-        let data = Path::new("/data");
-        {
-            let catalog = Catalog::open(dir.path(), data).unwrap();
-            let session = catalog
-                .begin_session("drive", Path::new("/data/drive"), "{}", 1)
-                .unwrap();
-            for name in ["a", "b", "c"] {
-                catalog
-                    .upsert_file(&File {
-                        session,
-                        path: PathBuf::from(format!("/data/drive/{name}.mcap")),
-                        bytes: 100,
-                        messages: 1,
-                        state: FileState::Complete,
-                    })
-                    .unwrap();
-            }
-            assert!(catalog
-                .queue_upload(&new_upload("/data/drive/a.mcap", false, 1), 10)
-                .unwrap());
-            assert!(catalog
-                .queue_upload(&new_upload("/data/drive/b.mcap", false, 1), 11)
-                .unwrap());
-            assert!(catalog
-                .queue_upload(&new_upload("/data/drive/c.mcap", true, 1), 12)
-                .unwrap());
-            // Queued already: left as it is.
-            assert!(!catalog
-                .queue_upload(&new_upload("/data/drive/a.mcap", true, 1), 13)
-                .unwrap());
-            let next = catalog.next_upload().unwrap().unwrap();
-            assert_eq!(next.path, Path::new("/data/drive/c.mcap"), "priority first");
-            assert_eq!(next.session, "drive");
-            assert_eq!(next.metadata["vehicle"], "car");
-            // b began and has a part journaled: it resumes before anything else.
-            let b = Path::new("/data/drive/b.mcap");
-            catalog.begin_multipart(b, "upload-1", 64).unwrap();
-            let part = JournaledPart {
-                number: 0,
-                content_id: "<etag>".into(),
-                md5: [7; 16],
-                bytes: 64,
-            };
-            catalog.journal_part(b, &part).unwrap();
-        }
-        let catalog = Catalog::open(dir.path(), data).unwrap();
-        let next = catalog.next_upload().unwrap().unwrap();
-        assert_eq!(next.path, Path::new("/data/drive/b.mcap"));
-        assert_eq!(next.state, UploadState::Uploading);
-        assert_eq!(next.upload_id.as_deref(), Some("upload-1"));
-        assert_eq!(next.part_size, Some(64));
-        assert_eq!(next.parts.len(), 1);
-        assert_eq!(next.parts[0].md5, [7; 16]);
-        assert_eq!(next.sent(), 64);
-        catalog.finish_upload(&next.path, "etag-1", 20).unwrap();
-        let states = catalog.upload_states().unwrap();
-        assert_eq!(
-            states[Path::new("/data/drive/b.mcap")],
-            UploadState::Uploaded
-        );
-        assert_eq!(catalog.upload_queue(10).unwrap().len(), 3);
-        let queue = catalog.upload_queue(0).unwrap();
-        assert_eq!(
-            queue.len(),
-            2,
-            "uploaded files beyond the limit are left out"
-        );
-        assert_eq!(
-            queue[0].path,
-            Path::new("/data/drive/c.mcap"),
-            "priority first"
-        );
-        assert_eq!(catalog.uploaded_totals().unwrap(), (1, 100));
-
-        // A failure counts only for the content it was queued with; a failed file is
-        // queued again by hand.
-        let a = Path::new("/data/drive/a.mcap");
-        let stale = Fingerprint {
-            bytes: 100,
-            changed_ns: 99,
-        };
-        catalog.fail_upload(a, "changed", stale).unwrap();
-        assert_eq!(
-            catalog.upload(a).unwrap().unwrap().state,
-            UploadState::Queued
-        );
-        catalog
-            .fail_upload(a, "changed", new_upload("", false, 1).fingerprint)
-            .unwrap();
-        let failed = catalog.upload(a).unwrap().unwrap();
-        assert_eq!(failed.state, UploadState::Failed);
-        assert_eq!(failed.reason.as_deref(), Some("changed"));
-        assert!(catalog
-            .queue_upload(&new_upload("/data/drive/a.mcap", false, 2), 30)
-            .unwrap());
-        assert_eq!(
-            catalog.upload(a).unwrap().unwrap().state,
-            UploadState::Queued
-        );
-        // A file rewritten on purpose starts over, unless uploaded.
-        catalog
-            .requeue_rewritten(&next.path, new_upload("", false, 5).fingerprint)
-            .unwrap();
-        assert_eq!(
-            catalog.upload(&next.path).unwrap().unwrap().state,
-            UploadState::Uploaded
-        );
-    }
-
-    #[test]
-    fn markers_are_counted_per_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
-        let session = catalog
-            .begin_session("drive", Path::new("/data/drive"), "{}", 1)
-            .unwrap();
-        let path = Path::new("/data/drive/a.mcap");
-        catalog
-            .upsert_file(&File {
-                session,
-                path: path.to_path_buf(),
-                bytes: 0,
-                messages: 0,
-                state: FileState::Recording,
-            })
-            .unwrap();
-        assert_eq!(catalog.markers(path).unwrap(), 0);
-        catalog.note_marker(path).unwrap();
-        catalog.note_marker(path).unwrap();
-        assert_eq!(catalog.markers(path).unwrap(), 2);
-    }
-}
+mod tests;

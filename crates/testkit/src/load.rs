@@ -37,6 +37,18 @@ impl RecdLoad {
         }
     }
 
+    /// One camera `<prefix>camera/0` publishing `frames` frames of `frame_size` bytes at
+    /// 30 fps (for at most a minute) once one subscriber is there.
+    pub fn one_camera(prefix: &str, frame_size: usize, frames: u64) -> Self {
+        Self::new(prefix)
+            .cameras(1)
+            .frame_size(frame_size)
+            .fps(30)
+            .count(frames)
+            .duration(Duration::from_secs(60))
+            .wait_subscribers(1)
+    }
+
     /// Camera topics, one publisher process each (`--cameras`).
     pub fn cameras(self, cameras: usize) -> Self {
         self.option("--cameras", cameras)

@@ -199,9 +199,12 @@ impl Transfer<'_> {
             return Err(failure);
         }
         let expected = composite_e_tag(&parts);
-        let completion = self
-            .bucket
-            .create_only
+        let store = if job.replace {
+            &self.bucket.store
+        } else {
+            &self.bucket.create_only
+        };
+        let completion = store
             .complete_multipart(
                 &location,
                 &upload_id,
@@ -354,6 +357,8 @@ impl Transfer<'_> {
         part_size: u64,
     ) -> Result<String, Failure> {
         match self.bucket.store.head(location).await {
+            // A file uploaded anew each time it grows (a session's hash chain).
+            Ok(_) if job.replace => {}
             Ok(existing) => {
                 return Err(Failure::GiveUp(format!(
                     "an object of {} bytes already exists at {}; recd does not overwrite it (remove it or change [upload] prefix, then rec upload the file)",

@@ -267,7 +267,7 @@ impl Task {
         .run(job)
         .await?;
         self.catalog
-            .finish_upload(&job.path, &uploaded.e_tag, now_ns())?;
+            .finish_upload(&job.path, job.fingerprint, &uploaded.e_tag, now_ns())?;
         let mut live = self.live();
         live.error_kind = None;
         if live.error.take().is_some() {

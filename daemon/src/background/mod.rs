@@ -7,9 +7,11 @@
 //! While a recording loses samples they also keep to [`PACE`] each, and keep off the
 //! windows [`share::Share`] gives to measuring the recordings without them.
 
+mod priority;
 pub mod share;
 mod worker;
 
+pub use priority::lower_to_background;
 pub use worker::Worker;
 
 use std::sync::{Arc, Mutex};

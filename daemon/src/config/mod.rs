@@ -6,6 +6,7 @@ mod http;
 mod incidents;
 mod recording;
 mod remote;
+mod signing;
 mod units;
 mod upload;
 
@@ -13,6 +14,7 @@ pub use encryption::EncryptionConfig;
 pub use http::{HttpConfig, PresetConfig};
 pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;
+pub use signing::SigningConfig;
 pub use upload::{UploadConfig, DEFAULT_MAX_DELAY};
 
 use std::path::{Path, PathBuf};
@@ -85,6 +87,9 @@ pub struct DaemonConfig {
     /// expression over a topic's messages) or on a topic's health.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rule: Vec<recd_rules::RuleConfig>,
+    /// Tamper evidence: each closed file enters its session's hash chain, signed with
+    /// this key; off while `key_file` is not set.
+    pub signing: SigningConfig,
 }
 
 /// Recording settings every session starts from.
@@ -203,6 +208,7 @@ impl Default for DaemonConfig {
             http: HttpConfig::default(),
             preset: Vec::new(),
             rule: Vec::new(),
+            signing: SigningConfig::default(),
         }
     }
 }

@@ -5,11 +5,9 @@
 
 mod gate;
 mod job;
-mod priority;
 
 pub use gate::FinishGate;
 pub use job::{compression_of, compression_threads};
-pub use priority::lower_to_background;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +18,7 @@ use recd_control::FinishMode;
 use recd_upload::Paced;
 
 use crate::background::Worker;
+use crate::signing::Signing;
 use job::Outcome;
 
 /// How long finishing sleeps when there is nothing to do or it must wait.
@@ -35,12 +34,14 @@ pub struct Finisher(Worker);
 impl Finisher {
     /// Starts finishing the files `catalog` has waiting, as `gate` allows, keeping
     /// `min_free_space` free beside the copy it writes; sealed files are read with the
-    /// keys `sealing` kept and sealed again under fresh ones.
+    /// keys `sealing` kept and sealed again under fresh ones. Each finished file enters
+    /// its session's chain through `signing`, if any, after the file it replaces did.
     pub fn start(
         catalog: Arc<Mutex<Catalog>>,
         gate: Arc<FinishGate>,
         min_free_space: u64,
         sealing: Option<recd_storage::Sealing>,
+        signing: Option<Arc<Signing>>,
     ) -> Self {
         Self(Worker::start(
             "recd-finish",
@@ -53,6 +54,7 @@ impl Finisher {
                     sealing,
                     stop,
                     told_space: false,
+                    signing,
                 }
                 .run()
             },
@@ -73,11 +75,12 @@ struct Finishing {
     sealing: Option<recd_storage::Sealing>,
     stop: Arc<AtomicBool>,
     told_space: bool,
+    signing: Option<Arc<Signing>>,
 }
 
 impl Finishing {
     fn run(mut self) {
-        if let Err(refused) = priority::lower_to_background() {
+        if let Err(refused) = crate::background::lower_to_background() {
             tracing::warn!("finishing runs at normal priority: the kernel refused {refused}");
         }
         for (file, _) in self.waiting() {
@@ -182,6 +185,9 @@ impl Finishing {
                 tracing::info!(file = %file.path.display(), "finishing goes on");
             }
         };
+        if let Some(signing) = &self.signing {
+            signing.settle(&file.path, &self.stop);
+        }
         let outcome = job::finish(
             &self.catalog,
             file,
@@ -202,6 +208,9 @@ impl Finishing {
                     mb_per_s = format!("{:.0}", file.bytes as f64 / working.max(1e-3) / 1e6),
                     "finished: indexed in place"
                 );
+                if let (Some(signing), Some(dir)) = (&self.signing, file.path.parent()) {
+                    signing.enter(dir, &file.path, recd_chain::Kind::Finished, false);
+                }
             }
             Outcome::Gone => {
                 let _ = catalog.set_finish(&file.path, None, crate::clock::now_ns());

@@ -53,7 +53,7 @@ struct Cutting {
 
 impl Cutting {
     fn run(self) {
-        if let Err(refused) = crate::finishing::lower_to_background() {
+        if let Err(refused) = crate::background::lower_to_background() {
             tracing::warn!(
                 "cutting incidents runs at normal priority: the kernel refused {refused}"
             );
@@ -252,6 +252,7 @@ impl Cutting {
                 "incident cut"
             );
             self.sessions.queue_cut_upload(&incident, path, *messages);
+            self.sessions.sign_cut(&incident.session, path);
         }
         if made.is_empty() {
             tracing::warn!(

@@ -14,6 +14,7 @@ use recd_storage::BagPart;
 
 use crate::clock::now_ns;
 use crate::rules::SessionTap;
+use crate::signing::SessionChain;
 use crate::uploads::{SessionFiles, Uploads};
 
 /// How far before its creation an open file is taken to reach, for incidents' pins.
@@ -37,6 +38,8 @@ pub struct CatalogObserver {
     name: String,
     /// The topics of it that rules watch, when there are rules.
     rules: Option<SessionTap>,
+    /// Its hash chain, when files are signed.
+    chain: Option<SessionChain>,
 }
 
 impl CatalogObserver {
@@ -58,7 +61,14 @@ impl CatalogObserver {
             bag: Mutex::new(Vec::new()),
             upload,
             finish,
+            chain: None,
         }
+    }
+
+    /// Enters each ended file in `chain`, when there is one.
+    pub fn chained(mut self, chain: Option<SessionChain>) -> Self {
+        self.chain = chain;
+        self
     }
 
     /// Puts a file closed with its summary on the finishing queue, before the uploader
@@ -146,6 +156,10 @@ impl RecordingObserver for CatalogObserver {
     }
 
     fn ended(&self, file: &ClosedFile) {
+        // Before finishing may see it: finishing waits for the recorded bytes' entry.
+        if let Some(chain) = &self.chain {
+            chain.closing(&file.path);
+        }
         self.record(File {
             session: self.session,
             path: file.path.clone(),
@@ -160,6 +174,9 @@ impl RecordingObserver for CatalogObserver {
         self.queue_finish(file);
         self.renew_bag_metadata(&file.path);
         self.queue_upload(file);
+        if let Some(chain) = &self.chain {
+            chain.closed(&file.path);
+        }
     }
 
     fn removed(&self, path: &Path) {

@@ -4,6 +4,7 @@
 mod answer;
 mod backlog;
 mod catalog_sync;
+mod chain;
 mod facts;
 mod health_log;
 mod incidents;
@@ -11,6 +12,7 @@ mod incidents_overview;
 mod listing;
 mod rates;
 mod replies;
+mod retaining;
 mod rules_target;
 mod telling;
 mod topics;
@@ -37,13 +39,12 @@ use crate::background::Background;
 use crate::clock::now_ns;
 use crate::config::DaemonConfig;
 use crate::finishing::{FinishGate, Finisher};
+use crate::names;
 use crate::uploads::{SessionFiles, Uploads};
-use crate::{names, retention};
 use catalog_sync::{add_file_health, mark_gone, record_stop, CatalogObserver};
 use rates::Rates;
 use replies::{catalog_failure, error, unknown_session};
 use telling::{losses_since_last, tell_changes};
-use uploading::upload_guard;
 
 /// One running session.
 struct Running {
@@ -119,28 +120,37 @@ pub struct Sessions {
     fleet_outbox: rules_target::FleetOutbox,
     /// What files are sealed with, when `[encryption]` is set; the keys of this run's.
     sealing: Option<recd_storage::Sealing>,
+    /// Chains and signs closed files, when `[signing]` has a key.
+    signing: Option<Arc<crate::signing::Signing>>,
 }
 
 impl Sessions {
     /// Sessions recorded under `config`, with the catalog opened and the uploader, if
-    /// any; `pressure` tells uploads and finishing what the background policy decides.
-    /// `sealing` is `[encryption]`'s, read once at start-up.
+    /// any; `pressure` tells uploads and finishing what the background policy decides;
+    /// `sealing` is `[encryption]`'s, read once at start-up; closed files are chained and
+    /// signed with `signing_key`, if any.
     pub fn new(
         config: DaemonConfig,
         catalog: Catalog,
         uploads: Option<Uploads>,
         pressure: Arc<Pressure>,
         sealing: Option<recd_storage::Sealing>,
+        signing_key: Option<recd_chain::SigningKey>,
     ) -> Self {
         let background = Arc::new(Background::new(pressure));
         let finish_gate = Arc::new(FinishGate::new(
             config.recording.finish_while_recording,
             background.clone(),
         ));
+        let catalog = Arc::new(Mutex::new(catalog));
+        let uploads = uploads.map(Arc::new);
+        let signing = signing_key
+            .map(|key| crate::signing::Signing::start(key, catalog.clone(), uploads.clone()));
         Self {
-            catalog: Arc::new(Mutex::new(catalog)),
+            catalog,
             running: Mutex::new(BTreeMap::new()),
-            uploads: uploads.map(Arc::new),
+            uploads,
+            signing,
             kept_for_upload: Mutex::new(0),
             triggers: Default::default(),
             background,
@@ -161,6 +171,7 @@ impl Sessions {
             self.finish_gate.clone(),
             self.config.min_free_space.as_u64(),
             self.sealing.clone(),
+            self.signing.clone(),
         )
     }
 
@@ -263,13 +274,16 @@ impl Sessions {
             (uploads, files)
         });
         let finish = request.finish.unwrap_or(self.config.recording.finish);
-        let files = Arc::new(CatalogObserver::new(
-            self.catalog.clone(),
-            (id, &name),
-            upload,
-            finish,
-            (!self.rules.is_empty()).then(|| self.rules.tap(id, &name)),
-        ));
+        let files = Arc::new(
+            CatalogObserver::new(
+                self.catalog.clone(),
+                (id, &name),
+                upload,
+                finish,
+                (!self.rules.is_empty()).then(|| self.rules.tap(id, &name)),
+            )
+            .chained(self.session_chain(&directory)),
+        );
         // Finishing keeps off the disk from the session's first file on.
         self.finish_gate.set_recording(running.len() + 1);
         // The rules' own subscription stands in for no topic this session records.
@@ -503,66 +517,6 @@ impl Sessions {
             self.finish(name, session);
         }
         load
-    }
-
-    /// Deletes the oldest finished files beyond `max_total_size` and each session's
-    /// `--max-files`; failures are logged, the next sample retries.
-    /// `writing` are the files the sessions are writing now.
-    fn apply_retention(&self, running: &BTreeMap<String, Running>, writing: &HashSet<PathBuf>) {
-        let catalog = self.catalog();
-        let max_total = self.config.max_total_size.map(|size| size.as_u64());
-        // Upload states and pins matter only when something may be deleted.
-        let deletes = max_total.is_some()
-            || running
-                .values()
-                .any(|s| s.max_files.is_some() || s.max_age.is_some());
-        if !deletes {
-            // Nothing to delete; the pass still marks files gone from the disk missing.
-            if let Err(failure) = retention::enforce_total(&catalog, None, &Default::default()) {
-                tracing::error!("retention failed: {failure}");
-            }
-            return;
-        }
-        let uploads = self.uploads.as_deref();
-        let leave = match (upload_guard(&catalog, uploads), catalog.pinned_paths()) {
-            (Ok(uploads), Ok(pinned)) => retention::Leave {
-                writing: writing.clone(),
-                pinned,
-                uploads,
-            },
-            (Err(failure), _) | (_, Err(failure)) => {
-                tracing::error!("retention failed: {failure}");
-                return;
-            }
-        };
-        let mut kept = 0;
-        let mut tally =
-            |result: Result<retention::Retained, recd_catalog::CatalogError>| match result {
-                Ok(retained) => kept += retained.kept_for_upload,
-                Err(failure) => tracing::error!("retention failed: {failure}"),
-            };
-        tally(retention::enforce_total(&catalog, max_total, &leave));
-        let now = now_ns().max(0) as u64;
-        for session in running.values() {
-            if let Some(max_files) = session.max_files {
-                tally(retention::enforce_ring(
-                    &catalog, session.id, max_files, &leave,
-                ));
-            }
-            if let Some(max_age) = session.max_age {
-                tally(retention::enforce_age(
-                    &catalog, session.id, max_age, now, &leave,
-                ));
-            }
-        }
-        let mut told = self.kept_for_upload.lock().expect("retention lock");
-        if kept > 0 && *told == 0 {
-            tracing::warn!(
-                files = kept,
-                "retention keeps {kept} files that are not uploaded yet (keep_until_uploaded); if uploads cannot keep up, the disk fills to min_free_space and recording pauses"
-            );
-        }
-        *told = kept;
     }
 
     /// Stops a session's recording, records the end in the catalog and reports it.

@@ -190,7 +190,11 @@ fn pins_end_when_their_keep_is_over_or_once_their_cut_is_uploaded() {
         catalog.release_due(999 * S).unwrap().is_empty(),
         "queued is not uploaded"
     );
-    catalog.finish_upload(cut, "etag", 2).unwrap();
+    let queued_as = Fingerprint {
+        bytes: 100,
+        changed_ns: 1,
+    };
+    catalog.finish_upload(cut, queued_as, "etag", 2).unwrap();
     let released = catalog.release_due(999 * S).unwrap();
     assert_eq!(released, [(key, "uploaded")]);
     let released = catalog.release_due(1000 * S).unwrap();

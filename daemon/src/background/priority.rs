@@ -1,5 +1,6 @@
-//! The priorities of the thread that finishes files (and the compression threads it
-//! starts, which inherit them): the idle I/O class, and SCHED_BATCH at nice 0.
+//! The priorities of background threads (finishing files and the compression threads it
+//! starts, which inherit them; cutting incidents; chaining files): the idle I/O class,
+//! and SCHED_BATCH at nice 0.
 //!
 //! Not SCHED_IDLE, nor a high nice value: on a CPU kept busy by processes at normal
 //! priority (a vehicle's perception), SCHED_IDLE gets nothing at all and nice 19 or 10
@@ -7,7 +8,7 @@
 //! ended (measured: 1 file of 256 MiB in 5.6 minutes at nice 10 beside two CPU hogs).
 //! SCHED_BATCH at nice 0 gets a normal process's share and never preempts one on waking.
 //! What keeps it out of the recording's way is the background policy
-//! (`crate::background`): one compression thread on 2 cores, a pace, windows kept off,
+//! (the rest of this module): one compression thread on 2 cores, a pace, windows kept off,
 //! and backing off when the recordings lose more with it.
 
 /// Finishing's nice value.

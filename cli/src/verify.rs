@@ -1,0 +1,135 @@
+//! `rec verify`: checks a session directory against its signed hash chain.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use recd_chain::{FileReport, FileState, Kind, PublicKey, Report, Signatures};
+
+use crate::output::{outln, print_json};
+
+/// Exit status when a file is not as the chain says or the chain is broken.
+const EXIT_TAMPERED: u8 = 1;
+
+/// Check a session's files against its signed hash chain.
+///
+/// recd with `[signing] key_file` enters every file a session closes
+/// in the session's chain (recd-chain.jsonl beside the files): its
+/// size, its SHA-256, a link to the entry before, and an Ed25519
+/// signature. DIR is the session directory, or the folder the
+/// session's objects were downloaded to from the bucket.
+///
+/// The chain's links and signatures are checked first, then each
+/// file: intact (as its newest entry says), altered, missing, deleted
+/// (by retention, as the chain records) or unlisted (on disk but not
+/// in the chain). A finished file replaces its recording in place;
+/// its older entry is shown as replaced, not altered.
+///
+/// Without --key the links and digests are checked, not the
+/// signatures: a chain rewritten from scratch would pass.
+///
+/// Exit status: 0 when every file is intact and the chain whole, 1
+/// otherwise (the files and entries at fault are named).
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The session directory (or its objects, downloaded).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// The ECU's public key, PEM (`openssl pkey -pubout`).
+    #[arg(long, value_name = "PUBLIC")]
+    key: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The report with its verdict, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct Verdict<'a> {
+    ok: bool,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+/// Runs `rec verify`.
+pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
+    let key = match &args.key {
+        Some(path) => Some(PublicKey::load(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let report = recd_chain::verify(&args.dir, key.as_ref()).map_err(|e| e.to_string())?;
+    let ok = report.is_good();
+    if args.json {
+        print_json(&Verdict {
+            ok,
+            report: &report,
+        })?;
+    } else {
+        print_text(&report);
+    }
+    if ok {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !report.problems.is_empty() {
+        eprintln!("rec verify: the chain is broken or forged; its files cannot be trusted");
+    }
+    let bad: Vec<String> = (report.files.iter())
+        .filter(|file| !file.state.is_good())
+        .map(|file| format!("{} {}", file.file, file.state.name()))
+        .collect();
+    if !bad.is_empty() {
+        eprintln!("rec verify: not intact: {}", bad.join(", "));
+    }
+    Ok(ExitCode::from(EXIT_TAMPERED))
+}
+
+fn print_text(report: &Report) {
+    let signatures = match &report.signatures {
+        Signatures::Checked { key } => format!("signatures checked against key {key}"),
+        Signatures::NotChecked => {
+            "signatures NOT checked (no --key): links and digests only".to_string()
+        }
+    };
+    let links = if report.problems.is_empty() {
+        "whole"
+    } else {
+        "BROKEN"
+    };
+    outln!(
+        "chain {}: {} entries, {links}; {signatures}",
+        report.chain.display(),
+        report.entries
+    );
+    for problem in &report.problems {
+        outln!("  chain: {problem}");
+    }
+    let width = (report.files.iter())
+        .map(|f| f.file.chars().count())
+        .max()
+        .unwrap_or(0);
+    for file in &report.files {
+        outln!(
+            "{:<8}  {:<width$}  {}",
+            file.state.name(),
+            file.file,
+            note(file)
+        );
+    }
+}
+
+/// What more there is to say of a file: what it is and what it replaced.
+fn note(file: &FileReport) -> String {
+    let Some(kind) = file.kind else {
+        return "not in the chain".into();
+    };
+    let mut note = kind.name().to_string();
+    if file.state == FileState::Deleted {
+        note = "deleted by recd (retention)".into();
+    } else if kind == Kind::Finished && file.replaced.contains(&Kind::Recorded) {
+        note += "; replaces the recorded file (reindexed in place)";
+    } else if !file.replaced.is_empty() {
+        let replaced: Vec<&str> = file.replaced.iter().map(|k| k.name()).collect();
+        note += &format!("; replaces {}", replaced.join(", "));
+    }
+    note
+}

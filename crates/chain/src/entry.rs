@@ -1,0 +1,233 @@
+//! One entry of the chain: what it says, its canonical encoding (what its digest is over)
+//! and the SHA-256 of a stored file.
+
+use std::io::Read;
+use std::path::Path;
+
+use ring::digest::{Context, SHA256};
+use serde::{Deserialize, Serialize};
+
+/// The `prev` of the first entry: 32 zero bytes, in hex.
+pub const ZERO_DIGEST: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// What a file is to its session: why it entered the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A file as the session recorded it, read back once closed.
+    Recorded,
+    /// The same file after finishing (reindexed, maybe compressed) replaced it in place;
+    /// the entry's `replaces` is the digest of the entry it supersedes.
+    Finished,
+    /// An incident's cut file, named under `incidents/`.
+    Cut,
+    /// A file the session keeps rewriting beside its recordings (rosbag2's
+    /// `metadata.yaml`): its newest entry is its current content.
+    Metadata,
+    /// The file was deleted by recd (retention); `replaces` is the entry of the file as
+    /// it was, which is then no longer expected on disk.
+    Deleted,
+}
+
+impl Kind {
+    /// The kind as the chain spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Recorded => "recorded",
+            Kind::Finished => "finished",
+            Kind::Cut => "cut",
+            Kind::Metadata => "metadata",
+            Kind::Deleted => "deleted",
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One line of the chain file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// Its place in the chain, from 0.
+    pub seq: u64,
+    /// What the file is.
+    pub kind: Kind,
+    /// The file, relative to the session directory (`/`-separated).
+    pub file: String,
+    /// Its size in bytes (0 for `deleted`).
+    pub bytes: u64,
+    /// SHA-256 of its stored bytes, hex (zeros for `deleted`).
+    pub sha256: String,
+    /// The previous entry's digest, hex; [`ZERO_DIGEST`] for the first.
+    pub prev: String,
+    /// When the entry was made, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// The digest of the entry this one supersedes (`finished`, `deleted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
+    /// SHA-256 over [`Entry::canonical`], hex.
+    pub digest: String,
+    /// Ed25519 signature over the digest's 32 bytes, base64.
+    pub signature: String,
+}
+
+impl Entry {
+    /// The bytes the entry's digest is over: a versioned line per field in a fixed order,
+    /// the file name as a JSON string (so that no name can pass for another field).
+    pub fn canonical(&self) -> Vec<u8> {
+        let file = serde_json::to_string(&self.file).expect("a string serializes");
+        format!(
+            "recd-chain 1\nseq {}\nkind {}\nfile {file}\nbytes {}\nsha256 {}\nprev {}\ntime_ns {}\nreplaces {}\n",
+            self.seq,
+            self.kind,
+            self.bytes,
+            self.sha256,
+            self.prev,
+            self.time_ns,
+            self.replaces.as_deref().unwrap_or("-"),
+        )
+        .into_bytes()
+    }
+
+    /// SHA-256 over the canonical encoding: what [`Entry::digest`] must be.
+    pub fn compute_digest(&self) -> [u8; 32] {
+        sha256(&self.canonical())
+    }
+
+    /// The entry as one line of the chain file, without its newline.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("an entry serializes")
+    }
+}
+
+/// SHA-256 of `bytes`.
+pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let digest = ring::digest::digest(&SHA256, bytes);
+    digest.as_ref().try_into().expect("SHA-256 is 32 bytes")
+}
+
+/// `bytes` in lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}
+
+/// The size and SHA-256 of the file at `path`, read to its end in 1 MiB reads.
+pub fn file_digest(path: &Path) -> std::io::Result<(u64, [u8; 32])> {
+    let mut file = std::fs::File::open(path)?;
+    let mut context = Context::new(&SHA256);
+    let mut buffer = vec![0; 1 << 20];
+    let mut bytes = 0u64;
+    loop {
+        let read = match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        context.update(&buffer[..read]);
+        bytes += read as u64;
+    }
+    let digest = context.finish();
+    Ok((bytes, digest.as_ref().try_into().expect("32 bytes")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            seq: 3,
+            kind: Kind::Finished,
+            file: "drive_0001.mcap".into(),
+            bytes: 1234,
+            sha256: hex(&[7; 32]),
+            prev: hex(&[1; 32]),
+            time_ns: 1_700_000_000_000_000_000,
+            replaces: Some(hex(&[2; 32])),
+            digest: String::new(),
+            signature: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_canonical_encoding_is_fixed_and_leaves_out_digest_and_signature() {
+        let mut one = entry();
+        let text = String::from_utf8(one.canonical()).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "recd-chain 1\nseq 3\nkind finished\nfile \"drive_0001.mcap\"\nbytes 1234\nsha256 {}\nprev {}\ntime_ns 1700000000000000000\nreplaces {}\n",
+                "07".repeat(32),
+                "01".repeat(32),
+                "02".repeat(32)
+            )
+        );
+        let digest = one.compute_digest();
+        one.digest = hex(&digest);
+        one.signature = "x".into();
+        assert_eq!(one.compute_digest(), digest);
+    }
+
+    #[test]
+    fn every_field_changes_the_digest() {
+        let base = entry().compute_digest();
+        let changes: [fn(&mut Entry); 8] = [
+            |e| e.seq += 1,
+            |e| e.kind = Kind::Recorded,
+            |e| e.file.push('x'),
+            |e| e.bytes += 1,
+            |e| e.sha256 = hex(&[8; 32]),
+            |e| e.prev = hex(&[9; 32]),
+            |e| e.time_ns += 1,
+            |e| e.replaces = None,
+        ];
+        for change in changes {
+            let mut changed = entry();
+            change(&mut changed);
+            assert_ne!(changed.compute_digest(), base, "{changed:?}");
+        }
+    }
+
+    #[test]
+    fn a_name_cannot_pass_for_another_field() {
+        let mut sly = entry();
+        sly.file = "a\"\nbytes 5".into();
+        let text = String::from_utf8(sly.canonical()).unwrap();
+        assert!(text.contains("file \"a\\\"\\nbytes 5\"\n"), "{text}");
+    }
+
+    #[test]
+    fn an_entry_reads_back_from_its_line() {
+        let one = entry();
+        let line = one.to_line();
+        assert!(!line.contains('\n'));
+        assert_eq!(serde_json::from_str::<Entry>(&line).unwrap(), one);
+    }
+
+    #[test]
+    fn a_file_digest_is_the_sha256_of_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let content: Vec<u8> = (0..3_000_000u32).map(|i| i as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        assert_eq!(
+            file_digest(&path).unwrap(),
+            (content.len() as u64, sha256(&content))
+        );
+        // The empty file's SHA-256, as sha256sum knows it.
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(
+            hex(&file_digest(&path).unwrap().1),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

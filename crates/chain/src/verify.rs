@@ -1,0 +1,376 @@
+//! Verifying a session directory against its chain: the chain's own links and
+//! signatures first, then every file it names against its newest entry, then the files
+//! on disk it does not name.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde::Serialize;
+
+use crate::entry::{file_digest, hex, Entry, Kind, ZERO_DIGEST};
+use crate::key::PublicKey;
+use crate::{CHAIN_FILE, INCIDENTS_DIR};
+
+/// Why there is no chain to verify.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The directory holds no chain file.
+    #[error("{} holds no chain ({CHAIN_FILE}): its files were not signed", dir.display())]
+    NoChain {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The chain file cannot be read.
+    #[error("cannot read the chain {}: {source}", path.display())]
+    Read {
+        /// The chain file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Something wrong with the chain itself: it was edited, cut or forged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum ChainProblem {
+    /// A line is not an entry.
+    Unreadable {
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An entry is not where its number says: entries were removed, added or reordered.
+    OutOfPlace {
+        /// The line, from 1.
+        line: usize,
+        /// The entry's own number.
+        seq: u64,
+    },
+    /// An entry's `prev` is not the digest of the entry before it.
+    BrokenLink {
+        /// The line, from 1.
+        line: usize,
+    },
+    /// An entry's digest is not that of what it says: it was edited.
+    AlteredEntry {
+        /// The line, from 1.
+        line: usize,
+    },
+    /// An entry's signature is not the key's: forged, or signed by another key.
+    BadSignature {
+        /// The line, from 1.
+        line: usize,
+    },
+    /// An entry replaces no earlier entry of its file.
+    BadReplaces {
+        /// The line, from 1.
+        line: usize,
+    },
+}
+
+impl std::fmt::Display for ChainProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unreadable { line, reason } => write!(f, "line {line} is not an entry: {reason}"),
+            Self::OutOfPlace { line, seq } => write!(
+                f,
+                "line {line} holds entry {seq}: entries were removed, added or reordered"
+            ),
+            Self::BrokenLink { line } => write!(
+                f,
+                "line {line} does not link to the entry before it (broken link)"
+            ),
+            Self::AlteredEntry { line } => {
+                write!(f, "line {line} was edited: its digest does not match it")
+            }
+            Self::BadSignature { line } => write!(
+                f,
+                "line {line} is not signed by the key: forged or signed by another key"
+            ),
+            Self::BadReplaces { line } => {
+                write!(f, "line {line} replaces no earlier entry of its file")
+            }
+        }
+    }
+}
+
+/// Whether the signatures were checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "signatures", rename_all = "snake_case")]
+pub enum Signatures {
+    /// Against the key with this fingerprint.
+    Checked {
+        /// [`PublicKey::fingerprint`].
+        key: String,
+    },
+    /// No public key was given: links and digests only.
+    NotChecked,
+}
+
+/// What a file is, as the chain tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileState {
+    /// Its bytes are those of its newest entry.
+    Intact,
+    /// It exists, but its bytes are not those of its newest entry (or the chain says
+    /// recd deleted it).
+    Altered,
+    /// The chain names it, it is not on disk.
+    Missing,
+    /// recd deleted it (retention), as the chain records; not expected on disk.
+    Deleted,
+    /// On disk, but not in the chain.
+    Unlisted,
+}
+
+impl FileState {
+    /// The state as reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Intact => "intact",
+            Self::Altered => "altered",
+            Self::Missing => "missing",
+            Self::Deleted => "deleted",
+            Self::Unlisted => "unlisted",
+        }
+    }
+
+    /// Whether the file is as the chain says it must be.
+    pub fn is_good(self) -> bool {
+        matches!(self, Self::Intact | Self::Deleted)
+    }
+}
+
+/// One file's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileReport {
+    /// The file, relative to the session directory, as the chain names it.
+    pub file: String,
+    /// Its verdict.
+    pub state: FileState,
+    /// The kind of its newest entry (none when unlisted).
+    pub kind: Option<Kind>,
+    /// The kinds of its older entries, oldest first: what the newest one replaced (a
+    /// finished file replaces the recorded one; those bytes are gone on purpose).
+    pub replaced: Vec<Kind>,
+    /// Its size on disk, when it is there.
+    pub bytes: Option<u64>,
+}
+
+/// What [`verify`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The chain file.
+    pub chain: PathBuf,
+    /// Its entries.
+    pub entries: usize,
+    /// Whether signatures were checked.
+    #[serde(flatten)]
+    pub signatures: Signatures,
+    /// What is wrong with the chain itself.
+    pub problems: Vec<ChainProblem>,
+    /// Every file: those the chain names, in the order they entered, then the unlisted.
+    pub files: Vec<FileReport>,
+}
+
+impl Report {
+    /// Whether the chain is whole and every file as it says.
+    pub fn is_good(&self) -> bool {
+        self.problems.is_empty() && self.files.iter().all(|f| f.state.is_good())
+    }
+}
+
+/// The chain of session directory `dir`: each line parsed, or why not.
+pub fn read_chain(dir: &Path) -> Result<Vec<Result<Entry, String>>, ReadError> {
+    let path = dir.join(CHAIN_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReadError::NoChain {
+                dir: dir.to_path_buf(),
+            })
+        }
+        Err(source) => return Err(ReadError::Read { path, source }),
+    };
+    Ok(text
+        .lines()
+        .map(|line| serde_json::from_str::<Entry>(line).map_err(|e| e.to_string()))
+        .collect())
+}
+
+/// Verifies the session directory `dir` (or a folder the bucket's objects of one session
+/// were downloaded to): the chain, with signatures against `key` when given, then each
+/// file. A `cut` entry's file (`incidents/<name>`) is looked for in `dir`, then in the
+/// data directory above it (where recd keeps incidents on the vehicle).
+pub fn verify(dir: &Path, key: Option<&PublicKey>) -> Result<Report, ReadError> {
+    let lines = read_chain(dir)?;
+    let (entries, problems) = check_chain(&lines, key);
+    let mut by_file: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    let mut order = Vec::new();
+    for entry in &entries {
+        let seen = by_file.entry(entry.file.as_str()).or_default();
+        if seen.is_empty() {
+            order.push(entry.file.as_str());
+        }
+        seen.push(entry);
+    }
+    let mut files: Vec<FileReport> = order
+        .iter()
+        .map(|name| check_file(dir, name, &by_file[name]))
+        .collect();
+    for name in files_on_disk(dir) {
+        if !by_file.contains_key(name.as_str()) {
+            let bytes = std::fs::metadata(dir.join(&name)).ok().map(|m| m.len());
+            files.push(FileReport {
+                file: name,
+                state: FileState::Unlisted,
+                kind: None,
+                replaced: Vec::new(),
+                bytes,
+            });
+        }
+    }
+    Ok(Report {
+        chain: dir.join(CHAIN_FILE),
+        entries: lines.len(),
+        signatures: key.map_or(Signatures::NotChecked, |key| Signatures::Checked {
+            key: key.fingerprint(),
+        }),
+        problems,
+        files,
+    })
+}
+
+/// The entries that parsed, and what is wrong with the chain.
+fn check_chain(
+    lines: &[Result<Entry, String>],
+    key: Option<&PublicKey>,
+) -> (Vec<Entry>, Vec<ChainProblem>) {
+    let mut problems = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut prev = Some(ZERO_DIGEST.to_string());
+    for (index, line) in lines.iter().enumerate() {
+        let line_number = index + 1;
+        let entry = match line {
+            Ok(entry) => entry,
+            Err(reason) => {
+                problems.push(ChainProblem::Unreadable {
+                    line: line_number,
+                    reason: reason.clone(),
+                });
+                prev = None;
+                continue;
+            }
+        };
+        if entry.seq != index as u64 {
+            problems.push(ChainProblem::OutOfPlace {
+                line: line_number,
+                seq: entry.seq,
+            });
+        }
+        // After an unreadable line the link cannot be checked; the line said so already.
+        if prev.as_ref().is_some_and(|prev| *prev != entry.prev) {
+            problems.push(ChainProblem::BrokenLink { line: line_number });
+        }
+        let digest = entry.compute_digest();
+        if hex(&digest) != entry.digest {
+            problems.push(ChainProblem::AlteredEntry { line: line_number });
+        }
+        if let Some(key) = key {
+            let signature = base64::engine::general_purpose::STANDARD
+                .decode(&entry.signature)
+                .unwrap_or_default();
+            if !key.verifies(&digest, &signature) {
+                problems.push(ChainProblem::BadSignature { line: line_number });
+            }
+        }
+        if let Some(replaces) = &entry.replaces {
+            let found = entries
+                .iter()
+                .any(|e| e.digest == *replaces && e.file == entry.file);
+            if !found {
+                problems.push(ChainProblem::BadReplaces { line: line_number });
+            }
+        }
+        prev = Some(entry.digest.clone());
+        entries.push(entry.clone());
+    }
+    (entries, problems)
+}
+
+/// The verdict on the file `name`, whose entries are `entries` (oldest first).
+fn check_file(dir: &Path, name: &str, entries: &[&Entry]) -> FileReport {
+    let newest = entries.last().expect("a file has an entry");
+    let replaced = entries[..entries.len() - 1]
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    let found = locate(dir, name);
+    let bytes = found
+        .as_ref()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .map(|m| m.len());
+    let state = match (&found, newest.kind) {
+        (None, Kind::Deleted) => FileState::Deleted,
+        (None, _) => FileState::Missing,
+        (Some(_), Kind::Deleted) => FileState::Altered,
+        (Some(path), _) => match file_digest(path) {
+            Ok((size, digest)) if size == newest.bytes && hex(&digest) == newest.sha256 => {
+                FileState::Intact
+            }
+            _ => FileState::Altered,
+        },
+    };
+    FileReport {
+        file: name.to_string(),
+        state,
+        kind: Some(newest.kind),
+        replaced,
+        bytes,
+    }
+}
+
+/// Where the file the chain names `name` is: in `dir`, or, for an incident's cut, in the
+/// data directory above it.
+fn locate(dir: &Path, name: &str) -> Option<PathBuf> {
+    if name.split('/').any(|part| part == ".." || part.is_empty()) {
+        return None;
+    }
+    let mut candidates = vec![dir.join(name)];
+    if name.starts_with(&format!("{INCIDENTS_DIR}/")) {
+        if let Some(data_dir) = dir.parent() {
+            candidates.push(data_dir.join(name));
+        }
+    }
+    candidates.into_iter().find(|path| path.is_file())
+}
+
+/// The files of `dir` (and of its `incidents/` folder) a session may have written:
+/// regular files, no dot files (finishing's staging copies), not the chain.
+fn files_on_disk(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for (folder, prefix) in [
+        (dir.to_path_buf(), String::new()),
+        (dir.join(INCIDENTS_DIR), format!("{INCIDENTS_DIR}/")),
+    ] {
+        let Ok(listing) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in listing.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let regular = entry.file_type().is_ok_and(|t| t.is_file());
+            if regular && !name.starts_with('.') && name != CHAIN_FILE {
+                names.push(format!("{prefix}{name}"));
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,191 @@
+//! Tamper evidence (`[signing] key_file`): every file a session closes, every file
+//! finishing puts in place of one, and every incident cut of the session enters the
+//! session's hash chain ([`recd_chain`]), signed with the ECU's key. The files are read
+//! back from disk by one thread of its own at background priority, never by a writer;
+//! after each entry the chain is queued for upload beside the session's files.
+//!
+//! Finishing waits for a closed file to be chained ([`Signing::settle`]) before it may
+//! replace it, so that the recorded bytes are the ones chained first; the finished file
+//! then enters as `finished`, replacing the recorded entry.
+
+mod worker;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use recd_catalog::Catalog;
+use recd_chain::{Kind, SigningKey};
+
+use crate::config::SigningConfig;
+use crate::uploads::Uploads;
+
+/// How often a wait for a file to be chained looks whether recd is stopping.
+const SETTLE_LOOK: Duration = Duration::from_millis(100);
+
+/// Reads the signing key `config` names: `None` when signing is off; an error (naming
+/// the file, and its mode when others may read it) refuses start-up.
+pub fn load_key(config: &SigningConfig) -> Result<Option<SigningKey>, String> {
+    let Some(path) = &config.key_file else {
+        return Ok(None);
+    };
+    let key = SigningKey::load(path).map_err(|e| format!("[signing] key_file: {e}"))?;
+    tracing::info!(
+        key_file = %path.display(),
+        public_key = key.public_key().fingerprint(),
+        "closed files are chained and signed (rec verify checks them)"
+    );
+    Ok(Some(key))
+}
+
+/// A file to enter in its session's chain.
+struct Job {
+    /// The session directory, where the chain is.
+    dir: PathBuf,
+    /// The file.
+    path: PathBuf,
+    kind: Kind,
+}
+
+/// Files waiting to be chained, by path, so that finishing can wait for one.
+#[derive(Default)]
+struct Pending {
+    paths: Mutex<HashMap<PathBuf, usize>>,
+    changed: Condvar,
+}
+
+impl Pending {
+    fn add(&self, path: &Path) {
+        *self
+            .paths
+            .lock()
+            .expect("pending lock")
+            .entry(path.to_path_buf())
+            .or_default() += 1;
+    }
+
+    fn done(&self, path: &Path) {
+        let mut paths = self.paths.lock().expect("pending lock");
+        if let Some(count) = paths.get_mut(path) {
+            *count -= 1;
+            if *count == 0 {
+                paths.remove(path);
+            }
+        }
+        self.changed.notify_all();
+    }
+}
+
+/// The signing thread and its queue.
+pub struct Signing {
+    sender: Mutex<Option<mpsc::Sender<Job>>>,
+    pending: Arc<Pending>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Signing {
+    /// Starts chaining with `key`; each chain is queued for upload through `uploads`
+    /// when the file that entered it is queued there.
+    pub fn start(
+        key: SigningKey,
+        catalog: Arc<Mutex<Catalog>>,
+        uploads: Option<Arc<Uploads>>,
+    ) -> Arc<Self> {
+        let (sender, jobs) = mpsc::channel::<Job>();
+        let pending = Arc::new(Pending::default());
+        let mut chaining = worker::Chaining::new(key, catalog, uploads);
+        let done = pending.clone();
+        let thread = std::thread::Builder::new()
+            .name("recd-signing".into())
+            .spawn(move || {
+                if let Err(refused) = crate::background::lower_to_background() {
+                    tracing::warn!("signing runs at normal priority: the kernel refused {refused}");
+                }
+                for job in jobs {
+                    chaining.enter(&job.dir, &job.path, job.kind);
+                    done.done(&job.path);
+                }
+            })
+            .expect("cannot start the signing thread");
+        Arc::new(Self {
+            sender: Mutex::new(Some(sender)),
+            pending,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// The file at `path` will enter the chain of `dir` ([`Signing::enter`]); finishing
+    /// waits for it from now on.
+    pub fn expect(&self, path: &Path) {
+        self.pending.add(path);
+    }
+
+    /// Enters the file at `path` in the chain of session directory `dir` as `kind`,
+    /// after the files queued before it; `expected` when [`Signing::expect`] said so.
+    pub fn enter(&self, dir: &Path, path: &Path, kind: Kind, expected: bool) {
+        if !expected {
+            self.pending.add(path);
+        }
+        let job = Job {
+            dir: dir.to_path_buf(),
+            path: path.to_path_buf(),
+            kind,
+        };
+        let sent = match &*self.sender.lock().expect("signing lock") {
+            Some(sender) => sender.send(job).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.pending.done(path);
+            tracing::warn!(file = %path.display(), "recd is stopping: the file is not chained");
+        }
+    }
+
+    /// Waits until the file at `path` is chained, or `stop` is raised.
+    pub fn settle(&self, path: &Path, stop: &AtomicBool) {
+        let mut paths = self.pending.paths.lock().expect("pending lock");
+        while paths.contains_key(path) && !stop.load(Ordering::Relaxed) {
+            paths = (self.pending.changed)
+                .wait_timeout(paths, SETTLE_LOOK)
+                .expect("pending lock")
+                .0;
+        }
+    }
+
+    /// Chains what is queued, then stops the thread.
+    pub fn stop(&self) {
+        self.sender.lock().expect("signing lock").take();
+        if let Some(thread) = self.thread.lock().expect("signing lock").take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A session's chain, as its files' observer feeds it.
+#[derive(Clone)]
+pub struct SessionChain {
+    /// The signing thread.
+    pub signing: Arc<Signing>,
+    /// The session directory.
+    pub dir: PathBuf,
+}
+
+impl SessionChain {
+    /// The file at `path` closed and will enter the chain: finishing waits for it.
+    pub fn closing(&self, path: &Path) {
+        self.signing.expect(path);
+    }
+
+    /// The file at `path` closed: it enters as recorded, and the session's
+    /// `metadata.yaml`, when there is one, as it is now.
+    pub fn closed(&self, path: &Path) {
+        self.signing.enter(&self.dir, path, Kind::Recorded, true);
+        let metadata = self.dir.join("metadata.yaml");
+        if metadata.exists() {
+            self.signing
+                .enter(&self.dir, &metadata, Kind::Metadata, false);
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! Tamper evidence (`[signing] key_file`): real recd chains and signs a session's files
+//! as they close and as finishing replaces them, and real `rec verify` checks them with
+//! the public key openssl derives; a byte flipped or a file deleted is named. The chain
+//! goes up to the bucket beside the session's files, and verifies there too.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use recd_testkit::{
+    finish_load, rec, recd_refused, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs,
+};
+use serde_json::Value;
+
+/// An Ed25519 key pair made by openssl in `dir`: the private key (mode `mode`) and the
+/// public one.
+fn openssl_keys(dir: &Path, mode: u32) -> (PathBuf, PathBuf) {
+    let key = dir.join("signing-key.pem");
+    let public = dir.join("signing-public.pem");
+    let made = Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out"])
+        .arg(&key)
+        .status()
+        .expect("openssl runs");
+    assert!(made.success());
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+    let derived = Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&public)
+        .status()
+        .expect("openssl runs");
+    assert!(derived.success());
+    (key, public)
+}
+
+/// `rec verify DIR [--key PUBLIC] --json`: its exit code, report and stderr.
+fn verify(socket: &Path, dir: &Path, public: Option<&Path>) -> (i32, Value, String) {
+    let mut args = vec!["verify", dir.to_str().unwrap(), "--json"];
+    if let Some(public) = public {
+        args.extend(["--key", public.to_str().unwrap()]);
+    }
+    let output = rec(socket, &args);
+    let report = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    (
+        output.status.code().unwrap_or(-1),
+        report,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Each file of a report with its state and kind.
+fn files_of(report: &Value) -> Vec<(String, String, String)> {
+    (report["files"].as_array().unwrap().iter())
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["state"].as_str().unwrap().to_string(),
+                f["kind"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Starts one camera `cam/camera/0` publishing `frames` frames of `frame_size` bytes at
+/// 30 fps once recd subscribes.
+fn camera(domain: &Domain, frame_size: usize, frames: u64) -> std::process::Child {
+    domain.load(&RecdLoad::one_camera("cam/", frame_size, frames))
+}
+
+/// Records `frames` 1 MB frames of one camera into session `name`, split at 4 MiB
+/// (`extra` added to `rec start`); returns its files.
+fn record(recd: &Recd, domain: &Domain, name: &str, frames: u64, extra: &[&str]) -> Vec<PathBuf> {
+    let mut args = vec![
+        "start",
+        "--name",
+        name,
+        "--topic",
+        "cam/*",
+        "--max-file-size",
+        "4MiB",
+    ];
+    args.extend_from_slice(extra);
+    recd.rec_json(&args);
+    let sent: u64 = (finish_load(camera(domain, 1_000_000, frames)).topics.iter())
+        .map(|t| t.sent)
+        .sum();
+    assert_eq!(sent, frames);
+    assert!(recd.wait_written(name, frames), "{}", recd.log());
+    stopped_files(&recd.rec_json(&["stop", name]))
+}
+
+/// recd under `root` signing with a key openssl made (`recording` lines in its
+/// `[recording]` table); the public key's file.
+fn signing_recd(root: &Path, domain: &Domain, recording: &str) -> (Recd, PathBuf) {
+    let (key, public) = openssl_keys(root, 0o600);
+    let config = format!("[signing]\nkey_file = {key:?}\n");
+    let recd = Recd::start_configured(root, domain, &config, recording, &[]);
+    (recd, public)
+}
+
+#[test]
+fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_missing_one() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (recd, public) = signing_recd(root.path(), &domain, "finish = \"index\"\n");
+    let recorded = record(&recd, &domain, "drive", 15, &[]);
+    assert!(
+        recorded.len() >= 3,
+        "split into several files: {recorded:?}"
+    );
+    let dir = recorded[0].parent().unwrap().to_path_buf();
+    let names: Vec<String> = (recorded.iter())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+
+    // Finishing replaces each file in place once the session stopped; each finished file
+    // enters the chain after its recording.
+    let mut report = Value::Null;
+    let all_finished = wait_until(Duration::from_secs(90), || {
+        let (code, now, _) = verify(&recd.socket, &dir, Some(&public));
+        report = now;
+        code == 0
+            && files_of(&report)
+                .iter()
+                .filter(|(_, _, kind)| kind == "finished")
+                .count()
+                == names.len()
+    });
+    assert!(all_finished, "{report:#}\n{}", recd.log());
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["signatures"], "checked");
+    for name in &names {
+        let file = (report["files"].as_array().unwrap().iter())
+            .find(|f| f["file"] == name.as_str())
+            .unwrap_or_else(|| panic!("{name} not in {report:#}"));
+        assert_eq!(file["state"], "intact", "{report:#}");
+        assert_eq!(
+            file["replaced"],
+            serde_json::json!(["recorded"]),
+            "{report:#}"
+        );
+    }
+    // The text report lists every file intact.
+    let text = rec(
+        &recd.socket,
+        &[
+            "verify",
+            dir.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+        ],
+    );
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    for name in &names {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("intact") && l.contains(name.as_str())),
+            "{text}"
+        );
+    }
+
+    // One byte flipped in one file, another file deleted: both named, exit 1.
+    let mut bytes = std::fs::read(&recorded[1]).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&recorded[1], bytes).unwrap();
+    std::fs::remove_file(&recorded[2]).unwrap();
+    let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["ok"], false);
+    let states = files_of(&report);
+    assert!(
+        states.contains(&(names[1].clone(), "altered".into(), "finished".into())),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&(names[2].clone(), "missing".into(), "finished".into())),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&(names[0].clone(), "intact".into(), "finished".into())),
+        "{states:?}"
+    );
+    assert!(
+        stderr.contains(&format!("{} altered", names[1])),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{} missing", names[2])),
+        "{stderr}"
+    );
+
+    // Without the key the files are still checked, and the report says what was not.
+    let (code, report, _) = verify(&recd.socket, &dir, None);
+    assert_eq!(code, 1);
+    assert_eq!(report["signatures"], "not_checked");
+    let text = rec(&recd.socket, &["verify", dir.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("signatures NOT checked"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_key_others_may_read_or_a_bad_key_refuses_start_up() {
+    let root = tempfile::tempdir().unwrap();
+    let (key, _) = openssl_keys(root.path(), 0o644);
+    let config = root.path().join("recd.toml");
+    let write_config = |key: &Path| {
+        std::fs::write(
+            &config,
+            format!(
+                "socket = {:?}\ndata_dir = {:?}\nstate_dir = {:?}\n\n[signing]\nkey_file = {key:?}\n",
+                root.path().join("recd.sock"),
+                root.path().join("data"),
+                root.path().join("state"),
+            ),
+        )
+        .unwrap();
+    };
+    write_config(&key);
+    let stderr = recd_refused(&config);
+    assert!(
+        stderr.contains(&key.display().to_string()) && stderr.contains("mode 0644"),
+        "{stderr}"
+    );
+
+    let bad = root.path().join("bad-key.pem");
+    std::fs::write(
+        &bad,
+        "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
+    write_config(&bad);
+    let stderr = recd_refused(&config);
+    assert!(
+        stderr.contains(&bad.display().to_string())
+            && stderr.contains("is not an Ed25519 private key"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder() {
+    let s3 = SeaweedFs::start("recordings");
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let credentials = root.path().join("credentials");
+    s3.credentials_file(&credentials);
+    let config = format!(
+        "[signing]\nkey_file = {key:?}\n\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n",
+        s3.endpoint, s3.bucket
+    );
+    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let files = record(&recd, &domain, "drive", 12, &[]);
+    assert!(files.len() >= 2, "{files:?}");
+    let chain = files[0].parent().unwrap().join("recd-chain.jsonl");
+
+    // Every file and the chain as it is after the last one are in the bucket: the chain's
+    // object was replaced as it grew.
+    let mut objects = Vec::new();
+    let uploaded = wait_until(Duration::from_secs(60), || {
+        objects = s3.objects("fleet/car-7/drive/");
+        let local = recd_chain::file_digest(&chain).map(|(_, digest)| recd_chain::hex(&digest));
+        objects.len() == files.len() + 1
+            && (objects.iter()).any(|o| {
+                o.key.ends_with("/recd-chain.jsonl") && local.as_ref().is_ok_and(|d| *d == o.sha256)
+            })
+    });
+    assert!(uploaded, "{objects:?}\n{}", recd.log());
+    let chain_object = (objects.iter())
+        .find(|o| o.key == "fleet/car-7/drive/recd-chain.jsonl")
+        .expect("the chain under the session's prefix");
+    assert_eq!(chain_object.metadata["vehicle"], "car-7");
+    assert_eq!(chain_object.metadata["session"], "drive");
+
+    let downloaded = root.path().join("downloaded");
+    std::fs::create_dir(&downloaded).unwrap();
+    s3.download("fleet/car-7/drive/", &downloaded);
+    let (code, report, stderr) = verify(&recd.socket, &downloaded, Some(&public));
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    let states = files_of(&report);
+    assert_eq!(states.len(), files.len(), "{report:#}");
+    assert!(states
+        .iter()
+        .all(|(_, state, kind)| state == "intact" && kind == "recorded"));
+
+    // A file planted among the downloaded ones is not in the chain.
+    std::fs::write(downloaded.join("planted.mcap"), b"not recorded").unwrap();
+    let (code, report, stderr) = verify(&recd.socket, &downloaded, Some(&public));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(stderr.contains("planted.mcap unlisted"), "{stderr}");
+}
+
+#[test]
+fn files_retention_deleted_are_told_from_files_gone_without_recd() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (recd, public) = signing_recd(root.path(), &domain, "");
+    // Three seconds of recording: retention looks at the ring every second.
+    let files = record(&recd, &domain, "ring", 90, &["--max-files", "2"]);
+    let dir = files[0].parent().unwrap().to_path_buf();
+    let mut report = Value::Null;
+    let settled = wait_until(Duration::from_secs(30), || {
+        report = verify(&recd.socket, &dir, Some(&public)).1;
+        let states = files_of(&report);
+        states
+            .iter()
+            .filter(|(_, state, _)| state == "deleted")
+            .count()
+            >= 2
+            && states.iter().any(|(_, state, _)| state == "intact")
+    });
+    assert!(settled, "{report:#}\n{}", recd.log());
+    assert_eq!(report["ok"], true, "{report:#}");
+    let intact: Vec<String> = (files_of(&report).into_iter())
+        .filter(|(_, state, _)| state == "intact")
+        .map(|(name, _, _)| name)
+        .collect();
+    std::fs::remove_file(dir.join(&intact[0])).unwrap();
+    let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        stderr.contains(&format!("{} missing", intact[0])),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_incident_cut_enters_the_chain_of_its_session() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (recd, public) = signing_recd(root.path(), &domain, "");
+    recd.rec_json(&["start", "--name", "drive", "--topic", "cam/*"]);
+    let load = camera(&domain, 100_000, 90);
+    assert!(recd.wait_written("drive", 20), "{}", recd.log());
+    let taken = recd.rec_json(&[
+        "trigger", "drive", "--before", "300ms", "--after", "100ms", "--note", "brake", "--wait",
+    ]);
+    assert_eq!(taken["cut"], "cut", "{taken}");
+    finish_load(load);
+    let files = stopped_files(&recd.rec_json(&["stop", "drive"]));
+    let dir = files[0].parent().unwrap().to_path_buf();
+    let id = taken["id"].as_str().unwrap();
+    let listed = recd.rec_json(&["incidents", "drive"]);
+    let incident = (listed.as_array().unwrap().iter())
+        .find(|i| i["id"] == id)
+        .unwrap_or_else(|| panic!("no incident {id} in {listed:#}"));
+    let cut = PathBuf::from(incident["cut_files"][0]["path"].as_str().unwrap());
+    let cut_name = format!("incidents/{}", cut.file_name().unwrap().to_string_lossy());
+
+    let mut report = Value::Null;
+    let chained = wait_until(Duration::from_secs(30), || {
+        report = verify(&recd.socket, &dir, Some(&public)).1;
+        files_of(&report).contains(&(cut_name.clone(), "intact".into(), "cut".into()))
+            && report["ok"] == true
+    });
+    assert!(chained, "{report:#}\n{}", recd.log());
+
+    // The cut altered is named, as any file of the session.
+    std::fs::write(&cut, b"another window").unwrap();
+    let (code, _, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1);
+    assert!(stderr.contains(&format!("{cut_name} altered")), "{stderr}");
+}
