@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    ext4_image, read_mcap, read_with_mcap_core, recd_refused, script_done, shm_camera, wait_until,
-    Domain, Mount, Recd, SeaweedFs,
+    ext4_image, openssl_keys, read_mcap, read_with_mcap_core, recd_refused, script_done,
+    shm_camera, wait_until, Domain, Mount, Recd, SeaweedFs,
 };
 use serde_json::Value;
 
@@ -361,6 +361,88 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
     assert!(
         !file_contains(&image, MARKER.as_bytes()),
         "the marker is on the raw disk in clear"
+    );
+}
+
+#[test]
+fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let (identity, public) = fleet_identity(root.path());
+    let (key, signing_public) = openssl_keys(root.path(), 0o600);
+    let config = format!("{}\n[signing]\nkey_file = {key:?}\n", encryption(&public));
+    let recd = Recd::start_with(root.path(), &domain, &config, &[]);
+    start_drive(&recd, "1MiB");
+    script_done(marker_publisher(&domain, 120), Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    recd.rec_json(&["stop", "drive"]);
+    let files = paths(&recd.listed("drive"), "files");
+    assert!(files.len() >= 3, "{files:?}");
+    let dir = files[0].parent().unwrap().to_path_buf();
+    let verify = |expect_ok: bool| {
+        let output = recd.rec(&[
+            "verify",
+            dir.to_str().unwrap(),
+            "--key",
+            signing_public.to_str().unwrap(),
+        ]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.success() == expect_ok, text)
+    };
+    // Every sealed file enters the chain once it is closed.
+    assert!(
+        wait_until(Duration::from_secs(30), || verify(true).0),
+        "{}\n{}",
+        verify(true).1,
+        recd.log()
+    );
+
+    // A byte flipped inside the second file's second chunk, the third file deleted.
+    let altered = &files[1];
+    let mut bytes = std::fs::read(altered).unwrap();
+    let header_len = bytes.windows(4).position(|w| w == b"\n---").unwrap();
+    let header_len = header_len
+        + 1
+        + bytes[header_len + 1..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap()
+        + 1;
+    let in_chunk_1 = header_len + 16 + 65_552 + 1000;
+    bytes[in_chunk_1] ^= 0x20;
+    std::fs::write(altered, bytes).unwrap();
+    std::fs::remove_file(&files[2]).unwrap();
+
+    let plain = tempfile::tempdir().unwrap();
+    let decrypted = Command::new(recd_testkit::binary("rec"))
+        .args(["decrypt", "-i"])
+        .arg(&identity)
+        .arg("-o")
+        .arg(plain.path().join("altered.mcap"))
+        .arg(altered)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&decrypted.stderr);
+    assert_eq!(decrypted.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("chunk 1"), "{stderr}");
+    assert!(!plain.path().join("altered.mcap").exists());
+    let (age_ok, _) = age_decrypt(&identity, altered, &plain.path().join("by-age.mcap"));
+    assert!(!age_ok, "age decrypted an altered file");
+
+    let (failed, text) = verify(false);
+    assert!(failed, "rec verify passed: {text}");
+    let name = |file: &Path| file.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        text.contains(&format!("{} altered", name(altered))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{} missing", name(&files[2]))),
+        "{text}"
     );
 }
 

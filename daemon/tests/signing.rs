@@ -5,36 +5,13 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use recd_testkit::{
-    finish_load, rec, recd_refused, stopped_files, wait_until, Domain, Recd, RecdLoad, SeaweedFs,
+    finish_load, openssl_keys, rec, recd_refused, stopped_files, wait_until, Domain, Recd,
+    RecdLoad, SeaweedFs,
 };
 use serde_json::Value;
-
-/// An Ed25519 key pair made by openssl in `dir`: the private key (mode `mode`) and the
-/// public one.
-fn openssl_keys(dir: &Path, mode: u32) -> (PathBuf, PathBuf) {
-    let key = dir.join("signing-key.pem");
-    let public = dir.join("signing-public.pem");
-    let made = Command::new("openssl")
-        .args(["genpkey", "-algorithm", "ed25519", "-out"])
-        .arg(&key)
-        .status()
-        .expect("openssl runs");
-    assert!(made.success());
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
-    let derived = Command::new("openssl")
-        .args(["pkey", "-pubout", "-in"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&public)
-        .status()
-        .expect("openssl runs");
-    assert!(derived.success());
-    (key, public)
-}
 
 /// `rec verify DIR [--key PUBLIC] --json`: its exit code, report and stderr.
 fn verify(socket: &Path, dir: &Path, public: Option<&Path>) -> (i32, Value, String) {
