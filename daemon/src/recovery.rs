@@ -11,6 +11,9 @@ use recd_catalog::{Catalog, CatalogError, File};
 use recd_control::FileState;
 use recd_storage::{reindex, ReindexOptions};
 
+/// What the log says of a sealed file the last run left open.
+const SEALED_LEFT_OPEN: &str = "left open by the last run, and sealed: its key went with the last run, so it stays as written (its whole chunks are authentic); `rec upload` sends it like that, and `rec decrypt --recover` finishes it off the vehicle";
+
 /// Marks what the last run left open, gives interrupted files their real size and adopts
 /// every `.mcap` (and sealed `.mcap.age`) file under `data_dir/<session>/` the catalog does not know; returns the
 /// files that need reindexing.
@@ -21,10 +24,14 @@ pub fn reconcile(catalog: &mut Catalog, data_dir: &Path) -> Result<Vec<File>, Ca
             file.bytes = metadata.len();
             catalog.upsert_file(file)?;
         }
-        tracing::warn!(
-            file = %file.path.display(),
-            "left open by the last run: needs reindexing (`rec reindex` or reindex_after_crash)"
-        );
+        if recd_storage::is_sealed(&file.path) {
+            tracing::warn!(file = %file.path.display(), "{SEALED_LEFT_OPEN}");
+        } else {
+            tracing::warn!(
+                file = %file.path.display(),
+                "left open by the last run: needs reindexing (`rec reindex` or reindex_after_crash)"
+            );
+        }
     }
     for (session_name, path) in recordings_on_disk(data_dir) {
         if catalog.file(&path)?.is_some() {
@@ -122,7 +129,6 @@ pub fn reindex_in_background(state_dir: PathBuf, data_dir: PathBuf, files: Vec<F
             };
             for file in files {
                 if recd_storage::is_sealed(&file.path) {
-                    tracing::warn!(file = %file.path.display(), "sealed, and its key went with the last run: it stays as written (its whole chunks are authentic), is uploaded like that, and `rec decrypt --recover` finishes it off the vehicle");
                     continue;
                 }
                 // A file that makes the reader panic is logged and left as it is; the

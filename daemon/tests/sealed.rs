@@ -46,6 +46,16 @@ fn loop_disk(work: &Path) -> (PathBuf, Mount) {
     (image, disk)
 }
 
+/// `[upload]` to `s3`, under `fleet/<session>/`, its credentials file written in `dir`.
+fn upload_section(s3: &SeaweedFs, dir: &Path) -> String {
+    let credentials = dir.join("credentials");
+    s3.credentials_file(&credentials);
+    format!(
+        "[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-9\"\nprefix = \"fleet/{{session}}\"\n",
+        s3.endpoint, s3.bucket,
+    )
+}
+
 /// Starts session `drive` of the `drive/*` topics, split at `max_file_size`.
 fn start_drive(recd: &Recd, max_file_size: &str) {
     recd.rec_json(&[
@@ -206,6 +216,35 @@ fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaint
         "the newest message kept is {} ms before the cut",
         (cut_ns - newest_ns) / 1_000_000
     );
+
+    // recd after the reboot cannot finish the file it lost the key of: `rec upload` sends
+    // it as written, beside the others.
+    let s3 = SeaweedFs::start("recordings");
+    let config = format!(
+        "{}{}",
+        encryption(&public),
+        upload_section(&s3, work.path())
+    );
+    let recd = Recd::start_with(rebooted.path(), &domain, &config, &[]);
+    assert!(
+        recd.log().contains("its key went with the last run"),
+        "{}",
+        recd.log()
+    );
+    recd.rec_json(&["upload", "drive"]);
+    let all_there = wait_until(Duration::from_secs(60), || {
+        s3.objects("fleet/").len() == files.len()
+    });
+    assert!(all_there, "{:?}\n{}", s3.objects("fleet/"), recd.log());
+    let bucket = tempfile::tempdir().unwrap();
+    s3.download("fleet/", bucket.path());
+    let name = last.file_name().unwrap();
+    assert_eq!(
+        std::fs::read(bucket.path().join(name)).unwrap(),
+        std::fs::read(last).unwrap(),
+        "the open file's object is the file as written"
+    );
+    drop(recd);
     drop(rebooted);
 }
 
@@ -244,13 +283,10 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
     let (identity, public) = fleet_identity(work.path());
     let (image, disk) = loop_disk(work.path());
     let s3 = SeaweedFs::start("recordings");
-    let credentials = work.path().join("credentials");
-    s3.credentials_file(&credentials);
     let config = format!(
-        "min_free_space = \"16MiB\"\n{}\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-9\"\nprefix = \"fleet/{{session}}\"\n",
+        "min_free_space = \"16MiB\"\n{}{}",
         encryption(&public),
-        s3.endpoint,
-        s3.bucket,
+        upload_section(&s3, work.path())
     );
     let mut recd = Recd::start_configured(disk.path(), &domain, &config, "finish = \"zstd\"", &[]);
     start_drive(&recd, "1MiB");

@@ -37,7 +37,7 @@ impl Sessions {
                     .into_iter()
                     .find(|s| s.id == file.session)
                     .ok_or_else(|| unknown_session(&path.display().to_string()))?;
-                if !file.state.is_finished() {
+                if !uploadable(&file) {
                     return Err(error(
                         ErrorKind::InvalidArgument,
                         format!(
@@ -66,7 +66,7 @@ impl Sessions {
             queued: Vec::new(),
             unchanged: Vec::new(),
         };
-        for file in files.iter().filter(|f| f.state.is_finished()) {
+        for file in files.iter().filter(|f| uploadable(f)) {
             let index = all.iter().position(|f| f.path == file.path).unwrap_or(0);
             let queued = uploads
                 .queue(&catalog, &session_files, &file.path, index, file.messages)
@@ -87,6 +87,15 @@ impl Sessions {
             None => Ok(UploadStatus::default()),
         }
     }
+}
+
+/// Whether `file` can be uploaded: finished, or sealed and left open by a crash (recd no
+/// longer holds its key, so it goes as written and `rec decrypt --recover` finishes it
+/// off the vehicle).
+fn uploadable(file: &recd_catalog::File) -> bool {
+    file.state.is_finished()
+        || (file.state == recd_control::FileState::NeedsReindex
+            && recd_storage::is_sealed(&file.path))
 }
 
 /// What retention must respect of uploads: nothing when uploads are off.
