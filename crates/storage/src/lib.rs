@@ -27,6 +27,7 @@ mod bag;
 mod chunk;
 mod chunked;
 mod compression;
+mod copy_output;
 mod cut;
 pub mod dds;
 mod definitions;

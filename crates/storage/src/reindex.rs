@@ -14,11 +14,11 @@ use mcap::records::Record;
 
 use crate::chunked::{ChunkOptions, ChunkedWriter};
 use crate::compression::Compression;
+use crate::copy_output::CopyOutput;
 use crate::definitions::DefinitionFill;
-use crate::durability::{Durability, WriteBack};
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 use crate::sealing::Sealing;
-use recd_seal::{SealKey, SealedReader, SealedWriter};
+use recd_seal::{SealKey, SealedReader};
 
 /// Settings of [`reindex`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,47 +239,34 @@ fn reindex_with(
         path: output.to_path_buf(),
         source,
     };
-    let paced = PacedOutput::new(temporary.as_file_mut());
-    let (pass, kept_key) = match &sealed {
-        None => {
-            let out = BufWriter::with_capacity(1 << 20, paced);
-            let (pass, _) = pass(
-                source,
-                input_bytes,
-                out,
-                options,
-                progress,
-                cancel,
-                input,
-                output,
-            )?;
-            (pass, None)
-        }
+    // A sealed file is read through the key its writer kept.
+    let (reading, reading_len): (Box<dyn io::Read + '_>, u64) = match &sealed {
+        None => (Box::new(&source), input_bytes),
         Some(sealed) => {
             let reader = SealedReader::open_with_key(&source, sealed.key)
                 .map_err(|e| read_error(io::Error::other(e)))?;
             let plaintext_len = reader.plaintext_len();
-            let writer = SealedWriter::new(paced, &sealed.sealing.recipients)
-                .map_err(|e| write_error(io::Error::other(e)))?;
-            let key = writer.key().clone();
-            let out = BufWriter::with_capacity(1 << 20, writer);
-            let (pass, out) = pass(
-                reader,
-                plaintext_len,
-                out,
-                options,
-                progress,
-                cancel,
-                input,
-                output,
-            )?;
-            let writer = out.into_inner().map_err(|e| write_error(e.into_error()))?;
-            writer
-                .finish()
-                .map_err(|e| write_error(io::Error::other(e)))?;
-            (pass, Some(key))
+            (Box::new(reader), plaintext_len)
         }
     };
+    let (out, kept_key) =
+        CopyOutput::new(temporary.as_file_mut(), sealed.as_ref().map(|s| s.sealing))
+            .map_err(|e| write_error(io::Error::other(e)))?;
+    let out = BufWriter::with_capacity(1 << 20, out);
+    let (pass, out) = pass(
+        reading,
+        reading_len,
+        out,
+        options,
+        progress,
+        cancel,
+        input,
+        output,
+    )?;
+    out.into_inner()
+        .map_err(|e| write_error(e.into_error()))?
+        .finish()
+        .map_err(write_error)?;
 
     temporary.as_file().sync_all().map_err(write_error)?;
     let output_bytes = temporary.as_file().metadata().map_err(write_error)?.len();
@@ -401,39 +388,6 @@ fn encode_error(path: &Path, source: mcap::McapError) -> ReindexError {
             path: path.to_path_buf(),
             source,
         },
-    }
-}
-
-/// The output file, handed to the disk window by window as it grows (as recordings are,
-/// see [`crate::durability`]) rather than all at the final sync: the disk writes while the
-/// reindex reads and compresses, and the copy does not crowd the page cache.
-pub(crate) struct PacedOutput<'f> {
-    file: &'f mut File,
-    written: u64,
-    write_back: WriteBack,
-}
-
-impl<'f> PacedOutput<'f> {
-    pub(crate) fn new(file: &'f mut File) -> Self {
-        let write_back = WriteBack::for_file(Durability::default(), file);
-        Self {
-            file,
-            written: 0,
-            write_back,
-        }
-    }
-}
-
-impl io::Write for PacedOutput<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let written = self.file.write(bytes)?;
-        self.written += written as u64;
-        self.write_back.after_write(self.file, self.written)?;
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
     }
 }
 

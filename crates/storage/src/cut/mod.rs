@@ -31,8 +31,8 @@ use std::sync::{mpsc, Arc};
 
 use crate::chunked::ChunkOptions;
 use crate::compression::Compression;
+use crate::copy_output::CopyOutput;
 use crate::recover::Damage;
-use crate::reindex::PacedOutput;
 
 /// The span of log times a cut keeps, ns since the Unix epoch, both ends included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,16 +254,8 @@ pub fn cut(
         pace: options.pace.as_deref(),
         keys: options.sealing.as_ref().map(|sealing| &sealing.keys),
     };
-    let paced = PacedOutput::new(temporary.as_file_mut());
-    let (out, kept_key) = match &options.sealing {
-        Some(sealing) => {
-            let writer = recd_seal::SealedWriter::new(paced, &sealing.recipients)
-                .map_err(|e| write_error(output)(io::Error::other(e)))?;
-            let key = writer.key().clone();
-            (CutOutput::Sealed(Box::new(writer)), Some(key))
-        }
-        None => (CutOutput::Plain(paced), None),
-    };
+    let (out, kept_key) = CopyOutput::new(temporary.as_file_mut(), options.sealing.as_ref())
+        .map_err(|e| write_error(output)(io::Error::other(e)))?;
     let out = BufWriter::with_capacity(1 << 20, out);
     let merged = std::thread::scope(|scope| {
         let receivers = inputs
@@ -314,38 +306,6 @@ pub fn cut(
         output_bytes,
         ..merged
     })
-}
-
-/// Where the cut's bytes go: the temporary file, or its seal.
-enum CutOutput<'f> {
-    Plain(PacedOutput<'f>),
-    Sealed(Box<recd_seal::SealedWriter<PacedOutput<'f>>>),
-}
-
-impl CutOutput<'_> {
-    /// Flushes the plain output; seals the last chunk of the sealed one.
-    fn finish(self) -> io::Result<()> {
-        match self {
-            Self::Plain(mut out) => io::Write::flush(&mut out),
-            Self::Sealed(out) => out.finish().map(drop).map_err(io::Error::other),
-        }
-    }
-}
-
-impl io::Write for CutOutput<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Self::Plain(out) => out.write(buf),
-            Self::Sealed(out) => out.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Self::Plain(out) => out.flush(),
-            Self::Sealed(out) => out.flush(),
-        }
-    }
 }
 
 /// How the output's chunks are cut and compressed.
