@@ -9,8 +9,8 @@ use ring::hmac;
 use crate::keys::header_mac_key;
 use crate::recipients::Recipients;
 
-/// The first line of every age v1 file.
-const VERSION_LINE: &[u8] = b"age-encryption.org/v1\n";
+/// The first line of every age v1 file, its newline included.
+pub const VERSION_LINE: &[u8] = b"age-encryption.org/v1\n";
 /// The columns of a stanza body line.
 const BODY_COLUMNS: usize = 64;
 

@@ -34,7 +34,7 @@ mod writer;
 
 pub use chunks::ChunkError;
 pub use file_key::SealKey;
-pub use header::HeaderError;
+pub use header::{HeaderError, VERSION_LINE};
 pub use identities::{Identities, IdentitiesError, IdentitiesFileError};
 pub use open::{OpenError, Unlock};
 pub use parse::HeaderReadError;

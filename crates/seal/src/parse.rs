@@ -7,8 +7,10 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use age_core::format::Stanza;
 use base64::prelude::{Engine, BASE64_STANDARD_NO_PAD};
 
+use crate::header::VERSION_LINE;
+
 /// The first line of every age v1 file, without its newline.
-const VERSION: &[u8] = b"age-encryption.org/v1";
+const VERSION: &[u8] = VERSION_LINE.split_last().expect("a line").1;
 /// The start of the first line of any age file, whatever its version.
 const FORMAT_PREFIX: &[u8] = b"age-encryption.org/";
 /// The first line of an ASCII-armored age file.

@@ -216,3 +216,35 @@ fn a_flush_leaves_whole_chunks_that_hold_every_message_written_before_it() {
         );
     }
 }
+
+#[test]
+fn a_cut_reads_sealed_inputs_with_their_keys_an_empty_one_as_empty_and_seals_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let (identity, sealing) = sealing();
+    let recorded = dir.path().join("s_0000.mcap.age");
+    let expected = write_sample(&recorded, sealed_options(&sealing), 4);
+    // The next file of the session, created but with nothing on the disk yet (its header
+    // is still staged): an empty prefix, not a damaged file.
+    let just_created = dir.path().join("s_0001.mcap.age");
+    std::fs::write(&just_created, b"").unwrap();
+    let output = dir.path().join("cut.mcap.age");
+    let options = recd_storage::CutOptions {
+        sealing: Some(sealing.clone()),
+        ..recd_storage::CutOptions::default()
+    };
+    let window = recd_storage::CutWindow {
+        start_ns: 0,
+        end_ns: u64::MAX,
+    };
+    let report = recd_storage::cut(&[recorded, just_created], window, &output, &options).unwrap();
+    assert_eq!(report.messages, expected.len() as u64);
+    let file = std::fs::read(&output).unwrap();
+    assert!(file.starts_with(recd_seal::VERSION_LINE));
+    let (plaintext, complete) = decrypt(&file, &identity);
+    assert!(complete);
+    assert_eq!(
+        mcap::MessageStream::new(&plaintext).unwrap().count(),
+        expected.len()
+    );
+    assert!(sealing.keys.get(&output).is_some(), "the cut's key is kept");
+}

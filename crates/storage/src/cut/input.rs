@@ -32,7 +32,12 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
     if metadata.is_dir() {
         return Err(not_mcap());
     }
-    let (mut input, size) = if crate::sealing::is_sealed(path) {
+    let sealed = crate::sealing::is_sealed(path);
+    // A file still being recorded grows meanwhile: what it held when opened is read.
+    if left_empty(&file, metadata.len(), sealed).map_err(read_error)? {
+        return send_empty(path, events);
+    }
+    let (mut input, size) = if sealed {
         let key = ctx.keys.and_then(|keys| keys.get(path)).ok_or_else(|| {
             read_error(std::io::Error::other(
                 "it is sealed, and recd no longer holds its key (it was written before recd restarted)",
@@ -40,19 +45,14 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
         })?;
         let input =
             Pread::sealed(&file, &key).map_err(|error| read_error(std::io::Error::other(error)))?;
-        // What its sealed chunks held when opened is read.
+        // Of a sealed file: its whole sealed chunks.
         let size = input.len().map_err(read_error)?;
         if size == 0 {
             return send_empty(path, events);
         }
         (input, size)
     } else {
-        // A file still being recorded grows meanwhile: what it held when opened is read.
-        let size = metadata.len();
-        if left_empty(&file, size).map_err(read_error)? {
-            return send_empty(path, events);
-        }
-        (Pread::new(&file), size)
+        (Pread::new(&file), metadata.len())
     };
     let header = info::read_header(&mut input, path).map_err(|error| match error {
         InfoError::Read { source, .. } => read_error(source),
@@ -118,15 +118,21 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
     Ok(())
 }
 
-/// Whether the file holds no more than a start of the MCAP magic: one a crash or a power
-/// cut left before its first record reached the disk, an empty prefix of a recording.
-fn left_empty(file: &File, size: u64) -> std::io::Result<bool> {
-    if size >= mcap::MAGIC.len() as u64 {
+/// Whether the file holds no more than a start of the MCAP magic (of a `sealed` file: of
+/// the age version line): one a crash or a power cut left, or one being written, before
+/// its first record (its header) reached the disk, an empty prefix of a recording.
+fn left_empty(file: &File, size: u64, sealed: bool) -> std::io::Result<bool> {
+    let first: &[u8] = if sealed {
+        recd_seal::VERSION_LINE
+    } else {
+        mcap::MAGIC
+    };
+    if size >= first.len() as u64 {
         return Ok(false);
     }
     let mut start = Vec::new();
     file.take(size).read_to_end(&mut start)?;
-    Ok(mcap::MAGIC.starts_with(&start))
+    Ok(first.starts_with(&start))
 }
 
 /// Sends what an input with no record holds: nothing.
