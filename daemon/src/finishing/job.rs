@@ -96,12 +96,14 @@ pub fn finish(
         }
         Err(error) => return Outcome::Failed(error.to_string()),
     };
-    if let Err(why) = verify(&staged, sealing, &report, file.messages) {
-        let _ = std::fs::remove_file(&staged);
-        forget_key(sealing, &staged);
-        return Outcome::Failed(why);
-    }
-    let outcome = swap_in(catalog, file, &staged, report.output_bytes, report.messages);
+    let outcome = match verify(&staged, sealing, &report, file.messages) {
+        Ok(()) => swap_in(catalog, file, &staged, report.output_bytes, report.messages),
+        Err(why) => {
+            let _ = std::fs::remove_file(&staged);
+            Outcome::Failed(why)
+        }
+    };
+    // The copy's key follows it into place, or goes with it.
     if let Some(sealing) = sealing {
         match outcome {
             Outcome::Indexed { .. } => sealing.keys.rename(&staged, &file.path),
@@ -124,12 +126,6 @@ fn sealed_finish<'s>(
     let sealing = sealing.ok_or(no_key)?;
     let key = sealing.keys.get(path).ok_or(no_key)?;
     Ok(Some((key, sealing)))
-}
-
-fn forget_key(sealing: Option<&Sealing>, path: &Path) {
-    if let Some(sealing) = sealing {
-        sealing.keys.forget(path);
-    }
 }
 
 /// The chunk compression `mode` asks of a finished file (and of an incident's cut files).

@@ -57,13 +57,7 @@ impl StreamWriter {
             Some(sink) => sink.in_file(),
             None => self.written,
         };
-        let (end, kept) = self
-            .commits
-            .iter()
-            .rev()
-            .find(|(offset, _)| *offset <= in_file)
-            .cloned()
-            .unwrap_or_default();
+        let (end, kept) = self.last_commit_within(in_file);
         let unwritten = self.unwritten_since(&kept);
         let mut tail = Vec::new();
         let data_end = records::DataEnd {
@@ -103,6 +97,17 @@ impl StreamWriter {
             unwritten,
             error,
         }
+    }
+
+    /// The newest record boundary among the first `in_file` bytes, and the counts of
+    /// everything before it.
+    pub(super) fn last_commit_within(&self, in_file: u64) -> (u64, FileStats) {
+        self.commits
+            .iter()
+            .rev()
+            .find(|(offset, _)| *offset <= in_file)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Messages acknowledged to the caller since `kept`, per channel topic.

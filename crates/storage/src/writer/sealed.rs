@@ -12,7 +12,6 @@ use std::path::Path;
 use recd_seal::{SealedWriter, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};
 
 use super::error::WriteError;
-use super::layout::FileStats;
 use super::sealed_output::SealedOutput;
 use super::{EndedFile, FileSummary, StreamWriter};
 use crate::direct::MIN_PADDING;
@@ -203,20 +202,13 @@ impl StreamWriter {
     /// nothing after them. It has no last chunk, so age refuses it as cut short, and `rec
     /// decrypt --recover` keeps its records; the counts are those of the last record
     /// boundary in those chunks.
-    pub(super) fn end_sealed(mut self, error: Option<WriteError>) -> EndedFile {
+    pub(super) fn end_sealed(self, error: Option<WriteError>) -> EndedFile {
         let sink = self.sealed.as_ref().expect("sealing is on");
         let (in_file, stored) = (sink.plaintext_in_file(), sink.stored_in_file());
-        let kept = self
-            .commits
-            .iter()
-            .rev()
-            .find(|(offset, _)| *offset <= in_file)
-            .map(|(_, stats)| stats.clone())
-            .unwrap_or_else(FileStats::default);
+        let (_, kept) = self.last_commit_within(in_file);
         let unwritten = self.unwritten_since(&kept);
         let _ = self.file.set_len(stored);
         let _ = self.file.sync_data();
-        self.failed = true;
         EndedFile {
             summary: FileSummary {
                 path: self.path.clone(),
