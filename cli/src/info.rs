@@ -353,6 +353,28 @@ fn unindexed_note(info: &FileInfo) -> String {
     )
 }
 
+/// Where the file's channels were recorded from, each source once: iceoryx2 shared
+/// memory, DDS, or Zenoh (rmw_zenoh) and its domain.
+fn sources(info: &FileInfo) -> Vec<String> {
+    let mut sources: Vec<String> = Vec::new();
+    for channel in &info.channels {
+        let metadata = &channel.metadata;
+        let source = if let Some(domain) = metadata.get(recd_storage::zenoh::DOMAIN) {
+            format!("Zenoh (rmw_zenoh, ROS 2 domain {domain})")
+        } else if metadata.contains_key(recd_storage::dds::TOPIC) {
+            "DDS".to_string()
+        } else if channel.message_encoding == recd_storage::iceoryx2::MESSAGE_ENCODING {
+            "iceoryx2 shared memory".to_string()
+        } else {
+            continue;
+        };
+        if !sources.contains(&source) {
+            sources.push(source);
+        }
+    }
+    sources
+}
+
 /// The text form of `rec info`: the file's topics, then its ROS 2 services and actions
 /// (`interfaces`) apart.
 pub fn render(info: &FileInfo, interfaces: &Interfaces) -> String {
@@ -366,6 +388,10 @@ pub fn render(info: &FileInfo, interfaces: &Interfaces) -> String {
     );
     let _ = writeln!(out, "library:     {}", info.library);
     let _ = writeln!(out, "profile:     {}", info.profile);
+    let sources = sources(info);
+    if !sources.is_empty() {
+        let _ = writeln!(out, "source:      {}", sources.join(", "));
+    }
     write_span(
         &mut out,
         info.message_count,

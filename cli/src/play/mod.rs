@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use recd_engine::TopicSelection;
+use recd_engine::{TopicSelection, ZenohConfig, ZenohMode};
 use recd_replay::{OnLate, PlayOptions, PlayReport, Progress, Steering};
 
 use crate::output::{out, outln};
@@ -18,37 +18,58 @@ use crate::table::table;
 
 mod keys;
 
-/// Play recordings back on time to where they came from.
+/// Play recordings back on time to where they came from
 ///
-/// Every message leaves at its recorded time relative to the first (divided by --rate),
-/// to the transport it was recorded from.
+/// Every message leaves at its recorded time relative to the
+/// first (divided by --rate), to the transport it was recorded
+/// from.
 ///
-/// PATH is a file, a session directory (its split files play as one stream, in order) or
-/// the name of a recd session. The iceoryx2 and DDS files of a mixed session play
+/// PATH is a file, a session directory (its split files play as
+/// one stream, in order) or the name of a recd session. The
+/// iceoryx2, DDS and Zenoh files of a mixed session play
 /// together, merged by time.
 ///
-/// iceoryx2 channels go to services of the same name with the recorded payload and
-/// user-header types, opened if they exist (a service that exists with other types is
-/// refused) or created; each sample is filled straight from the file, user header byte
-/// for byte.
+/// iceoryx2 channels go to services of the same name with the
+/// recorded payload and user-header types, opened if they exist
+/// (a service that exists with other types is refused) or
+/// created; each sample is filled straight from the file, user
+/// header byte for byte.
 ///
-/// DDS / ROS 2 channels go to DDS writers on the recorded DDS topic (`/chatter` plays on
-/// `rt/chatter`) with the recorded type name and key kind, reliable and transient-local
-/// (latched) only when every recorded writer was; each sample leaves as the CDR it was
-/// recorded as, its encapsulation (XCDR1 or XCDR2) kept.
+/// DDS / ROS 2 channels go to DDS writers on the recorded DDS
+/// topic (`/chatter` plays on `rt/chatter`) with the recorded
+/// type name and key kind, reliable and transient-local
+/// (latched) only when every recorded writer was; each sample
+/// leaves as the CDR it was recorded as, its encapsulation
+/// (XCDR1 or XCDR2) kept.
 ///
-/// Each stream of files is read ahead of the playback (up to 0.5 s of the recording or
-/// 512 MiB, whichever is less) with the kernel reading further ahead, and each topic of
-/// large messages is sent from a thread of its own, its next message copied into its
-/// loan before it is due. What cannot leave on time is sent late (--on-late keep),
-/// skipped and counted (drop), or slows the whole timeline down (stretch).
+/// Zenoh channels (ROS 2 over rmw_zenoh) go out as rmw_zenoh's
+/// publishers send: on the recorded key in --zenoh-domain
+/// (`<domain>/<topic>/<type>/<type hash>`), announced by a
+/// publisher's liveliness token of node /rec_play with the
+/// recorded type hash and QoS, each message the recorded CDR
+/// with a fresh attachment (sequence number from 1, the time it
+/// left, the publisher's GID). Reliable unless every recorded
+/// publisher was best effort; a transient-local topic is
+/// announced as one, but late subscribers get no cached
+/// samples.
 ///
-/// On a terminal, keys steer the playback: space pauses and resumes (a pause shifts
-/// what follows by its length; nothing is held meanwhile), → sends the next message
-/// while paused, ↑ and ↓ change the rate by 10 %.
+/// Each stream of files is read ahead of the playback (up to
+/// 0.5 s of the recording or 512 MiB, whichever is less) with
+/// the kernel reading further ahead, and each topic of large
+/// messages is sent from a thread of its own, its next message
+/// copied into its loan before it is due. What cannot leave on
+/// time is sent late (--on-late keep), skipped and counted
+/// (drop), or slows the whole timeline down (stretch).
 ///
-/// A file a crash cut short plays up to its last complete message. Ctrl-C stops cleanly.
+/// On a terminal, keys steer the playback: space pauses and
+/// resumes (a pause shifts what follows by its length; nothing
+/// is held meanwhile), → sends the next message while paused,
+/// ↑ and ↓ change the rate by 10 %.
+///
+/// A file a crash cut short plays up to its last complete
+/// message. Ctrl-C stops cleanly.
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct PlayArgs {
     /// Recordings: files, session directories or session names.
     #[arg(required = true, value_name = "PATH|SESSION", add = crate::complete::sessions_or_paths())]
@@ -65,63 +86,119 @@ pub struct PlayArgs {
     /// Start over at the end, until Ctrl-C.
     #[arg(long = "loop")]
     repeat: bool,
-    /// Skip what was recorded before this far into the recording, e.g. 30s.
+    /// Skip what was recorded before OFFSET, e.g. 30s
     #[arg(long, value_name = "OFFSET", default_value = "0s", value_parser = recd_control::units::parse_duration)]
     start: Duration,
-    /// Stop this far into the recording, e.g. 2min.
+    /// Stop this far into the recording, e.g. 2min
     #[arg(long, value_name = "OFFSET", value_parser = recd_control::units::parse_duration)]
     until: Option<Duration>,
-    /// Pace by each message's publish time instead of the time it was recorded.
+    /// Pace by publish time, not the time recorded
     #[arg(long)]
     use_publish_time: bool,
-    /// The iceoryx2 domain to play into (its `global.prefix`); iceoryx2's default if left out.
-    #[arg(long, value_name = "PREFIX")]
+    /// The iceoryx2 domain (global.prefix) to play into
+    ///
+    /// iceoryx2's default if left out.
+    #[arg(long, value_name = "PREFIX", verbatim_doc_comment)]
     iceoryx2_prefix: Option<String>,
-    /// Play the topic FROM as TO, e.g. /chatter:=/chatter_replay; repeatable.
-    #[arg(long, value_name = "FROM:=TO", value_parser = parse_remap)]
+    /// Play the topic FROM as TO; repeatable
+    ///
+    /// E.g. /chatter:=/chatter_replay.
+    #[arg(long, value_name = "FROM:=TO", value_parser = parse_remap, verbatim_doc_comment)]
     remap: Vec<(String, String)>,
-    /// The DDS domain to play DDS / ROS 2 topics into (0 to 232).
+    /// The DDS domain to play DDS / ROS 2 topics into (0 to 232)
     #[arg(long, value_name = "N", env = "ROS_DOMAIN_ID", default_value_t = 0,
           value_parser = clap::value_parser!(u16).range(0..=232))]
     dds_domain: u16,
-    /// Use only this address for DDS (e.g. 127.0.0.1); repeatable. Every interface if
-    /// left out.
-    #[arg(long = "dds-interface", value_name = "ADDR")]
+    /// Use only this address for DDS; repeatable
+    ///
+    /// E.g. 127.0.0.1. Every interface if left out.
+    #[arg(long = "dds-interface", value_name = "ADDR", verbatim_doc_comment)]
     dds_interfaces: Vec<IpAddr>,
+    /// The ROS 2 domain to play Zenoh topics into
+    ///
+    /// 0 to 232: the first chunk of every rmw_zenoh key, whatever
+    /// the recorded domain was.
+    #[arg(long, value_name = "N", env = "ROS_DOMAIN_ID", default_value_t = 0,
+          value_parser = clap::value_parser!(u16).range(0..=232), verbatim_doc_comment)]
+    zenoh_domain: u16,
+    /// A Zenoh endpoint to connect to; repeatable
+    ///
+    /// E.g. tcp/10.0.0.2:7447. rmw_zenoh's router on this host
+    /// (tcp/localhost:7447) if left out.
+    #[arg(long = "zenoh-connect", value_name = "ENDPOINT", verbatim_doc_comment)]
+    zenoh_connect: Vec<String>,
+    /// Join Zenoh as a peer (as rmw_zenoh's nodes) or client
+    #[arg(long, value_name = "MODE", value_parser = parse_zenoh_mode)]
+    zenoh_mode: Option<ZenohMode>,
+    /// A Zenoh configuration file (JSON5)
+    ///
+    /// As rmw_zenoh's ZENOH_SESSION_CONFIG_URI names one;
+    /// --zenoh-connect and --zenoh-mode override it. rmw_zenoh's
+    /// session settings if left out.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "ZENOH_SESSION_CONFIG_URI",
+        verbatim_doc_comment
+    )]
+    zenoh_config: Option<PathBuf>,
     /// Leave out the iceoryx2 channels.
     #[arg(long)]
     no_iceoryx2: bool,
     /// Leave out the DDS / ROS 2 channels.
-    #[arg(long, conflicts_with = "no_iceoryx2")]
+    #[arg(long)]
     no_dds: bool,
-    /// Before playing, wait up to this long for every topic to have a subscriber (a
-    /// matched reader, for DDS: messages a reliable DDS writer sends before its readers
-    /// are matched are not delivered).
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
+    /// Leave out the Zenoh (rmw_zenoh) channels.
+    #[arg(long)]
+    no_zenoh: bool,
+    /// Wait up to this long for every topic's subscribers
+    ///
+    /// Before playing. For DDS a matched reader (messages a
+    /// reliable DDS writer sends before its readers are matched are
+    /// not delivered); for Zenoh a subscriber whose key matches.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration, verbatim_doc_comment)]
     wait_subscribers: Duration,
-    /// What to do with a message that cannot leave on time: keep (send it late), drop
-    /// (skip it when it is later than its topic's interval, and count it) or stretch
-    /// (slow the whole timeline by how late it is, so relative timing holds).
-    #[arg(long, value_name = "POLICY", default_value = "keep", value_parser = parse_on_late)]
+    /// What to do with a message that cannot leave on time
+    ///
+    /// keep (send it late), drop (skip it when it is later than its
+    /// topic's interval, and count it) or stretch (slow the whole
+    /// timeline by how late it is, so relative timing holds).
+    #[arg(long, value_name = "POLICY", default_value = "keep", value_parser = parse_on_late, verbatim_doc_comment)]
     on_late: OnLate,
-    /// Start paused: space starts it, → sends one message at a time (needs a terminal on
-    /// stdin).
-    #[arg(long)]
+    /// Start paused: space starts it, → steps
+    ///
+    /// → sends one message at a time. Needs a terminal on stdin.
+    #[arg(long, verbatim_doc_comment)]
     start_paused: bool,
-    /// Wait this long before the first message (after --wait-subscribers), e.g. 2s.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration)]
+    /// Wait this long before the first message, e.g. 2s
+    ///
+    /// After --wait-subscribers.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration, verbatim_doc_comment)]
     delay: Duration,
-    /// Publish the recording's time on ROS 2's /clock (rosgraph_msgs/msg/Clock) HZ
-    /// times a second (40 if left out), following rate and pauses, so that nodes with
-    /// use_sim_time follow the replay. It goes to --dds-domain.
-    #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40", value_parser = parse_hz)]
+    /// Publish the recording's time on ROS 2's /clock
+    ///
+    /// rosgraph_msgs/msg/Clock, HZ times a second (40 if left out),
+    /// following rate and pauses, so that nodes with use_sim_time
+    /// follow the replay. It goes to --dds-domain.
+    #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40", value_parser = parse_hz, verbatim_doc_comment)]
     clock: Option<f64>,
-    /// Print the summary as JSON: per topic sent, late, lateness (p50, p99, max),
-    /// dropped and failed; the --on-late policy, the stretch factor and the time paused.
-    #[arg(long)]
+    /// Print the summary as JSON
+    ///
+    /// Per topic sent, late, lateness (p50, p99, max), dropped and
+    /// failed; the --on-late policy, the stretch factor and the
+    /// time paused.
+    #[arg(long, verbatim_doc_comment)]
     json: bool,
     #[command(flatten)]
     pub socket: crate::socket::SocketArg,
+}
+
+fn parse_zenoh_mode(text: &str) -> Result<ZenohMode, String> {
+    match text {
+        "peer" => Ok(ZenohMode::Peer),
+        "client" => Ok(ZenohMode::Client),
+        _ => Err(format!("`{text}` is not peer or client")),
+    }
 }
 
 fn parse_remap(text: &str) -> Result<(String, String), String> {
@@ -189,6 +266,13 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
         dds: !args.no_dds,
         dds_domain: args.dds_domain,
         dds_interfaces: args.dds_interfaces.clone(),
+        zenoh: !args.no_zenoh,
+        zenoh_config: ZenohConfig {
+            mode: args.zenoh_mode,
+            connect: args.zenoh_connect.clone(),
+            config_file: args.zenoh_config.clone(),
+            ..ZenohConfig::new(args.zenoh_domain)
+        },
         on_late: args.on_late,
         start_paused: args.start_paused,
         delay: args.delay,

@@ -19,7 +19,8 @@ use crate::request::ask;
 /// unless --no-iceoryx2; with --dds-domain (or `dds_domain` in recd's configuration)
 /// DDS / ROS 2 topics of that domain are recorded too, as ROS 2 MCAP (CDR as received),
 /// into files of their own (`…_dds_NNNN.mcap` beside `…_iceoryx2_NNNN.mcap`), listed in
-/// the directory's rosbag2 metadata.yaml.
+/// the directory's rosbag2 metadata.yaml. With --zenoh-domain (or `[zenoh] domain`) ROS 2
+/// topics over Zenoh (rmw_zenoh) are recorded the same way, into `…_zenoh_NNNN.mcap`.
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The session's name (letters, digits, '-', '_', '.'); recd picks one when left out.
@@ -93,7 +94,12 @@ pub struct StartArgs {
     /// Record DDS / ROS 2 topics of this domain too (0 to 232, ROS_DOMAIN_ID).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=232))]
     dds_domain: Option<u16>,
-    /// Record DDS topics only, no iceoryx2 shared memory.
+    /// Record ROS 2 topics over Zenoh (rmw_zenoh) of this domain
+    /// too (0 to 232, ROS_DOMAIN_ID); how recd joins Zenoh is
+    /// `[zenoh]` in recd's configuration.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=232))]
+    zenoh_domain: Option<u16>,
+    /// Record DDS or Zenoh topics only, no iceoryx2 shared memory.
     #[arg(long)]
     no_iceoryx2: bool,
     /// Start paused: subscribe and count, write nothing until `rec resume`.
@@ -177,6 +183,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         max_duration_ms: args.max_duration.map(|d| d.as_millis() as u64),
         crc: args.crc,
         dds_domain: args.dds_domain,
+        zenoh_domain: args.zenoh_domain,
         no_iceoryx2: args.no_iceoryx2,
         io_mode: args.io_mode.map(|mode| mode.to_string()),
         max_files: args.max_files,

@@ -15,9 +15,10 @@ pub struct RecordingConfig {
     pub topics: TopicSelection,
     /// Directory the files go to; created if missing.
     pub output_dir: PathBuf,
-    /// Files are named `<file_prefix>_<NNNN>.mcap`, numbered from 0; a recording of both
-    /// iceoryx2 and DDS writes `<file_prefix>_iceoryx2_<NNNN>.mcap` and
-    /// `<file_prefix>_dds_<NNNN>.mcap`, each family split on its own.
+    /// Files are named `<file_prefix>_<NNNN>.mcap`, numbered from 0; a recording of more
+    /// than one source writes `<file_prefix>_iceoryx2_<NNNN>.mcap`,
+    /// `<file_prefix>_dds_<NNNN>.mcap` and `<file_prefix>_zenoh_<NNNN>.mcap`, each family
+    /// split on its own.
     pub file_prefix: String,
     /// When to start a new file.
     pub split: SplitPolicy,
@@ -80,6 +81,9 @@ pub struct RecordingConfig {
     pub iceoryx2: bool,
     /// Record DDS / ROS 2 topics too (RTPS over UDP); `None` records shared memory only.
     pub dds: Option<DdsConfig>,
+    /// Record ROS 2 topics over Zenoh too (rmw_zenoh); `None` leaves Zenoh alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zenoh: Option<ZenohConfig>,
     /// Extra entries for the `recorder` Metadata record of every file (a session's name
     /// and id, say).
     pub metadata: std::collections::BTreeMap<String, String>,
@@ -166,6 +170,7 @@ impl Default for RecordingConfig {
             iceoryx2_prefix: None,
             iceoryx2: true,
             dds: None,
+            zenoh: None,
             metadata: Default::default(),
             user_metadata: Default::default(),
             start_paused: false,
@@ -357,6 +362,57 @@ impl Default for DdsConfig {
             message_dirs: Vec::new(),
             reader_memory: 32 << 20,
             receive_buffer_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// The Zenoh source: which ROS 2 domain, and how the Zenoh session joins the network.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct ZenohConfig {
+    /// The ROS 2 domain (ROS_DOMAIN_ID), the first chunk of rmw_zenoh's key expressions.
+    pub domain: u16,
+    /// `peer` (as rmw_zenoh's nodes are) or `client` (to record from outside the vehicle
+    /// through a router); `None` is peer, or what `config_file` says.
+    pub mode: Option<ZenohMode>,
+    /// Zenoh endpoints to connect to (`tcp/127.0.0.1:7447`); empty connects to
+    /// rmw_zenoh's router on this host.
+    pub connect: Vec<String>,
+    /// Zenoh endpoints to listen on; empty listens where Zenoh's default does.
+    pub listen: Vec<String>,
+    /// A Zenoh configuration file, as rmw_zenoh's `ZENOH_SESSION_CONFIG_URI` names one;
+    /// `mode`, `connect` and `listen` given here override its values.
+    pub config_file: Option<PathBuf>,
+    /// Directories searched for ROS 2 `.msg` files, before `AMENT_PREFIX_PATH`.
+    pub message_dirs: Vec<PathBuf>,
+}
+
+impl ZenohConfig {
+    /// Records `domain` in peer mode, connecting to a router on this host.
+    pub fn new(domain: u16) -> Self {
+        Self {
+            domain,
+            ..Self::default()
+        }
+    }
+}
+
+/// How a Zenoh session takes part in the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZenohMode {
+    /// A peer among peers, as rmw_zenoh's nodes are.
+    Peer,
+    /// A client of a router.
+    Client,
+}
+
+impl ZenohMode {
+    /// Its name in Zenoh's configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ZenohMode::Peer => "peer",
+            ZenohMode::Client => "client",
         }
     }
 }

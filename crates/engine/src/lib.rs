@@ -55,7 +55,8 @@ mod writer;
 
 pub use config::{
     DdsConfig, NameSelection, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks,
-    TopicSelection, DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY, MIN_BUFFER_BYTES,
+    TopicSelection, ZenohConfig, ZenohMode, DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY,
+    MIN_BUFFER_BYTES,
 };
 pub use lateness::LatenessHistogram;
 pub use recd_health;
@@ -70,6 +71,8 @@ pub use source::priority::nice_this_thread;
 pub use source::shm::service_types::channel_name;
 pub use source::shm::{iceoryx2_node, Flavor as ShmFlavor, ShmError};
 pub use source::stats::{BehindProbe, ReceiveThreadStatus};
+#[cfg(feature = "zenoh")]
+pub use source::zenoh::{wire as zenoh_wire, BareZenohCounts, BareZenohSubscriber, ZenohError};
 pub use survey::{survey, Survey, SurveyedTopic};
 pub use throttle::{ThrottleError, ThrottleRule};
 pub use topic::{ChannelSpec, TopicCounts};

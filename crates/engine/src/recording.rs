@@ -12,24 +12,26 @@ use recd_health::{ExpectError, Expectations, HealthTally};
 use recd_storage::{IoMode, Marker, WriteError};
 
 use crate::config::{PreTrigger, RecordingConfig, TopicSelection};
-use crate::handoff::{handoff, now_ns, Receiver};
+use crate::handoff::now_ns;
 use crate::health::HealthMonitor;
 use crate::live_selection::LiveSelection;
 use crate::registry::TopicRegistry;
 use crate::select::{PatternError, TopicFilter};
-use crate::source::dds::{DdsError, DdsSettings, DdsSource, DdsStopper};
-use crate::source::shm::poll::PollBounds;
-use crate::source::shm::{ShmError, ShmSettings, ShmSource};
+use crate::source::dds::{DdsError, DdsSource, DdsStopper};
+use crate::source::shm::{ShmError, ShmSource};
 use crate::source::stats::{BehindProbe, ReceiveStats};
-use crate::source::{Held, SelectionLink, SourceLink, SourceSettings};
-use crate::throttle::Throttles;
+#[cfg(feature = "zenoh")]
+use crate::source::zenoh::{ZenohError, ZenohSource};
 use crate::trigger::{TriggerError, TriggerRequest, TriggerWindow, Triggered};
 use crate::writer::{
     FilePlan, PreTriggerState, RecordingObserver, SourceFamily, SpaceGuard, Unobserved, Writer,
     WriterProgress, WriterReport, WriterRequests, WriterSetup,
 };
 
+mod sources;
 mod status;
+
+pub(crate) use sources::Sources;
 
 use status::{receive_thread_statuses, topic_statuses};
 pub use status::{BufferStatus, RecordingStatus, RecordingSummary, TopicStatus};
@@ -88,8 +90,15 @@ pub enum StartError {
     #[error(transparent)]
     Throttle(#[from] crate::ThrottleError),
     /// Neither source is enabled.
-    #[error("nothing to record: iceoryx2 is switched off and no DDS domain is given")]
+    #[error("nothing to record: iceoryx2 is switched off and no DDS or Zenoh domain is given")]
     NoSource,
+    /// The Zenoh source could not join the network.
+    #[cfg(feature = "zenoh")]
+    #[error(transparent)]
+    Zenoh(#[from] ZenohError),
+    /// The Zenoh source is asked for, but recd was built without it.
+    #[error("recd was built without the Zenoh source (cargo feature `zenoh`)")]
+    ZenohNotBuilt,
     /// The DDS source could not join its domain.
     #[error(transparent)]
     Dds(#[from] DdsError),
@@ -158,6 +167,9 @@ pub struct Recording {
     pre_trigger: Option<PreTrigger>,
     shm: Option<JoinHandle<()>>,
     dds: Option<(JoinHandle<()>, DdsStopper)>,
+    /// The Zenoh source's thread.
+    #[cfg(feature = "zenoh")]
+    zenoh: Option<JoinHandle<()>>,
     /// One per source family: a session recording both writes files of each.
     writers: Vec<WriterThread>,
     registry: Arc<TopicRegistry>,
@@ -198,25 +210,28 @@ impl Recording {
             selection,
             dds,
             shm,
+            #[cfg(feature = "zenoh")]
+            zenoh,
         } = sources;
         let (dds, dds_receivers) = dds.unzip();
         let (shm, shm_receivers) = shm.unzip();
-        let receive_stats: Vec<_> = (shm.iter().map(ShmSource::stats))
+        #[cfg(feature = "zenoh")]
+        let (zenoh, zenoh_receivers) = zenoh.unzip();
+        #[allow(unused_mut)]
+        let mut receive_stats: Vec<_> = (shm.iter().map(ShmSource::stats))
             .chain(dds.iter().map(DdsSource::stats))
             .collect();
+        #[cfg(feature = "zenoh")]
+        receive_stats.extend(zenoh.iter().map(ZenohSource::stats));
         let started_ns = now_ns();
         let metadata = recorder_metadata(&config, started_ns);
         let paused = Arc::new(AtomicBool::new(config.start_paused));
-        let both_families = shm_receivers.is_some() && dds_receivers.is_some();
-        let first_family = if shm_receivers.is_some() {
-            SourceFamily::Iceoryx2
-        } else {
-            SourceFamily::Dds
-        };
+        let families = SourceFamily::recorded(&config);
+        let first_family = families[0];
         let expectations = Arc::new(Expectations::new(&config.expect)?);
         let create_writer = |family, receivers, receive: Option<Arc<ReceiveStats>>| {
             let pre_trigger = config.pre_trigger.as_ref().map(|pre_trigger| {
-                let share = if both_families { 2 } else { 1 };
+                let share = families.len() as u64;
                 PreTriggerState::new(pre_trigger, pre_trigger.buffer_bytes / share)
             });
             let requests = Arc::new(WriterRequests::new(paused.clone()));
@@ -266,12 +281,22 @@ impl Recording {
             )?),
             None => None,
         };
-        let io_mode = shm_writer
-            .iter()
-            .chain(&dds_writer)
+        #[cfg(feature = "zenoh")]
+        let zenoh_writer = match zenoh_receivers {
+            Some(receivers) => Some(create_writer(
+                SourceFamily::Zenoh,
+                receivers,
+                zenoh.as_ref().map(ZenohSource::stats),
+            )?),
+            None => None,
+        };
+        #[allow(unused_mut)]
+        let mut io_modes: Vec<IoMode> = (shm_writer.iter().chain(&dds_writer))
             .map(|(writer, _, _)| writer.io_mode())
-            .next()
-            .unwrap_or(IoMode::Buffered);
+            .collect();
+        #[cfg(feature = "zenoh")]
+        io_modes.extend(zenoh_writer.iter().map(|(writer, _, _)| writer.io_mode()));
+        let io_mode = io_modes.first().copied().unwrap_or(IoMode::Buffered);
         let mut writers = Vec::new();
         // Should a receive thread not start, its writer waits for a stop mark that will
         // never come; it is detached and ends with the process.
@@ -289,6 +314,20 @@ impl Recording {
                     spawn("recd-dds-receive", "DDS receive", move || source.run())?,
                     stopper,
                 ))
+            }
+            _ => None,
+        };
+        #[cfg(feature = "zenoh")]
+        let zenoh = match (zenoh, zenoh_writer) {
+            (Some(mut source), Some((writer, progress, requests))) => {
+                let writer = spawn("recd-zenoh-writer", "Zenoh writer", move || writer.run())?;
+                source.set_consumer_thread(writer.thread().clone());
+                writers.push(WriterThread {
+                    writer,
+                    progress,
+                    requests,
+                });
+                Some(spawn("recd-zenoh", "Zenoh source", move || source.run())?)
             }
             _ => None,
         };
@@ -316,6 +355,8 @@ impl Recording {
             pre_trigger: config.pre_trigger.clone(),
             shm,
             dds,
+            #[cfg(feature = "zenoh")]
+            zenoh,
             writers,
             registry,
             receive_stats,
@@ -461,6 +502,19 @@ impl Recording {
                 .dds
                 .as_ref()
                 .is_none_or(|(thread, _)| !thread.is_finished())
+            && self.zenoh_alive()
+    }
+
+    #[cfg(feature = "zenoh")]
+    fn zenoh_alive(&self) -> bool {
+        self.zenoh
+            .as_ref()
+            .is_none_or(|thread| !thread.is_finished())
+    }
+
+    #[cfg(not(feature = "zenoh"))]
+    fn zenoh_alive(&self) -> bool {
+        true
     }
 
     /// Receives what is waiting, writes it, finishes every file and reports.
@@ -474,6 +528,12 @@ impl Recording {
         }
         if let Some(thread) = self.shm {
             thread.join().map_err(|_| StopError::Panicked("receive"))?;
+        }
+        #[cfg(feature = "zenoh")]
+        if let Some(thread) = self.zenoh {
+            thread
+                .join()
+                .map_err(|_| StopError::Panicked("Zenoh source"))?;
         }
         let mut files = Vec::new();
         let mut write_error = None;
@@ -496,84 +556,6 @@ impl Recording {
             receive_threads: receive_thread_statuses(&self.receive_stats),
             required: self.registry.required(),
             health,
-        })
-    }
-}
-
-/// The sources of a recording, open and not yet running, each with its handoffs'
-/// receiving ends.
-pub(crate) struct Sources {
-    pub stop: Arc<AtomicBool>,
-    pub registry: Arc<TopicRegistry>,
-    /// Changes of the selection while recording, taken by every source.
-    pub selection: Arc<LiveSelection>,
-    pub dds: Option<(DdsSource, Vec<Receiver<Held>>)>,
-    pub shm: Option<(ShmSource, Vec<Receiver<Held>>)>,
-}
-
-impl Sources {
-    /// Joins the DDS domain and opens iceoryx2, as `config` asks.
-    pub fn open(config: &RecordingConfig) -> Result<Self, StartError> {
-        let filter = TopicFilter::new(&config.topics)?;
-        if !config.iceoryx2 && config.dds.is_none() {
-            return Err(StartError::NoSource);
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let registry = Arc::new(TopicRegistry::default());
-        let sources = usize::from(config.iceoryx2) + usize::from(config.dds.is_some());
-        let selection = Arc::new(LiveSelection::new(sources));
-        let common = SourceSettings {
-            filter,
-            throttles: Throttles::new(&config.throttles)?,
-            zero_copy_threshold: config.zero_copy_threshold,
-            discovery_interval: config.discovery_interval,
-            receive_priority: config.receive_priority,
-        };
-        let link = |source, id| {
-            let (tx, rx) = handoff(&config.ring);
-            let link = SourceLink {
-                tx,
-                registry: registry.clone(),
-                stop: stop.clone(),
-                stats: Arc::new(ReceiveStats::new(source)),
-                selection: SelectionLink::new(selection.clone(), id),
-            };
-            (link, vec![rx])
-        };
-        let dds = match &config.dds {
-            Some(dds_config) => {
-                let settings = DdsSettings {
-                    common: common.clone(),
-                    config: dds_config.clone(),
-                    receive_delay: config.test_hooks.receive_delay,
-                };
-                let (link, receivers) = link("dds", 0);
-                Some((DdsSource::open(settings, link)?, receivers))
-            }
-            None => None,
-        };
-        let shm = if config.iceoryx2 {
-            let settings = ShmSettings {
-                common,
-                prefix: config.iceoryx2_prefix.clone(),
-                poll_bounds: PollBounds {
-                    shortest: config.min_poll_interval,
-                    longest: config.max_poll_interval,
-                },
-                spill_bytes: config.spill_bytes,
-                receive_delay: config.test_hooks.receive_delay,
-            };
-            let (link, receivers) = link("iceoryx2", usize::from(config.dds.is_some()));
-            Some((ShmSource::open(settings, link)?, receivers))
-        } else {
-            None
-        };
-        Ok(Self {
-            stop,
-            registry,
-            selection,
-            dds,
-            shm,
         })
     }
 }

@@ -67,6 +67,12 @@ impl TopicFilter {
         })
     }
 
+    /// Whether nothing was asked for by name or type: every topic is recorded (but those
+    /// excluded).
+    pub fn selects_everything(&self) -> bool {
+        self.everything
+    }
+
     /// Whether include patterns were given (without, everything is included).
     pub fn has_include_patterns(&self) -> bool {
         self.include.is_some()

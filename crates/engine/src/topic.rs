@@ -141,6 +141,11 @@ impl TopicCounters {
         }
     }
 
+    /// Notes a sample whose loss cannot be counted (it carries no sequence number).
+    pub(crate) fn mark_unknown_loss(&self) {
+        self.receive.unknown_loss.store(true, Ordering::Relaxed);
+    }
+
     pub(crate) fn add_written(&self, bytes: u64) {
         self.write.written.fetch_add(1, Ordering::Relaxed);
         self.write.bytes_written.fetch_add(bytes, Ordering::Relaxed);

@@ -363,9 +363,10 @@ fn writer_for(
     )
 }
 
-/// Whether `channel` was recorded from DDS.
+/// Whether `channel` was recorded from DDS: CDR, and not from Zenoh (whose channels are
+/// CDR too, see [`crate::zenoh::is_zenoh`]).
 pub fn is_dds(channel: &RecordedChannel) -> bool {
-    channel.message_encoding == keys::MESSAGE_ENCODING
+    channel.message_encoding == keys::MESSAGE_ENCODING && !crate::zenoh::is_zenoh(channel)
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! Plays recorded MCAP files back (`rec play`): every message of the selected channels,
 //! each at its recorded time relative to the first divided by the rate, to the transport
-//! it was recorded from. Split files of a session play as one stream; the iceoryx2 and DDS
-//! files of a mixed session are merged by time.
+//! it was recorded from. Split files of a session play as one stream; the iceoryx2, DDS
+//! and Zenoh files of a mixed session are merged by time.
 //!
 //! iceoryx2 channels go to services of the same name with the recorded type details
 //! ([`shm`]); each message is copied from the file straight into a loaned sample, user
 //! header included. DDS channels go to rustdds writers with the recorded DDS names, key
-//! kind and QoS ([`dds`]); each message leaves as the CDR it was recorded as.
+//! kind and QoS ([`dds`]); each message leaves as the CDR it was recorded as. Zenoh
+//! channels (ROS 2 over rmw_zenoh) go to Zenoh publishers on the recorded key, announced
+//! and attached as rmw_zenoh's publishers are ([`zenoh`]).
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -19,6 +21,7 @@ mod reader;
 mod senders;
 pub mod shm;
 mod timeline;
+pub mod zenoh;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -66,6 +69,11 @@ pub struct PlayOptions {
     pub dds_domain: u16,
     /// The addresses DDS may use; every interface when empty.
     pub dds_interfaces: Vec<IpAddr>,
+    /// Play Zenoh (rmw_zenoh) channels.
+    pub zenoh: bool,
+    /// How to join Zenoh; its `domain` is the ROS 2 domain played into (the first chunk
+    /// of every key), whatever the recorded one was.
+    pub zenoh_config: recd_engine::ZenohConfig,
     /// What to do with messages it cannot send on time.
     pub on_late: OnLate,
     /// Start paused (steer with a [`Steering`]).
@@ -128,6 +136,8 @@ impl Default for PlayOptions {
             dds: true,
             dds_domain: 0,
             dds_interfaces: Vec::new(),
+            zenoh: true,
+            zenoh_config: recd_engine::ZenohConfig::new(0),
             on_late: OnLate::Keep,
             start_paused: false,
             delay: Duration::ZERO,
@@ -242,6 +252,9 @@ pub enum PlayError {
     /// DDS could not be set up.
     #[error("{0}")]
     Dds(String),
+    /// Zenoh could not be set up.
+    #[error("{0}")]
+    Zenoh(String),
     /// A sending thread could not be started.
     #[error("cannot start a sending thread: {0}")]
     Thread(std::io::Error),
@@ -396,7 +409,8 @@ fn open_outputs(
     let mut first: Option<u64> = None;
     let mut last: Option<u64> = None;
     let mut channels: BTreeMap<String, RecordedChannel> = BTreeMap::new();
-    // Files by their channels' message encodings: one stream per source family.
+    // Files by their channels' message encodings (and whether they came from Zenoh, CDR
+    // as DDS's): one stream per source family.
     let mut streams: BTreeMap<Vec<String>, Vec<PathBuf>> = BTreeMap::new();
     // The files holding DDS channels, where their first messages are looked for.
     let mut dds_files = Vec::new();
@@ -407,7 +421,9 @@ fn open_outputs(
         }
         last = last.max(info.end_time);
         let mut encodings: Vec<String> = Vec::new();
+        let mut from_zenoh = false;
         for channel in info.channels {
+            from_zenoh |= channel.metadata.contains_key(recd_storage::zenoh::KEY_EXPR);
             if !encodings.contains(&channel.message_encoding) {
                 encodings.push(channel.message_encoding.clone());
             }
@@ -423,9 +439,13 @@ fn open_outputs(
                 });
         }
         encodings.sort();
-        if encodings
-            .iter()
-            .any(|e| e == recd_storage::dds::MESSAGE_ENCODING)
+        if from_zenoh {
+            encodings.push("(zenoh)".into());
+        }
+        if !from_zenoh
+            && encodings
+                .iter()
+                .any(|e| e == recd_storage::dds::MESSAGE_ENCODING)
         {
             dds_files.push(file.clone());
         }

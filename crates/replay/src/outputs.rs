@@ -1,5 +1,6 @@
-//! Where each played channel goes: an iceoryx2 service ([`shm`](crate::shm)) or a DDS
-//! writer ([`dds`](crate::dds)), chosen by how it was recorded; channels left out, and why.
+//! Where each played channel goes: an iceoryx2 service ([`shm`](crate::shm)), a DDS
+//! writer ([`dds`](crate::dds)) or a Zenoh publisher ([`zenoh`](crate::zenoh)), chosen by
+//! how it was recorded; channels left out, and why.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -10,6 +11,8 @@ use recd_storage::RecordedChannel;
 
 use crate::dds::{self, DdsOutput, DdsTopic, CDR_LE};
 use crate::shm::{self, ShmOutput, ShmTopic};
+#[cfg(feature = "zenoh")]
+use crate::zenoh::{ZenohOutput, ZenohTopic};
 use crate::{PlayError, PlayOptions};
 
 /// One channel's output.
@@ -18,6 +21,9 @@ pub enum Output {
     Shm(Box<ShmTopic>),
     /// A DDS writer.
     Dds(DdsTopic),
+    /// A Zenoh publisher, as rmw_zenoh's.
+    #[cfg(feature = "zenoh")]
+    Zenoh(ZenohTopic),
 }
 
 /// A message made ready to leave: for iceoryx2 copied into its loan already.
@@ -26,6 +32,9 @@ pub enum Prepared<'a> {
     Shm(shm::FilledSample),
     /// A DDS message and its writer.
     Dds(&'a DdsTopic, Bytes),
+    /// A Zenoh message and its publisher.
+    #[cfg(feature = "zenoh")]
+    Zenoh(&'a ZenohTopic, Bytes),
 }
 
 impl Prepared<'_> {
@@ -34,6 +43,8 @@ impl Prepared<'_> {
         match self {
             Self::Shm(sample) => ShmTopic::send_filled(sample),
             Self::Dds(topic, data) => topic.send(data),
+            #[cfg(feature = "zenoh")]
+            Self::Zenoh(topic, data) => topic.send(data),
         }
     }
 }
@@ -45,14 +56,18 @@ impl Output {
         match self {
             Self::Shm(topic) => topic.fill(data).map(Prepared::Shm),
             Self::Dds(topic) => Ok(Prepared::Dds(topic, data.clone())),
+            #[cfg(feature = "zenoh")]
+            Self::Zenoh(topic) => Ok(Prepared::Zenoh(topic, data.clone())),
         }
     }
 
-    /// Subscribers (matched readers) now.
+    /// Subscribers (matched readers) now; for Zenoh 1 while any matches.
     pub fn subscribers(&self) -> usize {
         match self {
             Self::Shm(topic) => topic.subscribers(),
             Self::Dds(topic) => topic.subscribers(),
+            #[cfg(feature = "zenoh")]
+            Self::Zenoh(topic) => topic.subscribers(),
         }
     }
 
@@ -74,6 +89,8 @@ pub struct Outputs {
     pub clock: Option<DdsTopic>,
     _shm: Option<ShmOutput>,
     _dds: Option<DdsOutput>,
+    #[cfg(feature = "zenoh")]
+    _zenoh: Option<ZenohOutput>,
 }
 
 /// A selected channel and what is known before playing it.
@@ -95,6 +112,8 @@ impl Outputs {
         let mut topics = BTreeMap::new();
         let mut shm_node = None;
         let mut dds_participant = None;
+        #[cfg(feature = "zenoh")]
+        let mut zenoh_session: Option<ZenohOutput> = None;
         for plan in planned {
             let channel = plan.channel;
             let played_as = options
@@ -116,6 +135,26 @@ impl Outputs {
                 Output::Shm(Box::new(
                     node.open(channel, played_as).map_err(PlayError::Shm)?,
                 ))
+            } else if crate::zenoh::is_zenoh(channel) {
+                if !options.zenoh {
+                    skipped.insert(channel.topic.clone(), "left out by --no-zenoh".into());
+                    continue;
+                }
+                #[cfg(feature = "zenoh")]
+                {
+                    let session = match &mut zenoh_session {
+                        Some(session) => session,
+                        none => none.insert(
+                            ZenohOutput::new(&options.zenoh_config).map_err(PlayError::Zenoh)?,
+                        ),
+                    };
+                    Output::Zenoh(session.open(channel, played_as).map_err(PlayError::Zenoh)?)
+                }
+                #[cfg(not(feature = "zenoh"))]
+                {
+                    skipped.insert(channel.topic.clone(), crate::zenoh::WITHOUT_ZENOH.into());
+                    continue;
+                }
             } else if dds::is_dds(channel) {
                 if !options.dds {
                     skipped.insert(channel.topic.clone(), "left out by --no-dds".into());
@@ -152,6 +191,8 @@ impl Outputs {
             clock,
             _shm: shm_node,
             _dds: dds_participant,
+            #[cfg(feature = "zenoh")]
+            _zenoh: zenoh_session,
         })
     }
 

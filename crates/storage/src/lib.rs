@@ -48,6 +48,7 @@ mod space;
 mod trigger;
 mod wire;
 mod writer;
+pub mod zenoh;
 
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use compression::Compression;

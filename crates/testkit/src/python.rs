@@ -74,6 +74,12 @@ pub fn shm_camera(args: &[&str]) -> Child {
 
 /// Starts `tests/python/<script>` with `args`, stdout and stderr piped (Cyclone DDS on
 /// loopback only).
+/// Starts `tests/python/zenoh_node.py` (a ROS 2 node on rmw_zenoh played with Python
+/// `eclipse-zenoh`, and the router it talks through) with `args`.
+pub fn zenoh_node(args: &[&str]) -> Child {
+    spawn_script("zenoh_node.py", args)
+}
+
 pub(crate) fn spawn_script(script: &str, args: &[&str]) -> Child {
     Command::new(python())
         .arg(python_file(script))

@@ -9,6 +9,7 @@ mod remote;
 mod signing;
 mod units;
 mod upload;
+mod zenoh;
 
 pub use encryption::EncryptionConfig;
 pub use http::{HttpConfig, PresetConfig};
@@ -16,6 +17,7 @@ pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;
 pub use signing::SigningConfig;
 pub use upload::{UploadConfig, DEFAULT_MAX_DELAY};
+pub use zenoh::ZenohSection;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -90,6 +92,9 @@ pub struct DaemonConfig {
     /// Tamper evidence: each closed file enters its session's hash chain, signed with
     /// this key; off while `key_file` is not set.
     pub signing: SigningConfig,
+    /// ROS 2 over Zenoh (rmw_zenoh): the domain every session records, and how recd
+    /// joins the Zenoh network.
+    pub zenoh: ZenohSection,
 }
 
 /// Recording settings every session starts from.
@@ -160,7 +165,8 @@ pub struct SessionDefaults {
     pub dds_domain: Option<u16>,
     /// Addresses of the network interfaces DDS uses; empty means every interface.
     pub dds_interfaces: Vec<std::net::IpAddr>,
-    /// Directories with ROS 2 `.msg` files, searched before `AMENT_PREFIX_PATH`.
+    /// Directories with ROS 2 `.msg` files, searched before `AMENT_PREFIX_PATH` (for
+    /// DDS and Zenoh topics alike).
     pub dds_message_dirs: Vec<PathBuf>,
     /// Bytes of samples each DDS topic's reader holds until the receive thread takes
     /// them (64 to 16,384 of the topic's largest samples).
@@ -185,6 +191,10 @@ pub struct SessionDefaults {
     /// Never record topics whose message type matches one of these globs (added to a
     /// session's own `--exclude-topic-type`).
     pub exclude_topic_types: Vec<String>,
+    /// The `[zenoh]` table, which sessions record Zenoh with (copied from it when the
+    /// configuration is read; not a key of `[recording]`).
+    #[serde(skip)]
+    pub zenoh: ZenohSection,
 }
 
 impl Default for DaemonConfig {
@@ -209,6 +219,7 @@ impl Default for DaemonConfig {
             preset: Vec::new(),
             rule: Vec::new(),
             signing: SigningConfig::default(),
+            zenoh: ZenohSection::default(),
         }
     }
 }
@@ -244,6 +255,7 @@ impl Default for SessionDefaults {
             finish_while_recording: false,
             topic_types: Vec::new(),
             exclude_topic_types: Vec::new(),
+            zenoh: ZenohSection::default(),
         }
     }
 }
@@ -293,7 +305,7 @@ impl DaemonConfig {
 
     /// Parses TOML text; the error names the offending key and line.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let config: Self = toml::from_str(text).map_err(|error| {
+        let mut config: Self = toml::from_str(text).map_err(|error| {
             let message = error.to_string().trim_end().to_string();
             if message.contains("unknown field `direct_io`") {
                 format!("{message}\n`direct_io` was replaced by `io_mode = \"auto\"` (the default), \"direct\" or \"buffered\"")
@@ -310,6 +322,9 @@ impl DaemonConfig {
                 .map_err(|e| format!("[encryption] recipients: {e}"))?;
         }
         config.remote_control.validate()?;
+        config.zenoh.validate()?;
+        // Sessions take their Zenoh settings with the rest of their defaults.
+        config.recording.zenoh = config.zenoh.clone();
         recd_health::Expectations::new(&config.expect).map_err(|e| format!("[[expect]]: {e}"))?;
         for rule in &config.topic {
             rule.check().map_err(|e| format!("[[topic]]: {e}"))?;

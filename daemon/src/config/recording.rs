@@ -214,6 +214,10 @@ impl SessionDefaults {
                     reader_memory: self.dds_reader_memory.as_u64(),
                     receive_buffer_bytes: self.dds_receive_buffer.as_u64() as usize,
                 }),
+            zenoh: request
+                .zenoh_domain
+                .or(self.zenoh.domain)
+                .map(|domain| self.zenoh.source(domain, &self.dds_message_dirs)),
             ..RecordingConfig::default()
         })
     }

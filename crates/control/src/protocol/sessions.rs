@@ -31,7 +31,11 @@ pub struct StartRequest {
     pub crc: bool,
     /// Record DDS / ROS 2 topics of this domain too (overrides recd's configuration).
     pub dds_domain: Option<u16>,
-    /// Leave iceoryx2 shared memory out (a DDS-only session).
+    /// Record ROS 2 topics over Zenoh (rmw_zenoh) of this domain too (overrides recd's
+    /// `[zenoh] domain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zenoh_domain: Option<u16>,
+    /// Leave iceoryx2 shared memory out (a DDS- or Zenoh-only session).
     pub no_iceoryx2: bool,
     /// How to write the files: `auto`, `direct` or `buffered` (overrides recd's
     /// `io_mode`).

@@ -14,6 +14,8 @@ pub(crate) mod priority;
 pub(crate) mod shm;
 pub(crate) mod spill;
 pub(crate) mod stats;
+#[cfg(feature = "zenoh")]
+pub(crate) mod zenoh;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,15 +35,19 @@ use crate::topic::Topic;
 pub(crate) enum Held {
     /// A shared-memory sample: the publisher gets its memory back once it is written.
     Shm(shm::ShmSample),
-    /// A DDS sample's complete CDR bytes, received into the heap.
+    /// A DDS sample's complete CDR bytes, received into the heap (also a Zenoh sample
+    /// that came in pieces).
     Dds(Vec<u8>),
+    /// A Zenoh sample's bytes in one piece, in Zenoh's own buffer.
+    #[cfg(feature = "zenoh")]
+    Zenoh(::zenoh::bytes::ZBytes),
 }
 
 impl LoanedBytes for Held {
     fn user_header(&self) -> &[u8] {
         match self {
             Held::Shm(sample) => sample.user_header(),
-            Held::Dds(_) => &[],
+            _ => &[],
         }
     }
 
@@ -49,13 +55,16 @@ impl LoanedBytes for Held {
         match self {
             Held::Shm(sample) => sample.payload(),
             Held::Dds(bytes) => bytes,
+            // Only a payload of one slice is held this way.
+            #[cfg(feature = "zenoh")]
+            Held::Zenoh(bytes) => bytes.slices().next().unwrap_or(&[]),
         }
     }
 
     fn settle(&mut self) -> bool {
         match self {
             Held::Shm(sample) => sample.settle(),
-            Held::Dds(_) => true,
+            _ => true,
         }
     }
 }
@@ -183,6 +192,13 @@ impl<K: PartialEq> SequenceGaps<K> {
                 0
             }
         }
+    }
+
+    /// Whether `sequence` of `publisher` was noted already (a sample received twice).
+    pub fn seen(&self, publisher: &K, sequence: u64) -> bool {
+        self.last
+            .iter()
+            .any(|(id, last)| id == publisher && sequence <= *last)
     }
 
     /// Whether `publisher` sent a sample before.

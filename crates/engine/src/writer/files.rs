@@ -99,15 +99,31 @@ pub(crate) enum SourceFamily {
     Iceoryx2,
     /// DDS / ROS 2 topics.
     Dds,
+    /// ROS 2 topics over Zenoh (rmw_zenoh).
+    Zenoh,
 }
 
 impl SourceFamily {
+    /// The families of sources `config` records, each writing files of its own, in the
+    /// order of their receive threads: iceoryx2, DDS, Zenoh.
+    pub fn recorded(config: &RecordingConfig) -> Vec<Self> {
+        [
+            (config.iceoryx2, Self::Iceoryx2),
+            (config.dds.is_some(), Self::Dds),
+            (config.zenoh.is_some(), Self::Zenoh),
+        ]
+        .into_iter()
+        .filter_map(|(on, family)| on.then_some(family))
+        .collect()
+    }
+
     /// What it is called in file names: `<file_prefix>_<family>_<NNNN>.mcap` when a
     /// recording has both families.
     fn name(self) -> &'static str {
         match self {
             SourceFamily::Iceoryx2 => "iceoryx2",
             SourceFamily::Dds => "dds",
+            SourceFamily::Zenoh => "zenoh",
         }
     }
 }
@@ -142,7 +158,7 @@ impl FilePlan {
         observer: Arc<dyn RecordingObserver>,
         receive: Option<Arc<ReceiveStats>>,
     ) -> Self {
-        let both_families = config.iceoryx2 && config.dds.is_some();
+        let both_families = SourceFamily::recorded(config).len() > 1;
         Self {
             dir: config.output_dir.clone(),
             prefix: if both_families {
@@ -154,13 +170,15 @@ impl FilePlan {
             options: WriterOptions {
                 data_crc: config.crc,
                 zero_copy_threshold: match family {
-                    SourceFamily::Dds => config.zero_copy_threshold.max(DDS_IN_PLACE_MIN),
+                    SourceFamily::Dds | SourceFamily::Zenoh => {
+                        config.zero_copy_threshold.max(DDS_IN_PLACE_MIN)
+                    }
                     SourceFamily::Iceoryx2 => config.zero_copy_threshold,
                 },
                 io_mode: config.io_mode,
                 // rosbag2's readers (rosbags among them) require the profile.
                 profile: match family {
-                    SourceFamily::Dds => "ros2".to_string(),
+                    SourceFamily::Dds | SourceFamily::Zenoh => "ros2".to_string(),
                     SourceFamily::Iceoryx2 => String::new(),
                 },
                 durability: Durability {

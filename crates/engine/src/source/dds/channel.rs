@@ -98,6 +98,17 @@ pub(crate) fn channel_spec(
     {
         metadata.insert(dds_keys::TOPIC_TYPE_HASH.to_string(), hash);
     }
+    ros2_channel(naming, metadata, definitions)
+}
+
+/// The channel of a topic of `naming` (recorded as CDR) with `metadata`: a ROS 2 type's
+/// schema is its message definition (`ros2msg`), another's is named only (`omgidl`);
+/// and, when the definition is missing, why.
+pub(crate) fn ros2_channel(
+    naming: &Naming,
+    metadata: BTreeMap<String, String>,
+    definitions: &mut Definitions,
+) -> (ChannelSpec, Option<String>) {
     let (schema_encoding, definition) = if naming.ros_type {
         (
             msgdef::SCHEMA_ENCODING,

@@ -441,7 +441,7 @@ impl Discovery {
 }
 
 /// Whether `filter` selects the DDS topic `dds_topic` of type `dds_type`.
-pub(super) fn selected(filter: &TopicFilter, dds_topic: &str, dds_type: &str) -> bool {
+pub(in crate::source) fn selected(filter: &TopicFilter, dds_topic: &str, dds_type: &str) -> bool {
     if dds_topic.starts_with("DCPS") {
         return false;
     }

@@ -12,7 +12,7 @@
 //! nothing: the benchmarks' reference for what recd adds to rustdds.
 
 mod bare;
-mod channel;
+pub(super) mod channel;
 mod discovery;
 mod exchange;
 mod qos;
@@ -31,6 +31,7 @@ use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicyBuilder};
 use recd_ros2::msgdef::MessageDefinitions;
 
 pub use bare::{BareCounts, BareDdsReader};
+pub(in crate::source) use discovery::selected;
 
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::config::DdsConfig;

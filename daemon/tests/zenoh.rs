@@ -1,0 +1,419 @@
+//! The Zenoh source as a user runs it: the real recd and rec, ROS 2 nodes on rmw_zenoh
+//! played by Python `eclipse-zenoh` (a Zenoh none of us wrote: liveliness tokens, keys,
+//! attachments and CDR as rmw_zenoh writes them, each node its own router), over TCP on
+//! loopback, and the files read back by `rosbags`, `mcap-ros2-support` and the `mcap`
+//! crate.
+//!
+//! Each test uses ROS 2 domains and ports of its own, so tests running at once do not see
+//! each other's topics.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Child;
+use std::time::Duration;
+
+use recd_testkit::{
+    read_ros2, recd_refused, ros2_fixtures, script_done, stopped_files, wait_until, zenoh_node,
+    Domain, Published, Recd,
+};
+use serde_json::Value;
+
+/// recd on a root directory and iceoryx2 domain of its own, connecting to `routers`.
+struct ZenohRecd {
+    recd: Recd,
+    _root: tempfile::TempDir,
+    _shm: Domain,
+}
+
+impl ZenohRecd {
+    fn start(routers: &[&Router]) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let shm = Domain::new();
+        let endpoints: Vec<String> = routers.iter().map(|r| r.endpoint()).collect();
+        let zenoh = format!("[zenoh]\nconnect = {endpoints:?}\n");
+        let recording = format!("dds_message_dirs = [{:?}]\n", ros2_fixtures());
+        let recd = Recd::start_configured(root.path(), &shm, &zenoh, &recording, &[]);
+        Self {
+            recd,
+            _root: root,
+            _shm: shm,
+        }
+    }
+}
+
+/// A free TCP port on loopback for a node's router.
+struct Router {
+    port: u16,
+}
+
+impl Router {
+    fn new() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Self { port }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("tcp/127.0.0.1:{}", self.port)
+    }
+
+    /// Starts a node (`zenoh_node.py` with `args`) as the router on this port and waits
+    /// until it listens.
+    fn node(&self, args: &[&str]) -> Child {
+        let endpoint = self.endpoint();
+        let mut all = vec!["--listen", endpoint.as_str()];
+        all.extend(args);
+        let child = zenoh_node(&all);
+        let listening = wait_until(Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+        });
+        assert!(listening, "the Zenoh node does not listen on {endpoint}");
+        child
+    }
+}
+
+fn published(child: Child) -> Published {
+    let published = script_done(child, Duration::from_secs(90));
+    assert_eq!(published.done["matched"], true, "{}", published.done);
+    published
+}
+
+/// The topic's per-topic counts in `rec status`.
+fn status_topic(recd: &Recd, session: &str, topic: &str) -> Option<Value> {
+    let status = recd.rec_json(&["status", session]);
+    status[0]["topics"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == topic)
+        .cloned()
+}
+
+fn wait_written(recd: &Recd, session: &str, topic: &str, count: u64) -> bool {
+    wait_until(Duration::from_secs(30), || {
+        status_topic(recd, session, topic).is_some_and(|t| t["written"] == count)
+    })
+}
+
+/// One recorded message as the `mcap` crate reads it.
+struct Recorded {
+    topic: String,
+    schema_name: String,
+    metadata: BTreeMap<String, String>,
+    data: Vec<u8>,
+}
+
+fn read_mcap(paths: &[PathBuf]) -> Vec<Recorded> {
+    let mut messages = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).unwrap();
+        for message in mcap::MessageStream::new(&bytes).unwrap() {
+            let message = message.unwrap();
+            let schema = message.channel.schema.clone().expect("a schema");
+            messages.push(Recorded {
+                topic: message.channel.topic.clone(),
+                schema_name: schema.name.clone(),
+                metadata: message.channel.metadata.clone(),
+                data: message.data.to_vec(),
+            });
+        }
+    }
+    messages
+}
+
+fn payloads(samples: &[Value], topic: &str) -> Vec<Vec<u8>> {
+    samples
+        .iter()
+        .filter(|s| s["topic"] == topic)
+        .map(|s| hex(s["hex"].as_str().unwrap()))
+        .collect()
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2() {
+    let (strings, blobs) = (Router::new(), Router::new());
+    let setup = ZenohRecd::start(&[&strings, &blobs]);
+    let recd = &setup.recd;
+    let talker = strings.node(&["--domain", "31", "--count", "50", "--rate", "100"]);
+    let blobber = blobs.node(&[
+        "--domain",
+        "31",
+        "--topic",
+        "/sensors/blob",
+        "--kind",
+        "blob",
+        "--size",
+        "3000",
+        "--count",
+        "20",
+        "--rate",
+        "50",
+        "--best-effort",
+    ]);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "zen",
+        "--zenoh-domain",
+        "31",
+        "--no-iceoryx2",
+    ]);
+    let chatter = published(talker);
+    let blob = published(blobber);
+    assert!(
+        wait_written(recd, "zen", "/chatter", 50) && wait_written(recd, "zen", "/sensors/blob", 20),
+        "not all written: {:?} {:?}",
+        status_topic(recd, "zen", "/chatter"),
+        status_topic(recd, "zen", "/sensors/blob")
+    );
+    for topic in ["/chatter", "/sensors/blob"] {
+        let counts = status_topic(recd, "zen", topic).unwrap();
+        assert_eq!(counts["received"], counts["written"], "{counts}");
+        assert_eq!(counts["lost"], 0, "{counts}");
+        assert_eq!(counts["dropped"], 0, "{counts}");
+    }
+    let stopped = recd.rec_json(&["stop", "zen"]);
+    let files = stopped_files(&stopped);
+    assert_eq!(files.len(), 1, "{stopped}");
+    assert!(
+        files[0].to_string_lossy().ends_with("_0000.mcap"),
+        "{files:?}"
+    );
+
+    let recorded = read_mcap(&files);
+    for (topic, samples) in [("/chatter", &chatter), ("/sensors/blob", &blob)] {
+        let got: Vec<Vec<u8>> = recorded
+            .iter()
+            .filter(|m| m.topic == topic)
+            .map(|m| m.data.clone())
+            .collect();
+        assert_eq!(
+            got,
+            payloads(&samples.samples, topic),
+            "{topic} byte for byte"
+        );
+    }
+    let first = recorded.iter().find(|m| m.topic == "/chatter").unwrap();
+    assert_eq!(first.schema_name, "std_msgs/msg/String");
+    assert!(
+        first.metadata["zenoh.key_expr"]
+            .starts_with("31/chatter/std_msgs::msg::dds_::String_/RIHS01_df668c74"),
+        "{:?}",
+        first.metadata
+    );
+    assert_eq!(
+        first.metadata["topic_type_hash"],
+        "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+    );
+    assert!(first.metadata["offered_qos_profiles"].contains("reliability: reliable"));
+    let blob_channel = recorded
+        .iter()
+        .find(|m| m.topic == "/sensors/blob")
+        .unwrap();
+    assert_eq!(blob_channel.schema_name, "recd_test/msg/Blob");
+    assert!(blob_channel.metadata["offered_qos_profiles"].contains("best_effort"));
+
+    let decoded = read_ros2(&files[0]);
+    for reader in ["rosbags", "mcap_ros2"] {
+        let strings: Vec<&Value> = decoded
+            .iter()
+            .filter(|m| m["reader"] == reader && m["topic"] == "/chatter")
+            .collect();
+        assert_eq!(strings.len(), 50, "{reader}");
+        assert_eq!(strings[0]["data"], "hello 1", "{reader}");
+        let blobs = decoded
+            .iter()
+            .filter(|m| m["reader"] == reader && m["topic"] == "/sensors/blob")
+            .count();
+        assert_eq!(blobs, 20, "{reader}");
+    }
+    let info = recd.rec(&["info", files[0].to_str().unwrap()]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("Zenoh"), "rec info names the source: {info}");
+}
+
+#[test]
+fn a_skipped_sequence_number_is_lost_and_a_publisher_restart_is_not() {
+    let router = Router::new();
+    let setup = ZenohRecd::start(&[&router]);
+    let recd = &setup.recd;
+    let node = router.node(&[
+        "--domain",
+        "32",
+        "--count",
+        "30",
+        "--rate",
+        "100",
+        "--skip",
+        "5",
+        "--restart-after",
+        "15",
+    ]);
+    recd.rec_json(&["start", "--name", "gaps", "--zenoh-domain", "32"]);
+    let sent = published(node);
+    assert_eq!(sent.samples.len(), 30);
+    assert!(
+        wait_written(recd, "gaps", "/chatter", 30),
+        "{:?}",
+        status_topic(recd, "gaps", "/chatter")
+    );
+    let counts = status_topic(recd, "gaps", "/chatter").unwrap();
+    assert_eq!(counts["received"], 30, "{counts}");
+    assert_eq!(
+        counts["lost"], 1,
+        "sequence number 5 was never sent; the restart (numbers from 1 again under a new GID) loses nothing: {counts}"
+    );
+    let stopped = recd.rec_json(&["stop", "gaps"]);
+    let files = stopped_files(&stopped);
+    assert!(
+        files
+            .iter()
+            .any(|f| f.to_string_lossy().contains("_zenoh_0000.mcap")),
+        "iceoryx2 recorded too: the Zenoh family has files of its own: {files:?}"
+    );
+}
+
+#[test]
+fn a_transient_local_message_published_before_recd_started_is_in_the_file_once() {
+    let router = Router::new();
+    let setup = ZenohRecd::start(&[&router]);
+    let recd = &setup.recd;
+    let go = setup._root.path().join("go");
+    let go_text = go.to_string_lossy().to_string();
+    let node = {
+        let endpoint = router.endpoint();
+        let child = std::process::Command::new(recd_testkit::python())
+            .arg(recd_testkit::python_file("zenoh_node.py"))
+            .args([
+                "--listen",
+                &endpoint,
+                "--domain",
+                "33",
+                "--topic",
+                "/map",
+                "--transient-local",
+                "--depth",
+                "5",
+                "--before",
+                "2",
+                "--count",
+                "3",
+                "--rate",
+                "20",
+            ])
+            .env("ZENOH_NODE_GO_FILE", &go_text)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(wait_until(Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", router.port)).is_ok()
+        }));
+        child
+    };
+    // The two samples are in the publisher's cache before recd starts.
+    std::thread::sleep(Duration::from_millis(500));
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "latched",
+        "--zenoh-domain",
+        "33",
+        "--no-iceoryx2",
+    ]);
+    assert!(
+        wait_written(recd, "latched", "/map", 2),
+        "the cached samples were not fetched: {:?}\n{}",
+        status_topic(recd, "latched", "/map"),
+        recd.log()
+    );
+    std::fs::write(&go, b"").unwrap();
+    let sent = published(node);
+    assert!(
+        wait_written(recd, "latched", "/map", 5),
+        "{:?}",
+        status_topic(recd, "latched", "/map")
+    );
+    let stopped = recd.rec_json(&["stop", "latched"]);
+    let recorded = read_mcap(&stopped_files(&stopped));
+    let got: Vec<Vec<u8>> = recorded
+        .iter()
+        .filter(|m| m.topic == "/map")
+        .map(|m| m.data.clone())
+        .collect();
+    assert_eq!(
+        got,
+        payloads(&sent.samples, "/map"),
+        "history first, then live, each once"
+    );
+}
+
+#[test]
+fn two_domains_recorded_at_once_stay_apart() {
+    let (first, second) = (Router::new(), Router::new());
+    let setup = ZenohRecd::start(&[&first, &second]);
+    let recd = &setup.recd;
+    let one = first.node(&["--domain", "34", "--count", "20", "--rate", "100"]);
+    let two = second.node(&[
+        "--domain", "35", "--count", "30", "--rate", "100", "--kind", "blob", "--topic",
+        "/chatter", "--size", "64",
+    ]);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "d34",
+        "--zenoh-domain",
+        "34",
+        "--no-iceoryx2",
+    ]);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "d35",
+        "--zenoh-domain",
+        "35",
+        "--no-iceoryx2",
+    ]);
+    let (one, two) = (published(one), published(two));
+    assert!(wait_written(recd, "d34", "/chatter", 20));
+    assert!(wait_written(recd, "d35", "/chatter", 30));
+    for (session, sent, domain) in [("d34", &one, "34"), ("d35", &two, "35")] {
+        let stopped = recd.rec_json(&["stop", session]);
+        let recorded = read_mcap(&stopped_files(&stopped));
+        assert!(recorded
+            .iter()
+            .all(|m| m.metadata["zenoh.domain"] == domain));
+        let got: Vec<Vec<u8>> = recorded.iter().map(|m| m.data.clone()).collect();
+        assert_eq!(got, payloads(&sent.samples, "/chatter"), "{session}");
+    }
+}
+
+#[test]
+fn a_zenoh_setting_zenoh_refuses_stops_recd_at_start_up_naming_it() {
+    let root = tempfile::tempdir().unwrap();
+    let config = root.path().join("recd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "socket = {:?}\ndata_dir = {:?}\n[zenoh]\nconnect = [\"nonsense\"]\n",
+            root.path().join("s"),
+            root.path().join("d")
+        ),
+    )
+    .unwrap();
+    let refused = recd_refused(&config);
+    assert!(
+        refused.contains("[zenoh]") && refused.contains("nonsense"),
+        "{refused}"
+    );
+}
