@@ -21,7 +21,7 @@ use std::time::Duration;
 use bytesize::ByteSize;
 use recd_daemon::config::{
     DaemonConfig, EncryptionConfig, HttpConfig, IncidentsConfig, PresetConfig, RemoteControlConfig,
-    SessionDefaults, SigningConfig, UploadConfig,
+    SessionDefaults, SigningConfig, UploadConfig, ZenohSection,
 };
 use recd_health::Expectation;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -237,7 +237,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
 
     // What the parser asks for, section by section: adds a key the populated
     // configuration leaves out (an optional one, absent from the serialized text).
-    let sections: [(&str, BTreeSet<String>); 10] = [
+    let sections: [(&str, BTreeSet<String>); 11] = [
         ("[recording]", accepted::<SessionDefaults>()),
         ("[incidents]", accepted::<IncidentsConfig>()),
         ("[upload]", accepted::<UploadConfig>()),
@@ -248,6 +248,7 @@ fn accepted_keys() -> BTreeMap<Heading, BTreeSet<String>> {
         ("[[rule]]", accepted::<recd_rules::RuleConfig>()),
         ("[encryption]", accepted::<EncryptionConfig>()),
         ("[signing]", accepted::<SigningConfig>()),
+        ("[zenoh]", accepted::<ZenohSection>()),
     ];
     for (section, fields) in sections {
         keys.entry(section.to_string()).or_default().extend(fields);

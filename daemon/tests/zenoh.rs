@@ -273,6 +273,29 @@ fn a_skipped_sequence_number_is_lost_and_a_publisher_restart_is_not() {
         counts["lost"], 1,
         "sequence number 5 was never sent; the restart (numbers from 1 again under a new GID) loses nothing: {counts}"
     );
+    // An incident over the whole session: the Zenoh family's files are cut apart.
+    let cut = recd.rec_json(&[
+        "trigger", "gaps", "--before", "60s", "--after", "0s", "--wait",
+    ]);
+    assert_eq!(cut["cut"], "cut", "{cut}");
+    let incident = recd.rec_json(&["incidents", "gaps"]);
+    let cut_files: Vec<PathBuf> = incident[0]["cut_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| PathBuf::from(f["path"].as_str().unwrap()))
+        .collect();
+    let zenoh_cut: Vec<&PathBuf> = cut_files
+        .iter()
+        .filter(|f| f.to_string_lossy().ends_with("_zenoh.mcap"))
+        .collect();
+    assert_eq!(zenoh_cut.len(), 1, "{incident}");
+    let in_cut = read_mcap(&[zenoh_cut[0].clone()]);
+    assert_eq!(
+        in_cut.iter().filter(|m| m.topic == "/chatter").count(),
+        30,
+        "the cut holds the Zenoh topic's messages of the window"
+    );
     let stopped = recd.rec_json(&["stop", "gaps"]);
     let files = stopped_files(&stopped);
     assert!(
@@ -416,4 +439,80 @@ fn a_zenoh_setting_zenoh_refuses_stops_recd_at_start_up_naming_it() {
         refused.contains("[zenoh]") && refused.contains("nonsense"),
         "{refused}"
     );
+}
+
+#[test]
+fn topics_changed_while_recording_lose_nothing_they_keep_and_rate_limits_apply() {
+    let (kept, added, limited) = (Router::new(), Router::new(), Router::new());
+    let setup = ZenohRecd::start(&[&kept, &added, &limited]);
+    let recd = &setup.recd;
+    let node = |router: &Router, topic: &str| {
+        router.node(&[
+            "--domain", "36", "--topic", topic, "--count", "300", "--rate", "100",
+        ])
+    };
+    let (kept_node, added_node, limited_node) = (
+        node(&kept, "/kept"),
+        node(&added, "/added"),
+        node(&limited, "/limited"),
+    );
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "change",
+        "--zenoh-domain",
+        "36",
+        "--no-iceoryx2",
+        "--topic",
+        "/kept",
+        "--topic",
+        "/limited",
+        "--max-rate",
+        "/limited=10",
+    ]);
+    assert!(wait_until(Duration::from_secs(30), || {
+        status_topic(recd, "change", "/kept")
+            .is_some_and(|t| t["written"].as_u64().unwrap_or(0) >= 50)
+    }));
+    recd.rec_json(&[
+        "topics-set",
+        "change",
+        "--add",
+        "/added",
+        "--remove",
+        "/limited",
+    ]);
+    let kept_sent = published(kept_node);
+    let added_sent = published(added_node);
+    published(limited_node);
+    assert!(
+        wait_written(recd, "change", "/kept", 300) && wait_written(recd, "change", "/added", 300),
+        "{:?} {:?}",
+        status_topic(recd, "change", "/kept"),
+        status_topic(recd, "change", "/added")
+    );
+    let limited_counts = status_topic(recd, "change", "/limited").unwrap();
+    let stopped = recd.rec_json(&["stop", "change"]);
+    let recorded = read_mcap(&stopped_files(&stopped));
+    let of = |topic: &str| -> Vec<Vec<u8>> {
+        recorded
+            .iter()
+            .filter(|m| m.topic == topic)
+            .map(|m| m.data.clone())
+            .collect()
+    };
+    assert_eq!(
+        of("/kept"),
+        payloads(&kept_sent.samples, "/kept"),
+        "kept across the change"
+    );
+    assert_eq!(of("/added"), payloads(&added_sent.samples, "/added"));
+    let filtered = limited_counts["filtered"].as_u64().unwrap();
+    let written = limited_counts["written"].as_u64().unwrap();
+    assert!(filtered > 0 && written > 0, "{limited_counts}");
+    assert!(
+        written * 5 < filtered,
+        "10 Hz of 100 Hz kept: {limited_counts}"
+    );
+    assert_eq!(of("/limited").len() as u64, written);
 }

@@ -364,15 +364,17 @@ impl Cutting {
     }
 }
 
-/// The source family of a session whose files carry none in their names: DDS when it
-/// records DDS without iceoryx2, else iceoryx2 (from its recording configuration).
+/// The source family of a session whose files carry none in their names (it records one
+/// source): DDS or Zenoh when it records that without iceoryx2, else iceoryx2 (from its
+/// recording configuration).
 fn single_family(config: &str) -> &'static str {
     let config: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
-    let dds = !config["dds"].is_null();
     let iceoryx2 = config["iceoryx2"].as_bool().unwrap_or(true);
-    if dds && !iceoryx2 {
-        "dds"
-    } else {
+    if iceoryx2 {
         "iceoryx2"
+    } else if !config["zenoh"].is_null() {
+        "zenoh"
+    } else {
+        "dds"
     }
 }

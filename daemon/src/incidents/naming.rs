@@ -59,7 +59,7 @@ fn safe(text: &str, longest: usize) -> String {
 }
 
 /// The source family of a session file from its name: `<prefix>_<family>_<NNNN>.mcap`
-/// or sealed `.mcap.age` (`iceoryx2`, `dds`) when a session has both; `None` for a single-family name.
+/// or sealed `.mcap.age` (`iceoryx2`, `dds`, `zenoh`) when a session has more than one; `None` for a single-family name.
 pub fn family_of(path: &Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?;
     let stem = name.strip_suffix(".age").unwrap_or(name);
@@ -68,7 +68,7 @@ pub fn family_of(path: &Path) -> Option<&'static str> {
     if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    ["iceoryx2", "dds"]
+    ["iceoryx2", "dds", "zenoh"]
         .into_iter()
         .find(|family| rest.ends_with(&format!("_{family}")))
 }
@@ -105,6 +105,10 @@ mod tests {
         assert_eq!(
             family_of(Path::new("/d/s/s_2026_dds_0003.mcap")),
             Some("dds")
+        );
+        assert_eq!(
+            family_of(Path::new("/d/s/s_2026_zenoh_0001.mcap")),
+            Some("zenoh")
         );
         assert_eq!(
             family_of(Path::new("/d/s/s_2026_iceoryx2_0000.mcap.age")),
