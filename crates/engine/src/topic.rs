@@ -142,6 +142,7 @@ impl TopicCounters {
     }
 
     /// Notes a sample whose loss cannot be counted (it carries no sequence number).
+    #[cfg_attr(not(feature = "zenoh"), allow(dead_code))]
     pub(crate) fn mark_unknown_loss(&self) {
         self.receive.unknown_loss.store(true, Ordering::Relaxed);
     }

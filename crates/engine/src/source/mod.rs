@@ -195,6 +195,7 @@ impl<K: PartialEq> SequenceGaps<K> {
     }
 
     /// Whether `sequence` of `publisher` was noted already (a sample received twice).
+    #[cfg_attr(not(feature = "zenoh"), allow(dead_code))]
     pub fn seen(&self, publisher: &K, sequence: u64) -> bool {
         self.last
             .iter()

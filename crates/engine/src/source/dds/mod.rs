@@ -31,6 +31,7 @@ use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicyBuilder};
 use recd_ros2::msgdef::MessageDefinitions;
 
 pub use bare::{BareCounts, BareDdsReader};
+#[cfg(feature = "zenoh")]
 pub(in crate::source) use discovery::selected;
 
 use super::{Retirements, SourceLink, SourceSettings};
