@@ -9,6 +9,7 @@ mod measure;
 mod sealed;
 mod table;
 mod throttle;
+mod zenoh;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -73,6 +74,9 @@ enum Cmd {
         #[arg(long)]
         chunk: usize,
     },
+    /// The Zenoh benchmark (`zenoh`) and its internal subcommands.
+    #[command(flatten)]
+    Zenoh(zenoh::ZenohCmd),
 }
 
 #[derive(clap::Args, Debug)]
@@ -92,6 +96,8 @@ struct RecordArgs {
     /// Leave iceoryx2 out (a DDS-only recording).
     #[arg(long)]
     no_iceoryx2: bool,
+    #[command(flatten)]
+    zenoh: zenoh::RecordZenoh,
 }
 
 /// How the recorder is configured: given to `run`, passed on to `record`.
@@ -282,6 +288,7 @@ fn main() -> ExitCode {
         Cmd::Record(args) => record(args),
         Cmd::BareDds { dds_domain, topic } => bare_dds(dds_domain, &topic),
         Cmd::PlainWrite { dir, bytes, chunk } => plain_write(&dir, bytes, chunk),
+        Cmd::Zenoh(command) => zenoh::main(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -617,13 +624,18 @@ fn record(args: RecordArgs) -> Result<(), String> {
     config.file_prefix = "bench".into();
     args.recorder.apply(&mut config);
     let identity = args.recorder.seal.then(|| sealed::seal(&mut config));
+    args.zenoh.apply(&mut config, args.msg_dir.as_deref());
     config.dds = args.dds_domain.map(|domain| DdsConfig {
         message_dirs: args.msg_dir.into_iter().collect(),
         ..loopback_dds(domain)
     });
     config.iceoryx2 = !args.no_iceoryx2;
     config.topics = TopicSelection {
-        include: vec![args.include],
+        // An empty `--include`: every topic.
+        include: Some(args.include)
+            .filter(|i| !i.is_empty())
+            .into_iter()
+            .collect(),
         ..TopicSelection::default()
     };
     let (tx, rx) = std::sync::mpsc::channel();
