@@ -258,6 +258,7 @@ fn a_skipped_sequence_number_is_lost_and_a_publisher_restart_is_not() {
         "5",
         "--restart-after",
         "15",
+        "--odd-token",
     ]);
     recd.rec_json(&["start", "--name", "gaps", "--zenoh-domain", "32"]);
     let sent = published(node);
@@ -273,6 +274,16 @@ fn a_skipped_sequence_number_is_lost_and_a_publisher_restart_is_not() {
         counts["lost"], 1,
         "sequence number 5 was never sent; the restart (numbers from 1 again under a new GID) loses nothing: {counts}"
     );
+    // A token of a shape rmw_zenoh never wrote is left alone, named in the log and the
+    // session's problems.
+    let log = recd.log();
+    assert!(
+        log.contains("a liveliness token of a format recd does not know")
+            && log.contains("/XX/%/%/talker/%odd"),
+        "{log}"
+    );
+    let status = recd.rec_json(&["status", "gaps"]);
+    assert!(status.to_string().contains("entity kind"), "{status}");
     // An incident over the whole session: the Zenoh family's files are cut apart.
     let cut = recd.rec_json(&[
         "trigger", "gaps", "--before", "60s", "--after", "0s", "--wait",

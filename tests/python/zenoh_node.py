@@ -121,6 +121,8 @@ def parse_args(argv):
     ap.add_argument("--best-effort", action="store_true")
     ap.add_argument("--skip", type=int, action="append", default=[])
     ap.add_argument("--restart-after", type=int)
+    ap.add_argument("--odd-token", action="store_true",
+                    help="also declare a token of an entity kind rmw_zenoh never wrote (XX)")
     ap.add_argument("--wait-match", type=float, default=30.0)
     ap.add_argument("--linger", type=float, default=1.0)
     return ap.parse_args(argv)
@@ -135,6 +137,10 @@ def main(argv) -> int:
     config.insert_json5("timestamping/enabled", '{"router": true, "peer": true, "client": true}')
     session = zenoh.open(config)
     publisher = Publisher(session, args, entity_id=1)
+    odd = None
+    if args.odd_token:
+        odd = session.liveliness().declare_token(
+            f"@ros2_lv/{args.domain}/{session.zid()}/0/9/XX/%/%/{args.node}/%odd")
     sent = 0
     for _ in range(args.before):
         seq = publisher.put(cdr(args.kind, publisher.seq + 1, args.size))
@@ -173,6 +179,8 @@ def main(argv) -> int:
             time.sleep(period)
     time.sleep(args.linger)
     publisher.close()
+    if odd is not None:
+        odd.undeclare()
     emit({"done": True, "sent": sent, "matched": matched})
     session.close()
     return 0

@@ -27,6 +27,7 @@ fn start_full() -> StartRequest {
         max_duration_ms: Some(600_000),
         crc: true,
         dds_domain: Some(42),
+        zenoh_domain: Some(7),
         no_iceoryx2: true,
         io_mode: Some("direct".into()),
         max_files: Some(12),

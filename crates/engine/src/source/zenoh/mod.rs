@@ -283,19 +283,17 @@ impl ZenohSource {
         }
     }
 
-    /// Names a token recd cannot read, once per format.
+    /// Names a token recd cannot read, once per format, in the log and the status.
     fn refuse_token(&mut self, key: &str, error: token::TokenError) {
         let format = error.format();
         if self.refused.contains(&format) {
             return;
         }
         self.refused.push(format);
-        self.registry.note_problem(
-            SOURCE,
-            format!(
-                "a liveliness token of a format recd does not know is left alone ({error}): {key}"
-            ),
-        );
+        let text =
+            format!("a liveliness token of a format recd does not know is left alone ({error})");
+        tracing::warn!(token = key, "{text}");
+        self.registry.note_problem(SOURCE, format!("{text}: {key}"));
     }
 
     /// A publisher's token: its topic is recorded if selected.
