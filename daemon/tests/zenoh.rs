@@ -141,8 +141,8 @@ fn hex(text: &str) -> Vec<u8> {
 
 #[test]
 fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2() {
-    let (strings, blobs) = (Router::new(), Router::new());
-    let setup = ZenohRecd::start(&[&strings, &blobs]);
+    let (strings, blobs, early) = (Router::new(), Router::new(), Router::new());
+    let setup = ZenohRecd::start(&[&strings, &blobs, &early]);
     let recd = &setup.recd;
     let talker = strings.node(&["--domain", "31", "--count", "50", "--rate", "100"]);
     let blobber = blobs.node(&[
@@ -160,6 +160,20 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
         "50",
         "--best-effort",
     ]);
+    // Samples ahead of their publisher's token: the topic is described from its key,
+    // and what came meanwhile is kept and written in order.
+    let untold = early.node(&[
+        "--domain",
+        "31",
+        "--topic",
+        "/early",
+        "--count",
+        "40",
+        "--rate",
+        "100",
+        "--token-after",
+        "10",
+    ]);
     recd.rec_json(&[
         "start",
         "--name",
@@ -170,13 +184,16 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
     ]);
     let chatter = published(talker);
     let blob = published(blobber);
+    let early = published(untold);
     assert!(
-        wait_written(recd, "zen", "/chatter", 50) && wait_written(recd, "zen", "/sensors/blob", 20),
+        wait_written(recd, "zen", "/chatter", 50)
+            && wait_written(recd, "zen", "/sensors/blob", 20)
+            && wait_written(recd, "zen", "/early", 40),
         "not all written: {:?} {:?}",
         status_topic(recd, "zen", "/chatter"),
         status_topic(recd, "zen", "/sensors/blob")
     );
-    for topic in ["/chatter", "/sensors/blob"] {
+    for topic in ["/chatter", "/sensors/blob", "/early"] {
         let counts = status_topic(recd, "zen", topic).unwrap();
         assert_eq!(counts["received"], counts["written"], "{counts}");
         assert_eq!(counts["lost"], 0, "{counts}");
@@ -191,7 +208,11 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
     );
 
     let recorded = read_mcap(&files);
-    for (topic, samples) in [("/chatter", &chatter), ("/sensors/blob", &blob)] {
+    for (topic, samples) in [
+        ("/chatter", &chatter),
+        ("/sensors/blob", &blob),
+        ("/early", &early),
+    ] {
         let got: Vec<Vec<u8>> = recorded
             .iter()
             .filter(|m| m.topic == topic)
@@ -236,6 +257,11 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
             .filter(|m| m["reader"] == reader && m["topic"] == "/sensors/blob")
             .count();
         assert_eq!(blobs, 20, "{reader}");
+        let early = decoded
+            .iter()
+            .filter(|m| m["reader"] == reader && m["topic"] == "/early")
+            .count();
+        assert_eq!(early, 40, "{reader}");
     }
     let info = recd.rec(&["info", files[0].to_str().unwrap()]);
     let info = String::from_utf8_lossy(&info.stdout);

@@ -22,7 +22,8 @@ zenohd needed). Prints on stdout ONE JSON line per sample put and a final line:
 Kinds: string = std_msgs/msg/String "hello <seq>"; blob = recd_test/msg/Blob {int32 seq,
 uint8[] data}, data[j] = (7*j + seq) & 0xff, --size bytes.
 
---skip N leaves sequence number N out once (it is never sent: one lost); --restart-after M
+--token-after N declares the token only after N samples were put; --skip N leaves
+sequence number N out once (it is never sent: one lost); --restart-after M
 declares the publisher anew after M samples (a new entity and GID, numbers from 1 again).
 Every wait is bounded: --wait-match + count/rate + --linger.
 """
@@ -66,7 +67,7 @@ def mangle(name: str) -> str:
 class Publisher:
     """One rmw_zenoh publisher: its token, its (advanced) publisher and its numbers."""
 
-    def __init__(self, session, args, entity_id: int):
+    def __init__(self, session, args, entity_id: int, token: bool = True):
         type_name, type_hash = TYPES[args.kind]
         self.key = f"{args.domain}/{args.topic.lstrip('/')}/{type_name}/{type_hash}"
         qos = (":1:" if args.transient_local else "::") + f",{args.depth}:,:,:,,"
@@ -87,8 +88,13 @@ class Publisher:
                 self.key, reliability=reliability,
                 congestion_control=zenoh.CongestionControl.DROP)
             self.plain = self.publisher
-        self.token = session.liveliness().declare_token(self.token_key)
+        self.session = session
+        self.token = session.liveliness().declare_token(self.token_key) if token else None
         self.seq = 0
+
+    def declare_token(self):
+        if self.token is None:
+            self.token = self.session.liveliness().declare_token(self.token_key)
 
     def put(self, payload: bytes) -> int:
         self.seq += 1
@@ -100,7 +106,8 @@ class Publisher:
         return self.plain is None or self.plain.matching_status.matching
 
     def close(self):
-        self.token.undeclare()
+        if self.token is not None:
+            self.token.undeclare()
         self.publisher.undeclare()
 
 
@@ -121,6 +128,9 @@ def parse_args(argv):
     ap.add_argument("--best-effort", action="store_true")
     ap.add_argument("--skip", type=int, action="append", default=[])
     ap.add_argument("--restart-after", type=int)
+    ap.add_argument("--token-after", type=int,
+                    help="declare the liveliness token only after this many samples (a "
+                         "subscriber sees samples of a topic it has no token of yet)")
     ap.add_argument("--odd-token", action="store_true",
                     help="also declare a token of an entity kind rmw_zenoh never wrote (XX)")
     ap.add_argument("--wait-match", type=float, default=30.0)
@@ -136,7 +146,7 @@ def main(argv) -> int:
     config.insert_json5("scouting/multicast/enabled", "false")
     config.insert_json5("timestamping/enabled", '{"router": true, "peer": true, "client": true}')
     session = zenoh.open(config)
-    publisher = Publisher(session, args, entity_id=1)
+    publisher = Publisher(session, args, entity_id=1, token=args.token_after is None)
     odd = None
     if args.odd_token:
         odd = session.liveliness().declare_token(
@@ -161,6 +171,8 @@ def main(argv) -> int:
     period = 1.0 / args.rate if args.rate > 0 else 0.0
     entity = 1
     for i in range(args.count):
+        if args.token_after is not None and i == args.token_after:
+            publisher.declare_token()
         if args.restart_after is not None and i == args.restart_after:
             publisher.close()
             entity += 1

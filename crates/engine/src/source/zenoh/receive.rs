@@ -97,6 +97,8 @@ pub(super) struct Inbox {
     /// Keys the source thread should describe (it drains this).
     asks: mpsc::Sender<Event>,
     since_wake: usize,
+    /// The newest log time handed over.
+    last_log_time: u64,
     pub retirements: Retirements,
     /// The stop mark is handed over: nothing more goes in.
     closed: bool,
@@ -113,6 +115,7 @@ impl Inbox {
             unknown_bytes: 0,
             asks,
             since_wake: 0,
+            last_log_time: 0,
             retirements: Retirements::default(),
             closed: false,
         }
@@ -278,6 +281,12 @@ impl Inbox {
         attachment: Option<Attachment>,
     ) {
         let threshold = self.zero_copy_threshold;
+        // Log times never go back in the handoff (ROS 2 readers refuse an unindexed file
+        // whose messages are out of time order): a sample kept while its topic was being
+        // described is handed over after others received later, and is stamped with the
+        // latest time handed over.
+        let at = at.max(self.last_log_time);
+        self.last_log_time = at;
         let slot = &mut self.slots[slot];
         let counters = &slot.topic.counters;
         counters.add_received();
@@ -379,5 +388,77 @@ impl Inbox {
         self.closed = true;
         self.tx.push_stop();
         self.tx.wake();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RingConfig;
+    use crate::handoff::{handoff, Item};
+    use zenoh::sample::SampleBuilder;
+
+    fn topic(index: u32, name: &str) -> Arc<Topic> {
+        Arc::new(Topic {
+            index,
+            name: name.into(),
+            service: format!("zenoh:{name}"),
+            channel: crate::topic::ChannelSpec {
+                message_encoding: "cdr".into(),
+                schema_name: "std_msgs/msg/String".into(),
+                schema_encoding: "ros2msg".into(),
+                schema_data: Vec::new(),
+                metadata: Default::default(),
+            },
+            latched: false,
+            counters: Default::default(),
+            health: Default::default(),
+        })
+    }
+
+    fn sample(key: &str, sequence: u64) -> Sample {
+        let attachment = Attachment {
+            sequence,
+            source_time_ns: 1,
+            gid: [sequence as u8; 16],
+        };
+        let key: zenoh::key_expr::KeyExpr<'static> = key.to_string().try_into().unwrap();
+        SampleBuilder::put(key, vec![0, 1, 0, 0, 9, 9, 9, 9])
+            .attachment(attachment.to_bytes())
+            .into()
+    }
+
+    #[test]
+    fn samples_kept_for_a_topic_described_late_never_go_back_in_time() {
+        let (tx, mut rx) = handoff::<Held>(&RingConfig::default());
+        let (asks, asked) = mpsc::channel();
+        let mut inbox = Inbox::new(tx, 1 << 20, asks);
+        let known = "0/known/std_msgs::msg::dds_::String_/RIHS01_00";
+        let late = "0/late/std_msgs::msg::dds_::String_/RIHS01_00";
+        inbox.slots.push(Slot::new(
+            topic(0, "/known"),
+            ("/known".into(), "std_msgs::msg::dds_::String_".into()),
+            None,
+        ));
+        inbox.on_sample(&sample(late, 1));
+        assert!(matches!(asked.try_recv(), Ok(Event::Ask(key)) if key == late));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        inbox.on_sample(&sample(known, 1));
+        inbox.slots.push(Slot::new(
+            topic(1, "/late"),
+            ("/late".into(), "std_msgs::msg::dds_::String_".into()),
+            None,
+        ));
+        inbox.route(late, Route::Slot(1));
+        let mut times = Vec::new();
+        while let Some(item) = rx.pop() {
+            if let Item::Copied { topic, stamps, len } = item {
+                rx.with_copied(len, |_| ());
+                times.push((topic, stamps.log_time));
+            }
+        }
+        assert_eq!(times.iter().map(|t| t.0).collect::<Vec<_>>(), [0, 1]);
+        assert!(times[1].1 >= times[0].1, "{times:?}");
+        assert_eq!(inbox.slots[1].topic.counters.received(), 1);
     }
 }
