@@ -257,10 +257,9 @@ impl ZenohSource {
                 self.handle(event);
             }
         }
-        // No callback runs once the subscriptions are undeclared.
-        self.wildcard.take().map(|s| s.undeclare().wait());
+        drop_subscription(&mut self.wildcard);
         for topic in &mut self.topics {
-            topic.subscriber.take().map(|s| s.undeclare().wait());
+            drop_subscription(&mut topic.subscriber);
         }
         self.lock().close();
         let _ = self.session.close().wait();
@@ -317,17 +316,14 @@ impl ZenohSource {
         let known = &mut self.topics[slot];
         known.publishers.insert(key, token.clone());
         let publishers = known.publishers.len();
-        let inbox = self.lock();
-        inbox.slots[slot].topic.counters.set_publishers(publishers);
-        let receiving = inbox.slots[slot].receiving;
-        drop(inbox);
-        if !receiving {
-            self.select_again(slot);
-        }
+        self.lock().slots[slot]
+            .topic
+            .counters
+            .set_publishers(publishers);
         if transient_local {
             if let Err(reason) = history::fetch(&self.session, &self.inbox, &token, slot) {
                 self.registry
-                    .note_problem(&format!("zenoh:{}", entity.ros_topic), reason);
+                    .note_problem(&service_of(&entity.ros_topic), reason);
             }
         }
     }
@@ -395,7 +391,7 @@ impl ZenohSource {
         offers: impl Iterator<Item = &'q QosProfile>,
     ) -> Option<usize> {
         let domain = self.settings.config.domain;
-        let service = format!("zenoh:{}", name.0);
+        let service = service_of(&name.0);
         let profiles: Vec<QosProfile> = offers.cloned().collect();
         let shape = channel::TopicShape {
             domain,
@@ -413,13 +409,7 @@ impl ZenohSource {
             None => self.registry.clear_problem(&service),
         }
         let subscriber = if self.wildcard.is_none() {
-            match self.subscribe(&key::topic_key(domain, &name.0, &name.1)) {
-                Ok(subscriber) => Some(subscriber),
-                Err(error) => {
-                    self.registry.note_problem(&service, error.to_string());
-                    return None;
-                }
-            }
+            Some(self.subscribe_topic(name)?)
         } else {
             None
         };
@@ -477,26 +467,19 @@ impl ZenohSource {
         Ok(())
     }
 
-    /// The topic in `slot`, unselected before, is selected again.
-    fn select_again(&mut self, slot: usize) {
-        if self.wildcard.is_none() && self.topics[slot].subscriber.is_none() {
-            let (topic, type_name) = self.topics[slot].name.clone();
-            let key = key::topic_key(self.settings.config.domain, &topic, &type_name);
-            match self.subscribe(&key) {
-                Ok(subscriber) => self.topics[slot].subscriber = Some(subscriber),
-                Err(error) => {
-                    self.registry
-                        .note_problem(&format!("zenoh:{topic}"), error.to_string());
-                    return;
-                }
-            }
-        }
-        self.lock().slots[slot].receiving = true;
+    /// A subscription of the topic `name` alone (any type hash); a failure is named as
+    /// the topic's problem.
+    fn subscribe_topic(&self, (topic, type_name): &(String, String)) -> Option<Subscriber<()>> {
+        let key = key::topic_key(self.settings.config.domain, topic, type_name);
+        self.subscribe(&key)
+            .map_err(|error| (self.registry).note_problem(&service_of(topic), error.to_string()))
+            .ok()
     }
 
     /// Takes a change of the selection, if one is pending: topics no longer selected end
-    /// (their subscriptions dropped), a marker stamped with that moment follows them,
-    /// then topics now selected open.
+    /// (nothing of them is received from then on), a marker stamped with that moment
+    /// follows them, then subscriptions are fitted to the selection and topics now
+    /// selected open.
     fn take_selection_change(&mut self) {
         let Some(change) = self.selection.pending() else {
             return;
@@ -507,10 +490,6 @@ impl ZenohSource {
             if self.selects(&name) {
                 continue;
             }
-            self.topics[slot]
-                .subscriber
-                .take()
-                .map(|s| s.undeclare().wait());
             let publishers = std::mem::take(&mut self.topics[slot].publishers);
             self.left_out.extend(publishers);
             let mut inbox = self.lock();
@@ -538,37 +517,41 @@ impl ZenohSource {
     }
 
     /// One wildcard subscription while every topic is selected, else one per selected
-    /// topic. The new ones are declared before the old ones go, so that no sample is
-    /// missed in between; one received twice meanwhile is recorded once (its sequence
-    /// number was seen).
+    /// topic; a topic selected again receives again. The new subscriptions are declared
+    /// before the old ones go, so that no sample is missed in between; one received
+    /// twice meanwhile is recorded once (its sequence number was seen).
     fn fit_subscriptions(&mut self) {
         if let Err(error) = self.subscribe_wildcard() {
             self.registry.note_problem(SOURCE, error.to_string());
         }
         let wildcard = self.settings.common.filter.selects_everything();
         for slot in 0..self.topics.len() {
-            let selected = self.selects(&self.topics[slot].name.clone());
-            let subscribed = self.topics[slot].subscriber.is_some();
+            let name = self.topics[slot].name.clone();
+            let selected = self.selects(&name);
             if wildcard || !selected {
-                if subscribed {
-                    self.topics[slot]
-                        .subscriber
-                        .take()
-                        .map(|s| s.undeclare().wait());
-                }
-            } else if !subscribed && self.lock().slots[slot].receiving {
-                let (topic, type_name) = self.topics[slot].name.clone();
-                let key = key::topic_key(self.settings.config.domain, &topic, &type_name);
-                match self.subscribe(&key) {
-                    Ok(subscriber) => self.topics[slot].subscriber = Some(subscriber),
-                    Err(error) => self
-                        .registry
-                        .note_problem(&format!("zenoh:{topic}"), error.to_string()),
-                }
+                drop_subscription(&mut self.topics[slot].subscriber);
+            } else if self.topics[slot].subscriber.is_none() {
+                self.topics[slot].subscriber = self.subscribe_topic(&name);
+            }
+            let subscribed = wildcard || self.topics[slot].subscriber.is_some();
+            if selected && subscribed {
+                self.lock().slots[slot].receiving = true;
             }
         }
         if !wildcard {
-            self.wildcard.take().map(|s| s.undeclare().wait());
+            drop_subscription(&mut self.wildcard);
         }
+    }
+}
+
+/// What a Zenoh topic is called in problems and the status (`zenoh:/chatter`).
+fn service_of(ros_topic: &str) -> String {
+    format!("zenoh:{ros_topic}")
+}
+
+/// Undeclares a subscription, if there is one: no callback of it runs afterwards.
+fn drop_subscription(subscription: &mut Option<Subscriber<()>>) {
+    if let Some(subscriber) = subscription.take() {
+        let _ = subscriber.undeclare().wait();
     }
 }

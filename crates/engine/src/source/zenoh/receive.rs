@@ -16,7 +16,7 @@ use super::attachment::{Attachment, Gid};
 use super::key::DataKey;
 use super::Event;
 use crate::handoff::{now_ns, Sender, Stamps};
-use crate::source::{announce, Held, Retirements, SequenceGaps};
+use crate::source::{announce, hand_over, Held, Retirements, SequenceGaps};
 use crate::throttle::Throttle;
 use crate::topic::Topic;
 
@@ -229,7 +229,7 @@ impl Inbox {
             return;
         }
         s.from_history.push(id);
-        self.hand_over(slot, at, sample.payload(), Some(attachment));
+        self.deliver(slot, at, sample.payload(), Some(attachment));
     }
 
     /// Forgets every route: the selection changed, keys are decided again.
@@ -246,9 +246,9 @@ impl Inbox {
         }
         let counters = &slot.topic.counters;
         if let Some(a) = &attachment {
-            // Recorded before the topic was unselected, or received on two subscriptions
-            // while they were swapped: not a new sample.
-            // Or taken from the publisher's history already.
+            // Recorded before the topic was unselected, received on two subscriptions
+            // while they were swapped, or taken from the publisher's history already:
+            // not a new sample.
             if slot.recorded.repeats(&a.gid, a.sequence)
                 || slot.gaps.seen(&a.gid, a.sequence)
                 || slot.from_history.contains(&(a.gid, a.sequence))
@@ -268,18 +268,12 @@ impl Inbox {
             }
             None => counters.mark_unknown_loss(),
         }
-        self.hand_over(index, at, payload, attachment);
+        self.deliver(index, at, payload, attachment);
     }
 
     /// Counts a sample of `slot` as received and hands it over, unless its topic's
     /// throttle leaves it out or the handoff is full.
-    fn hand_over(
-        &mut self,
-        slot: usize,
-        at: u64,
-        payload: &ZBytes,
-        attachment: Option<Attachment>,
-    ) {
+    fn deliver(&mut self, slot: usize, at: u64, payload: &ZBytes, attachment: Option<Attachment>) {
         let threshold = self.zero_copy_threshold;
         // Log times never go back in the handoff (ROS 2 readers refuse an unindexed file
         // whose messages are out of time order): a sample kept while its topic was being
@@ -305,23 +299,12 @@ impl Inbox {
                 return;
             }
         }
-        let index = slot.topic.index;
-        let len = payload.len();
-        let pushed = if len >= threshold {
-            let held = match payload.slices().count() {
-                1 => Held::Zenoh(payload.clone()),
-                _ => Held::Dds(payload.to_bytes().into_owned()),
-            };
-            self.tx.push_loaned(index, stamps, len, held).is_ok()
-        } else {
-            let mut slices = payload.slices();
-            match (slices.next(), slices.next()) {
-                (first, None) => self.tx.push_copied(index, stamps, &[first.unwrap_or(&[])]),
-                _ => self.tx.push_copied(index, stamps, &[&payload.to_bytes()]),
-            }
+        // One slice is lent (or copied) as Zenoh's own buffer; pieces are joined once.
+        let held = match payload.slices().count() {
+            1 => Held::Zenoh(payload.clone()),
+            _ => Held::Dds(payload.to_bytes().into_owned()),
         };
-        if !pushed {
-            counters.add_dropped();
+        if !hand_over(&mut self.tx, &slot.topic, stamps, held, threshold) {
             return;
         }
         self.since_wake += 1;
