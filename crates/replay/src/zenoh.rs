@@ -64,12 +64,8 @@ impl Wire {
                 keys::KEY_EXPR
             )
         };
-        let (rest, type_hash) = recorded.rsplit_once('/').ok_or_else(malformed)?;
-        let (rest, type_name) = rest.rsplit_once('/').ok_or_else(malformed)?;
-        let (_, topic) = rest.split_once('/').ok_or_else(malformed)?;
-        if [topic, type_name, type_hash].iter().any(|c| c.is_empty()) {
-            return Err(malformed());
-        }
+        let data = recd_engine::zenoh_wire::DataKey::parse(recorded).ok_or_else(malformed)?;
+        let (topic, type_name, type_hash) = (data.topic, data.type_name, data.type_hash);
         let topic = if played_as == channel.topic {
             topic
         } else {
@@ -154,7 +150,8 @@ mod publish {
     use ::zenoh::{Session, Wait};
     use bytes::Bytes;
     use recd_engine::zenoh_wire::{
-        gid_of, mangle, open_session, publisher_token, qos_field, Attachment, Gid, PublisherToken,
+        gid_of, node_token, open_session, publisher_token, qos_field, Attachment, Gid,
+        PublisherToken,
     };
     use recd_engine::ZenohConfig;
     use recd_storage::RecordedChannel;
@@ -190,12 +187,7 @@ mod publish {
         pub fn new(config: &ZenohConfig) -> Result<Self, String> {
             let session = open_session(config).map_err(|e| e.to_string())?;
             let zid = session.zid().to_string();
-            let node_key = format!(
-                "@ros2_lv/{}/{zid}/{NODE_ID}/{NODE_ID}/NN/%/{}/{}",
-                config.domain,
-                mangle(NODE_NAMESPACE),
-                mangle(NODE_NAME)
-            );
+            let node_key = node_token(config.domain, &zid, NODE_ID, NODE_NAMESPACE, NODE_NAME);
             let node = session
                 .liveliness()
                 .declare_token(node_key.clone())

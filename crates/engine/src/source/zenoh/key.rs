@@ -3,7 +3,8 @@
 
 /// A data key expression taken apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DataKey<'a> {
+pub struct DataKey<'a> {
+    /// The ROS 2 domain (the first chunk).
     pub domain: &'a str,
     /// The ROS topic without its leading slash (`robot/cmd_vel`).
     pub topic: &'a str,

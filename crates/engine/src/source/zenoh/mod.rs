@@ -42,10 +42,10 @@ pub use session::ZenohSessionError;
 /// publishers do.
 pub mod wire {
     pub use super::attachment::{Attachment, Gid, GID_SIZE};
-    pub use super::key::topic_key;
+    pub use super::key::{topic_key, DataKey};
     pub use super::qos::to_field as qos_field;
     pub use super::session::{open_session, zenoh_config, ZenohSessionError, DEFAULT_ROUTER};
-    pub use super::token::{gid_of, mangle, publisher_token, PublisherToken};
+    pub use super::token::{gid_of, mangle, node_token, publisher_token, PublisherToken};
 }
 
 use super::dds::channel::Definitions;

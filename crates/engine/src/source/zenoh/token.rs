@@ -154,6 +154,16 @@ pub struct PublisherToken<'a> {
     pub qos: &'a str,
 }
 
+/// The key expression of a node's liveliness token (enclave `/`): `node_id` twice, as
+/// rmw_zenoh writes a node's own id as its entity id.
+pub fn node_token(domain: u16, zid: &str, node_id: u32, namespace: &str, node: &str) -> String {
+    format!(
+        "{PREFIX}/{domain}/{zid}/{node_id}/{node_id}/NN/%/{}/{}",
+        mangle(namespace),
+        mangle(node)
+    )
+}
+
 /// The key expression of a publisher's liveliness token (enclave `/`).
 pub fn publisher_token(token: &PublisherToken<'_>) -> String {
     format!(
@@ -219,6 +229,11 @@ mod tests {
         let error = Token::parse("@ros2_lv/0/zid/0/1/MP/%/%/n/%t/T").unwrap_err();
         assert_eq!(error.format(), "11 chunks for entity kind MP");
         assert_eq!(mangle("/a/b"), "%a%b");
+        let node = Token::parse(&node_token(4, "ab12", 0, "/", "rec_play")).unwrap();
+        assert_eq!(
+            (node.kind, node.node.as_str()),
+            (EntityKind::Node, "rec_play")
+        );
         let key = publisher_token(&PublisherToken {
             domain: 4,
             zid: "ab12",
