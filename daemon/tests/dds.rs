@@ -124,20 +124,12 @@ fn publish(args: &[&str]) -> Published {
     published
 }
 
-/// The topic's per-topic counts in `rec status`.
 fn status_topic(recd: &Recd, session: &str, topic: &str) -> Option<Value> {
-    let status = recd.rec_json(&["status", session]);
-    status[0]["topics"]
-        .as_array()?
-        .iter()
-        .find(|t| t["name"] == topic)
-        .cloned()
+    recd.topic_status(session, topic)
 }
 
 fn wait_topic_written(recd: &Recd, session: &str, topic: &str, count: u64) -> bool {
-    recd_testkit::wait_until(Duration::from_secs(20), || {
-        status_topic(recd, session, topic).is_some_and(|t| t["written"] == count)
-    })
+    recd.wait_topic_written(session, topic, count, Duration::from_secs(20))
 }
 
 #[test]

@@ -82,20 +82,12 @@ fn published(child: Child) -> Published {
     published
 }
 
-/// The topic's per-topic counts in `rec status`.
 fn status_topic(recd: &Recd, session: &str, topic: &str) -> Option<Value> {
-    let status = recd.rec_json(&["status", session]);
-    status[0]["topics"]
-        .as_array()?
-        .iter()
-        .find(|t| t["name"] == topic)
-        .cloned()
+    recd.topic_status(session, topic)
 }
 
 fn wait_written(recd: &Recd, session: &str, topic: &str, count: u64) -> bool {
-    wait_until(Duration::from_secs(30), || {
-        status_topic(recd, session, topic).is_some_and(|t| t["written"] == count)
-    })
+    recd.wait_topic_written(session, topic, count, Duration::from_secs(30))
 }
 
 /// One recorded message as the `mcap` crate reads it.
@@ -122,6 +114,15 @@ fn read_mcap(paths: &[PathBuf]) -> Vec<Recorded> {
         }
     }
     messages
+}
+
+/// The recorded messages of `topic`, in file order.
+fn data_of(recorded: &[Recorded], topic: &str) -> Vec<Vec<u8>> {
+    recorded
+        .iter()
+        .filter(|m| m.topic == topic)
+        .map(|m| m.data.clone())
+        .collect()
 }
 
 fn payloads(samples: &[Value], topic: &str) -> Vec<Vec<u8>> {
@@ -213,11 +214,7 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
         ("/sensors/blob", &blob),
         ("/early", &early),
     ] {
-        let got: Vec<Vec<u8>> = recorded
-            .iter()
-            .filter(|m| m.topic == topic)
-            .map(|m| m.data.clone())
-            .collect();
+        let got = data_of(&recorded, topic);
         assert_eq!(
             got,
             payloads(&samples.samples, topic),
@@ -406,11 +403,7 @@ fn a_transient_local_message_published_before_recd_started_is_in_the_file_once()
     );
     let stopped = recd.rec_json(&["stop", "latched"]);
     let recorded = read_mcap(&stopped_files(&stopped));
-    let got: Vec<Vec<u8>> = recorded
-        .iter()
-        .filter(|m| m.topic == "/map")
-        .map(|m| m.data.clone())
-        .collect();
+    let got = data_of(&recorded, "/map");
     assert_eq!(
         got,
         payloads(&sent.samples, "/map"),
@@ -531,13 +524,7 @@ fn topics_changed_while_recording_lose_nothing_they_keep_and_rate_limits_apply()
     let limited_counts = status_topic(recd, "change", "/limited").unwrap();
     let stopped = recd.rec_json(&["stop", "change"]);
     let recorded = read_mcap(&stopped_files(&stopped));
-    let of = |topic: &str| -> Vec<Vec<u8>> {
-        recorded
-            .iter()
-            .filter(|m| m.topic == topic)
-            .map(|m| m.data.clone())
-            .collect()
-    };
+    let of = |topic: &str| data_of(&recorded, topic);
     assert_eq!(
         of("/kept"),
         payloads(&kept_sent.samples, "/kept"),

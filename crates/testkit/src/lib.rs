@@ -394,6 +394,31 @@ impl Recd {
         })
     }
 
+    /// The topic's per-topic counts in `rec status SESSION --json`, if it has them.
+    pub fn topic_status(&self, session: &str, topic: &str) -> Option<serde_json::Value> {
+        let status = self.rec_json(&["status", session]);
+        status[0]["topics"]
+            .as_array()?
+            .iter()
+            .find(|t| t["name"] == topic)
+            .cloned()
+    }
+
+    /// Waits (at most `limit`) until `topic` of `session` has written exactly `count`
+    /// messages; false if not.
+    pub fn wait_topic_written(
+        &self,
+        session: &str,
+        topic: &str,
+        count: u64,
+        limit: Duration,
+    ) -> bool {
+        wait_until(limit, || {
+            self.topic_status(session, topic)
+                .is_some_and(|t| t["written"] == count)
+        })
+    }
+
     /// Sends `signal` and waits (bounded) for recd to exit; returns its exit status.
     pub fn signal_and_wait(&mut self, signal: i32, limit: Duration) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("recd is running");
