@@ -31,6 +31,9 @@ while :; do
 done
 "#;
 
+/// What a page-cache filler leaves free on its file system.
+pub const FILLER_DISK_RESERVE: u64 = 2 << 30;
+
 /// Processes that keep the machine busy while they live: CPU-bound loops and optionally a
 /// page-cache filler. Each runs in a process group of its own; on drop every group is
 /// killed with SIGKILL and reaped, and the filler's directory removed.
@@ -97,6 +100,18 @@ impl Hogs {
         self.children.push(child);
         self.filler = Some((home, file));
         self
+    }
+
+    /// The largest page-cache filler (in bytes, with its dirty file) that the file system
+    /// under `dir` holds while leaving [`FILLER_DISK_RESERVE`] free for everything else
+    /// (a build, the other tests): a test caps its filler to this rather than fail for a
+    /// disk fuller than its author's.
+    pub fn page_cache_filler_room(dir: &Path) -> u64 {
+        let available = recd_storage::space_of(dir)
+            .unwrap_or_else(|e| panic!("the room under {}: {e}", dir.display()))
+            .available;
+        // The dirty file is an eighth of the filler (see `with_page_cache_filler`).
+        available.saturating_sub(FILLER_DISK_RESERVE) / 9 * 8
     }
 
     /// How many times the page-cache filler has read its file whole (0 without one).

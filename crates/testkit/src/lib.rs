@@ -31,7 +31,7 @@ mod stopped;
 mod throttle;
 
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
-pub use hogs::{available_memory, Hogs};
+pub use hogs::{available_memory, Hogs, FILLER_DISK_RESERVE};
 pub use http::{http_get, http_request, HttpReply};
 pub use keys::openssl_keys;
 pub use load::RecdLoad;
