@@ -13,6 +13,12 @@ use recd_workload::verify::check_files;
 use serde_json::Value;
 
 const MS: u64 = 1_000_000;
+/// Samples the load sends on each topic of the rate-limit test.
+const SENT: u64 = 180;
+/// How many of a topic's first samples may not reach recd: those sent before iceoryx2
+/// connected the publisher to recd's subscriber (the load waits 50 ms for that, which a
+/// busy machine can outlast).
+const MISSED_AT_START: u64 = 10;
 
 /// A stop report's topics by name.
 fn topics_of(stopped: &Value) -> BTreeMap<String, Value> {
@@ -112,7 +118,7 @@ fn a_rate_limit_keeps_one_frame_per_slot_and_downsampling_exactly_every_nth_all_
             .small_topics(1)
             .small_rate(60)
             .buffer(16)
-            .count(180)
+            .count(SENT)
             .duration(Duration::from_secs(60))
             .wait_subscribers(1),
     );
@@ -135,7 +141,7 @@ fn a_rate_limit_keeps_one_frame_per_slot_and_downsampling_exactly_every_nth_all_
     assert!(listed(&["--exclude-topic-type", "u*"]).is_empty());
     assert!(listed(&["--topic-type", "sensor_msgs/msg/*"]).is_empty());
     let sent = finish_load(load);
-    assert!(sent.topics.iter().all(|t| t.sent == 180), "{sent:?}");
+    assert!(sent.topics.iter().all(|t| t.sent == SENT), "{sent:?}");
     std::thread::sleep(Duration::from_millis(300));
 
     let stopped = recd.rec_json(&["stop", "thin"]);
@@ -150,7 +156,10 @@ fn a_rate_limit_keeps_one_frame_per_slot_and_downsampling_exactly_every_nth_all_
     let kept = count(camera, "written");
     assert!((29..=31).contains(&kept), "6 s at 5 Hz: {camera}");
     let filtered = count(camera, "filtered");
-    assert!((149..=151).contains(&filtered), "{camera}");
+    assert!(
+        (SENT - MISSED_AT_START..=SENT).contains(&(kept + filtered)),
+        "{camera}"
+    );
 
     let files = stopped_files(&stopped[0]);
     let checks = check_files(&files).unwrap();
@@ -169,21 +178,30 @@ fn a_rate_limit_keeps_one_frame_per_slot_and_downsampling_exactly_every_nth_all_
     );
     assert!(closest >= 190 * MS, "kept frames {} ms apart", closest / MS);
 
-    // Downsampling keeps the 1st, 4th, 7th … sample, whatever their timing.
+    // Downsampling keeps the 1st, 4th, 7th … sample received, whatever their timing. Only
+    // the first samples may not have been received (sent before iceoryx2 connected the
+    // publisher to recd's new subscriber: a start-up race of iceoryx2's, not a filter's).
     assert_eq!(count(small, "lost"), 0, "{small}");
     assert_eq!(count(small, "dropped"), 0, "{small}");
+    let received = count(small, "received");
+    assert!(
+        (SENT - MISSED_AT_START..=SENT).contains(&received),
+        "{small}"
+    );
+    let first = SENT - received;
     assert_eq!(
         checks["flt/small/0"].sequences,
-        (0..180).step_by(3).collect::<Vec<u64>>()
+        (first..SENT).step_by(3).collect::<Vec<u64>>()
     );
-    assert_eq!(count(small, "filtered"), 120);
+    let small_filtered = received - received.div_ceil(3);
+    assert_eq!(count(small, "filtered"), small_filtered);
 
     // The same counts in the files' metadata and in the catalog, and the rules in the
     // configuration the files keep.
     let records = recorder_metadata(&files);
     let in_files = filtered_in_metadata(&records);
     assert_eq!(in_files["flt/camera/0"], filtered);
-    assert_eq!(in_files["flt/small/0"], 120);
+    assert_eq!(in_files["flt/small/0"], small_filtered);
     let config: Value = serde_json::from_str(&records[0]["config"]).unwrap();
     let rules = &config["throttles"];
     assert_eq!(rules[0]["topic"], "flt/camera/*", "{config}");
@@ -191,7 +209,7 @@ fn a_rate_limit_keeps_one_frame_per_slot_and_downsampling_exactly_every_nth_all_
     assert_eq!(rules[1]["downsample"], 3);
     let catalog = topics_of(&recd.listed("thin"));
     assert_eq!(count(&catalog["flt/camera/0"], "filtered"), filtered);
-    assert_eq!(count(&catalog["flt/small/0"], "filtered"), 120);
+    assert_eq!(count(&catalog["flt/small/0"], "filtered"), small_filtered);
     // rec stop says so in words.
     let text = String::from_utf8_lossy(&recd.rec(&["status", "thin"]).stdout).to_string();
     assert!(text.contains("filtered"), "{text}");
