@@ -333,15 +333,18 @@ impl StreamWriter {
             payload_len as u64,
         );
         self.pending.extend_from_slice(&prefix);
-        if payload_len < self.options.zero_copy_threshold {
+        if payload_len >= self.options.zero_copy_threshold {
+            self.flush_with(parts)?;
+        } else if payload_len >= direct::BLOCK && self.stages() {
+            // Copied once, into the staging, rather than into the batch and then from it.
+            self.stage_with(parts)?;
+        } else {
             for part in parts {
                 self.pending.extend_from_slice(part);
             }
             if self.pending.len() >= self.options.batch_size {
                 self.flush_with(&[])?;
             }
-        } else {
-            self.flush_with(parts)?;
         }
         self.stats.count(channel, header.log_time, payload_len);
         self.commit();

@@ -151,7 +151,8 @@ pub(super) fn padding_to_chunk(position: u64) -> Option<usize> {
 }
 
 impl StreamWriter {
-    /// The sealed half of `flush_with`: the batch and `parts` go into the open chunk.
+    /// The sealed half of `flush_with` and `stage_with`: the batch and `parts` go into the
+    /// open chunk.
     pub(super) fn hand_to_sealed(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
         let sink = self.sealed.as_mut().expect("sealing is on");
         let mut result = sink.write(&self.pending);

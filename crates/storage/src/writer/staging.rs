@@ -34,14 +34,12 @@ impl StreamWriter {
         self.commits.push_back((self.written, self.stats.clone()));
     }
 
-    /// Writes the batch followed by `parts` with as few `writev` calls as possible.
+    /// Writes the batch followed by `parts` with as few `writev` calls as possible; with
+    /// direct I/O, large parts are written in place.
     pub(super) fn flush_with(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
-        if let Some(crc) = &mut self.data_crc {
-            crc.update(&self.pending);
-            parts.iter().for_each(|part| crc.update(part));
-        }
+        self.checksum(parts);
         if self.direct.is_some() {
-            return self.hand_to_direct(parts);
+            return self.hand_to_direct(parts, true);
         }
         if self.sealed.is_some() {
             return self.hand_to_sealed(parts);
@@ -69,16 +67,42 @@ impl StreamWriter {
             .map_err(|error| self.fail(self.written, error))
     }
 
-    /// The direct-I/O half of `flush_with`: stages the batch and small parts, writes large
-    /// parts in place.
-    fn hand_to_direct(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
+    /// Whether the file's bytes are copied into a staging of the writer's own (direct I/O
+    /// or sealing) before they leave, rather than handed to the kernel from the batch.
+    pub(super) fn stages(&self) -> bool {
+        self.direct.is_some() || self.sealed.is_some()
+    }
+
+    /// Copies the batch and then `parts` into the staging (see [`Self::stages`]), none
+    /// written in place: a payload too small for a direct write of its own is then copied
+    /// once, not into the batch first and the staging after.
+    pub(super) fn stage_with(&mut self, parts: &[&[u8]]) -> Result<(), WriteError> {
+        debug_assert!(self.stages());
+        self.checksum(parts);
+        if self.direct.is_some() {
+            return self.hand_to_direct(parts, false);
+        }
+        self.hand_to_sealed(parts)
+    }
+
+    /// Adds the batch and `parts` to the data section's CRC, when it is computed.
+    fn checksum(&mut self, parts: &[&[u8]]) {
+        if let Some(crc) = &mut self.data_crc {
+            crc.update(&self.pending);
+            parts.iter().for_each(|part| crc.update(part));
+        }
+    }
+
+    /// The direct-I/O half of `flush_with` and `stage_with`: stages the batch and the
+    /// parts, but writes a large part in place where `in_place` allows it.
+    fn hand_to_direct(&mut self, parts: &[&[u8]], in_place: bool) -> Result<(), WriteError> {
         let sink = self.direct.as_mut().expect("direct I/O is on");
         let mut result = sink.stage(&self.file, &self.pending);
         for part in parts {
             if result.is_err() {
                 break;
             }
-            result = if part.len() >= 2 * direct::BLOCK {
+            result = if in_place && part.len() >= 2 * direct::BLOCK {
                 sink.write_in_place(&self.file, part)
             } else {
                 sink.stage(&self.file, part)

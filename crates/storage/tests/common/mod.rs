@@ -22,8 +22,9 @@ pub struct Expected {
     pub payload: Vec<u8>,
 }
 
-/// Payload sizes that cover the batched path, the zero-copy path and the threshold itself.
-pub const SIZES: [usize; 7] = [0, 1, 100, 4_000, 65_535, 65_536, 300_000];
+/// Payload sizes that cover the batched path, the staged path of direct I/O and sealing
+/// (from a block up to the zero-copy threshold), the zero-copy path and the thresholds.
+pub const SIZES: [usize; 8] = [0, 1, 100, 4_000, 4_096, 65_535, 65_536, 300_000];
 
 /// Writes a recording on three channels (two with schemas) with payloads of every size in
 /// [`SIZES`], some in two parts, plus a Metadata record; returns what it holds.
