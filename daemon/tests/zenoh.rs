@@ -143,7 +143,8 @@ fn hex(text: &str) -> Vec<u8> {
 #[test]
 fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2() {
     let (strings, blobs, early) = (Router::new(), Router::new(), Router::new());
-    let setup = ZenohRecd::start(&[&strings, &blobs, &early]);
+    let (pieces, large) = (Router::new(), Router::new());
+    let setup = ZenohRecd::start(&[&strings, &blobs, &early, &pieces, &large]);
     let recd = &setup.recd;
     let talker = strings.node(&["--domain", "31", "--count", "50", "--rate", "100"]);
     let blobber = blobs.node(&[
@@ -160,6 +161,37 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
         "--rate",
         "50",
         "--best-effort",
+    ]);
+    // Samples larger than Zenoh's batches (64 KiB) arrive in fragments, which recd
+    // writes from Zenoh's buffers as they are, never joined: lent to the writer (over
+    // 64 KiB) and staged, and over the size written in place with direct I/O (1 MiB).
+    let piecemeal = pieces.node(&[
+        "--domain",
+        "31",
+        "--topic",
+        "/camera/pieces",
+        "--kind",
+        "blob",
+        "--size",
+        "300000",
+        "--count",
+        "10",
+        "--rate",
+        "20",
+    ]);
+    let frames = large.node(&[
+        "--domain",
+        "31",
+        "--topic",
+        "/camera/raw",
+        "--kind",
+        "blob",
+        "--size",
+        "1500000",
+        "--count",
+        "6",
+        "--rate",
+        "10",
     ]);
     // Samples ahead of their publisher's token: the topic is described from its key,
     // and what came meanwhile is kept and written in order.
@@ -186,15 +218,25 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
     let chatter = published(talker);
     let blob = published(blobber);
     let early = published(untold);
+    let piecemeal = published(piecemeal);
+    let frames = published(frames);
     assert!(
         wait_written(recd, "zen", "/chatter", 50)
             && wait_written(recd, "zen", "/sensors/blob", 20)
-            && wait_written(recd, "zen", "/early", 40),
+            && wait_written(recd, "zen", "/early", 40)
+            && wait_written(recd, "zen", "/camera/pieces", 10)
+            && wait_written(recd, "zen", "/camera/raw", 6),
         "not all written: {:?} {:?}",
         status_topic(recd, "zen", "/chatter"),
         status_topic(recd, "zen", "/sensors/blob")
     );
-    for topic in ["/chatter", "/sensors/blob", "/early"] {
+    for topic in [
+        "/chatter",
+        "/sensors/blob",
+        "/early",
+        "/camera/pieces",
+        "/camera/raw",
+    ] {
         let counts = status_topic(recd, "zen", topic).unwrap();
         assert_eq!(counts["received"], counts["written"], "{counts}");
         assert_eq!(counts["lost"], 0, "{counts}");
@@ -213,6 +255,8 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
         ("/chatter", &chatter),
         ("/sensors/blob", &blob),
         ("/early", &early),
+        ("/camera/pieces", &piecemeal),
+        ("/camera/raw", &frames),
     ] {
         let got = data_of(&recorded, topic);
         assert_eq!(

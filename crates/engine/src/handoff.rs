@@ -44,10 +44,11 @@ pub(crate) fn now_ns() -> u64 {
 
 /// A large message whose bytes stay where they are until the writer wrote them.
 pub(crate) trait LoanedBytes: Send + 'static {
-    /// The user header's bytes.
-    fn user_header(&self) -> &[u8];
-    /// The payload's bytes.
-    fn payload(&self) -> &[u8];
+    /// How many bytes the message has: user header and payload.
+    fn byte_len(&self) -> usize;
+    /// Gives the message's bytes (the user header, then the payload) to `use_parts`, in
+    /// as many pieces as they are in memory, so that nobody joins them for the writer.
+    fn with_parts<R>(&self, use_parts: impl FnOnce(&[&[u8]]) -> R) -> R;
 
     /// Claims the bytes for the writer before it reads them; false when the source gave
     /// them up meanwhile (the message then counts as dropped).

@@ -35,29 +35,36 @@ use crate::topic::Topic;
 pub(crate) enum Held {
     /// A shared-memory sample: the publisher gets its memory back once it is written.
     Shm(shm::ShmSample),
-    /// A DDS sample's complete CDR bytes, received into the heap (also a Zenoh sample
-    /// that came in pieces).
+    /// A DDS sample's complete CDR bytes, received into the heap.
     Dds(Vec<u8>),
-    /// A Zenoh sample's bytes in one piece, in Zenoh's own buffer.
+    /// A Zenoh sample's bytes in Zenoh's own buffers: one piece, or several where Zenoh
+    /// received the message in fragments (left apart: the writer copies them once).
     #[cfg(feature = "zenoh")]
     Zenoh(::zenoh::bytes::ZBytes),
 }
 
 impl LoanedBytes for Held {
-    fn user_header(&self) -> &[u8] {
+    fn byte_len(&self) -> usize {
         match self {
-            Held::Shm(sample) => sample.user_header(),
-            _ => &[],
+            Held::Shm(sample) => sample.byte_len(),
+            Held::Dds(bytes) => bytes.len(),
+            #[cfg(feature = "zenoh")]
+            Held::Zenoh(bytes) => bytes.len(),
         }
     }
 
-    fn payload(&self) -> &[u8] {
+    fn with_parts<R>(&self, use_parts: impl FnOnce(&[&[u8]]) -> R) -> R {
         match self {
-            Held::Shm(sample) => sample.payload(),
-            Held::Dds(bytes) => bytes,
-            // Only a payload of one slice is held this way.
+            Held::Shm(sample) => sample.with_parts(use_parts),
+            Held::Dds(bytes) => use_parts(&[bytes]),
             #[cfg(feature = "zenoh")]
-            Held::Zenoh(bytes) => bytes.slices().next().unwrap_or(&[]),
+            Held::Zenoh(bytes) => {
+                let mut slices = bytes.slices();
+                match (slices.next(), slices.next()) {
+                    (Some(only), None) => use_parts(&[only]),
+                    _ => use_parts(&bytes.slices().collect::<Vec<_>>()),
+                }
+            }
         }
     }
 
@@ -150,11 +157,11 @@ pub(crate) fn hand_over(
     held: Held,
     zero_copy_threshold: usize,
 ) -> bool {
-    let len = held.user_header().len() + held.payload().len();
+    let len = held.byte_len();
     let pushed = if len >= zero_copy_threshold {
         tx.push_loaned(topic.index, stamps, len, held).is_ok()
     } else {
-        tx.push_copied(topic.index, stamps, &[held.user_header(), held.payload()])
+        held.with_parts(|parts| tx.push_copied(topic.index, stamps, parts))
     };
     if !pushed {
         topic.counters.add_dropped();

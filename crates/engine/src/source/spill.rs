@@ -303,13 +303,25 @@ impl Spilled {
     }
 }
 
-impl LoanedBytes for Spilled {
-    fn user_header(&self) -> &[u8] {
+impl Spilled {
+    /// The user header's bytes.
+    pub fn user_header(&self) -> &[u8] {
         &self.bytes()[..self.header_len]
     }
 
-    fn payload(&self) -> &[u8] {
+    /// The payload's bytes.
+    pub fn payload(&self) -> &[u8] {
         &self.bytes()[self.header_len..]
+    }
+}
+
+impl LoanedBytes for Spilled {
+    fn byte_len(&self) -> usize {
+        self.len
+    }
+
+    fn with_parts<R>(&self, use_parts: impl FnOnce(&[&[u8]]) -> R) -> R {
+        use_parts(&[self.user_header(), self.payload()])
     }
 }
 

@@ -353,42 +353,52 @@ impl<S: LoanedBytes> Writer<S> {
             }
             return;
         }
-        let parts = [sample.user_header(), sample.payload()];
+        let lent = sample.with_parts(|parts| self.take_lent(topic, stamps, parts));
+        // The bytes reached the kernel (or the write failed, or they were copied): the
+        // source gets its memory back now.
+        drop(sample);
+        self.rxs[ring].release_loaned(len);
+        match lent {
+            Lent::Kept => {}
+            Lent::Paused => {
+                if let Some(slot) = self.topics[topic as usize].as_ref() {
+                    slot.topic.counters.add_paused();
+                }
+            }
+            Lent::Written(result) => {
+                self.account(topic, len, result);
+                self.split_if_due(len);
+                self.watch_space();
+            }
+        }
+    }
+
+    /// What becomes of a lent message's `parts` while the source's memory is still lent:
+    /// shown to a tap, kept for a pre-trigger window or as a latched message, written.
+    fn take_lent(&mut self, topic: u32, stamps: Stamps, parts: &[&[u8]]) -> Lent {
         if let Some(tap) = self.topics[topic as usize]
             .as_ref()
             .and_then(|s| s.tap.as_ref())
         {
-            tap.sample(topic, stamps.log_time, &parts);
+            tap.sample(topic, stamps.log_time, parts);
         }
         if let (Some(pre_trigger), false) = (&mut self.pre_trigger, self.requests.paused()) {
             // Copied and released at once: iceoryx2 lends a publisher only a couple of
             // samples.
-            pre_trigger.keep(&mut self.topics, topic, stamps, &parts);
-            drop(sample);
-            self.rxs[ring].release_loaned(len);
-            return;
+            pre_trigger.keep(&mut self.topics, topic, stamps, parts);
+            return Lent::Kept;
         }
         let keeps_latched = self.pre_trigger.is_none();
         let slot = self.topics[topic as usize]
             .as_mut()
             .expect("announced before its messages");
         if slot.topic.latched && keeps_latched {
-            keep_latched(slot, stamps, &parts);
+            keep_latched(slot, stamps, parts);
         }
         if self.requests.paused() {
-            drop(sample);
-            self.rxs[ring].release_loaned(len);
-            slot.topic.counters.add_paused();
-            return;
+            return Lent::Paused;
         }
-        let result = write_counted(&mut self.files.current, slot, stamps, &parts);
-        // The bytes reached the kernel (or the write failed): the source gets its memory
-        // back now.
-        drop(sample);
-        self.rxs[ring].release_loaned(len);
-        self.account(topic, len, result);
-        self.split_if_due(len);
-        self.watch_space();
+        Lent::Written(write_counted(&mut self.files.current, slot, stamps, parts))
     }
 
     fn account(&mut self, topic: u32, len: usize, result: Result<(), NotWritten>) {
@@ -582,6 +592,16 @@ fn write_counted(
 }
 
 /// Writes one message of `slot`'s topic (its channel first, in a new file); not counted
+/// What became of a lent message (see `Writer::take_lent`).
+enum Lent {
+    /// Copied into a pre-trigger window.
+    Kept,
+    /// Not written: the session is paused.
+    Paused,
+    /// Written, or not, as the result says.
+    Written(Result<(), NotWritten>),
+}
+
 /// in the file's health (latched repeats are not).
 fn write_to(
     file: &mut Option<StreamWriter>,

@@ -157,13 +157,27 @@ impl LeasedSample {
     }
 }
 
-impl LoanedBytes for LeasedSample {
-    fn user_header(&self) -> &[u8] {
+impl LeasedSample {
+    /// The user header's bytes.
+    pub fn user_header(&self) -> &[u8] {
         self.bytes().0
     }
 
-    fn payload(&self) -> &[u8] {
+    /// The payload's bytes.
+    pub fn payload(&self) -> &[u8] {
         self.bytes().1
+    }
+}
+
+impl LoanedBytes for LeasedSample {
+    fn byte_len(&self) -> usize {
+        let (header, payload) = self.bytes();
+        header.len() + payload.len()
+    }
+
+    fn with_parts<R>(&self, use_parts: impl FnOnce(&[&[u8]]) -> R) -> R {
+        let (header, payload) = self.bytes();
+        use_parts(&[header, payload])
     }
 
     fn settle(&mut self) -> bool {

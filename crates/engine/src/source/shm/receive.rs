@@ -28,19 +28,31 @@ pub(crate) enum ShmSample {
     Leased(LeasedSample),
 }
 
-impl LoanedBytes for ShmSample {
-    fn user_header(&self) -> &[u8] {
+impl ShmSample {
+    /// The user header's bytes.
+    pub fn user_header(&self) -> &[u8] {
         match self {
             ShmSample::Small { sample, header_len } => split_sample(sample, *header_len).0,
             ShmSample::Leased(leased) => leased.user_header(),
         }
     }
 
-    fn payload(&self) -> &[u8] {
+    /// The payload's bytes.
+    pub fn payload(&self) -> &[u8] {
         match self {
             ShmSample::Small { sample, header_len } => split_sample(sample, *header_len).1,
             ShmSample::Leased(leased) => leased.payload(),
         }
+    }
+}
+
+impl LoanedBytes for ShmSample {
+    fn byte_len(&self) -> usize {
+        self.user_header().len() + self.payload().len()
+    }
+
+    fn with_parts<R>(&self, use_parts: impl FnOnce(&[&[u8]]) -> R) -> R {
+        use_parts(&[self.user_header(), self.payload()])
     }
 
     fn settle(&mut self) -> bool {

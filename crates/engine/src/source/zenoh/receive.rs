@@ -299,11 +299,8 @@ impl Inbox {
                 return;
             }
         }
-        // One slice is lent (or copied) as Zenoh's own buffer; pieces are joined once.
-        let held = match payload.slices().count() {
-            1 => Held::Zenoh(payload.clone()),
-            _ => Held::Dds(payload.to_bytes().into_owned()),
-        };
+        // Lent (or copied) from Zenoh's own buffers, in as many pieces as Zenoh has them.
+        let held = Held::Zenoh(payload.clone());
         if !hand_over(&mut self.tx, &slot.topic, stamps, held, threshold) {
             return;
         }
