@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod allocator;
 mod config;
 mod handoff;
 mod health;

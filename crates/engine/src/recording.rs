@@ -193,6 +193,7 @@ impl Recording {
         config: RecordingConfig,
         observer: Arc<dyn RecordingObserver>,
     ) -> Result<Self, StartError> {
+        crate::allocator::keep_freed_memory();
         // The sources join their domains before anything is created on disk, so that a
         // domain one cannot join leaves nothing behind.
         let sources = Sources::open(&config)?;
