@@ -5,15 +5,15 @@
 //! Each test uses a DDS domain of its own, so tests running at once do not see each
 //! other's topics.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use recd_testkit::{
-    dds_publish, dds_published, ddsperf_done, ddsperf_publish, read_ros2, ros2_fixtures,
-    stopped_files, Domain, Published, Recd, RecdLoad, DDSPERF_TOPIC,
+    dds_publish, dds_published, ddsperf_done, ddsperf_publish, read_ros2, recorded_messages,
+    ros2_fixtures, stopped_files, Domain, Published, Recd, RecdLoad, RecordedMessage,
+    DDSPERF_TOPIC,
 };
 use serde_json::Value;
 
@@ -57,43 +57,7 @@ fn small_shm_load(domain: &Domain, prefix: &str, rate: u32, count: u32) -> std::
     )
 }
 
-/// One message as the `mcap` crate reads it.
-struct Recorded {
-    topic: String,
-    schema_name: String,
-    schema_encoding: String,
-    schema_data: Vec<u8>,
-    message_encoding: String,
-    metadata: BTreeMap<String, String>,
-    data: Vec<u8>,
-}
-
-fn read_mcap(paths: &[PathBuf]) -> Vec<Recorded> {
-    let mut messages = Vec::new();
-    for path in paths {
-        let bytes = std::fs::read(path).unwrap();
-        for message in mcap::MessageStream::new(&bytes).unwrap() {
-            let message = message.unwrap();
-            if message.channel.topic == recd_health::HEALTH_CHANNEL {
-                // recd's account of the topics' health, no recorded topic.
-                continue;
-            }
-            let schema = message.channel.schema.clone().expect("a schema");
-            messages.push(Recorded {
-                topic: message.channel.topic.clone(),
-                schema_name: schema.name.clone(),
-                schema_encoding: schema.encoding.clone(),
-                schema_data: schema.data.to_vec(),
-                message_encoding: message.channel.message_encoding.clone(),
-                metadata: message.channel.metadata.clone(),
-                data: message.data.to_vec(),
-            });
-        }
-    }
-    messages
-}
-
-fn of_topic<'a>(messages: &'a [Recorded], topic: &str) -> Vec<&'a Recorded> {
+fn of_topic<'a>(messages: &'a [RecordedMessage], topic: &str) -> Vec<&'a RecordedMessage> {
     messages.iter().filter(|m| m.topic == topic).collect()
 }
 
@@ -160,7 +124,7 @@ fn ros2_strings_are_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2()
     let stopped = stop_session(recd, "chatter");
     let files = stopped_files(&stopped);
 
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     let chatter = of_topic(&recorded, "/chatter");
     assert_eq!(chatter.len(), 50);
     let first = chatter[0];
@@ -249,7 +213,7 @@ fn xcdr2_writers_late_topics_and_leaving_writers_are_recorded() {
     assert!(problems.contains("message definition"), "{status}");
 
     let files = stopped_files(&stop_session(recd, "late"));
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     let late = of_topic(&recorded, "/late");
     assert_eq!(late.len(), 30);
     let expected: Vec<&Value> = first.samples.iter().chain(&second.samples).collect();
@@ -327,10 +291,10 @@ fn a_session_of_shared_memory_and_dds_writes_a_ros2_bag_beside_its_iceoryx2_file
         "split by duration: {files:?}"
     );
     let shm_topic = format!("{prefix}small/0");
-    let from_dds = read_mcap(&dds);
+    let from_dds = recorded_messages(&dds);
     assert_eq!(from_dds.len(), 60, "nothing but /chatter in the DDS files");
     assert_eq!(of_topic(&from_dds, "/chatter").len(), 60);
-    let from_shm = read_mcap(&shm);
+    let from_shm = recorded_messages(&shm);
     assert_eq!(
         from_shm.len(),
         60,
@@ -371,7 +335,7 @@ fn definitions_missing_at_recording_are_filled_in_by_reindex_from_msg_files() {
     ]);
     assert!(wait_topic_written(recd, "bare", "/chatter", 30));
     let files = stopped_files(&stop_session(recd, "bare"));
-    assert!(read_mcap(&files)[0].schema_data.is_empty());
+    assert!(recorded_messages(&files)[0].schema_data.is_empty());
 
     // A file reindexed elsewhere finds the definition through AMENT_PREFIX_PATH.
     let copy = setup.root.path().join("copy.mcap");
@@ -388,7 +352,7 @@ fn definitions_missing_at_recording_are_filled_in_by_reindex_from_msg_files() {
         report["definitions_added"],
         serde_json::json!(["std_msgs/msg/String"])
     );
-    assert!(!read_mcap(&[copy])[0].schema_data.is_empty());
+    assert!(!recorded_messages(&[copy])[0].schema_data.is_empty());
 
     // The session, in place, with --msg-path: rosbags then decodes every message through
     // the directory, and rec info no longer lists the topic as undefined.
@@ -400,7 +364,7 @@ fn definitions_missing_at_recording_are_filled_in_by_reindex_from_msg_files() {
         text.contains("message definitions added: std_msgs/msg/String"),
         "{text}"
     );
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     let definition = String::from_utf8_lossy(&recorded[0].schema_data).into_owned();
     assert!(definition.contains("\nstring data"), "{definition}");
     let bag = files[0].parent().unwrap();
@@ -607,7 +571,7 @@ fn a_best_effort_writer_joining_a_reliable_topic_is_recorded_and_gaps_are_counte
         "{status}"
     );
     let files = stopped_files(&stop_session(recd, "mixedqos"));
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     let chatter = of_topic(&recorded, "/chatter");
     assert_eq!(chatter.len() as u64, counts["written"].as_u64().unwrap());
     assert!(chatter.len() >= 10 + 5, "{counts}");
@@ -651,7 +615,7 @@ fn plain_keyed_dds_topics_keep_their_dds_names_and_internal_ros_topics_are_skipp
         .collect();
     assert_eq!(names, ["Keyed"], "{status}");
     let files = stopped_files(&stop_session(recd, "plain"));
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     let keyed_messages = of_topic(&recorded, "Keyed");
     assert_eq!(keyed_messages.len(), 30);
     assert_eq!(keyed_messages[0].schema_name, "recd_test::Keyed");
@@ -701,7 +665,7 @@ fn transient_local_history_from_before_the_start_is_recorded() {
     );
     let early = dds_published(early, Duration::from_secs(60));
     let files = stopped_files(&stop_session(recd, "latched"));
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     let map = of_topic(&recorded, "/map");
     assert_eq!(map.len(), 5);
     let qos = &map[0].metadata["offered_qos_profiles"];

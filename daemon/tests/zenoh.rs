@@ -7,15 +7,14 @@
 //! Each test uses ROS 2 domains and ports of its own, so tests running at once do not see
 //! each other's topics.
 
-use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Child;
 use std::time::Duration;
 
 use recd_testkit::{
-    read_ros2, recd_refused, ros2_fixtures, script_done, stopped_files, wait_until, zenoh_node,
-    Domain, Published, Recd,
+    read_ros2, recd_refused, recorded_messages, ros2_fixtures, script_done, stopped_files,
+    wait_until, zenoh_node, Domain, Published, Recd, RecordedMessage,
 };
 use serde_json::Value;
 
@@ -90,34 +89,8 @@ fn wait_written(recd: &Recd, session: &str, topic: &str, count: u64) -> bool {
     recd.wait_topic_written(session, topic, count, Duration::from_secs(30))
 }
 
-/// One recorded message as the `mcap` crate reads it.
-struct Recorded {
-    topic: String,
-    schema_name: String,
-    metadata: BTreeMap<String, String>,
-    data: Vec<u8>,
-}
-
-fn read_mcap(paths: &[PathBuf]) -> Vec<Recorded> {
-    let mut messages = Vec::new();
-    for path in paths {
-        let bytes = std::fs::read(path).unwrap();
-        for message in mcap::MessageStream::new(&bytes).unwrap() {
-            let message = message.unwrap();
-            let schema = message.channel.schema.clone().expect("a schema");
-            messages.push(Recorded {
-                topic: message.channel.topic.clone(),
-                schema_name: schema.name.clone(),
-                metadata: message.channel.metadata.clone(),
-                data: message.data.to_vec(),
-            });
-        }
-    }
-    messages
-}
-
 /// The recorded messages of `topic`, in file order.
-fn data_of(recorded: &[Recorded], topic: &str) -> Vec<Vec<u8>> {
+fn data_of(recorded: &[RecordedMessage], topic: &str) -> Vec<Vec<u8>> {
     recorded
         .iter()
         .filter(|m| m.topic == topic)
@@ -250,7 +223,7 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
         "{files:?}"
     );
 
-    let recorded = read_mcap(&files);
+    let recorded = recorded_messages(&files);
     for (topic, samples) in [
         ("/chatter", &chatter),
         ("/sensors/blob", &blob),
@@ -368,7 +341,7 @@ fn a_skipped_sequence_number_is_lost_and_a_publisher_restart_is_not() {
         .filter(|f| f.to_string_lossy().ends_with("_zenoh.mcap"))
         .collect();
     assert_eq!(zenoh_cut.len(), 1, "{incident}");
-    let in_cut = read_mcap(&[zenoh_cut[0].clone()]);
+    let in_cut = recorded_messages(&[zenoh_cut[0].clone()]);
     assert_eq!(
         in_cut.iter().filter(|m| m.topic == "/chatter").count(),
         30,
@@ -446,7 +419,7 @@ fn a_transient_local_message_published_before_recd_started_is_in_the_file_once()
         status_topic(recd, "latched", "/map")
     );
     let stopped = recd.rec_json(&["stop", "latched"]);
-    let recorded = read_mcap(&stopped_files(&stopped));
+    let recorded = recorded_messages(&stopped_files(&stopped));
     let got = data_of(&recorded, "/map");
     assert_eq!(
         got,
@@ -486,7 +459,7 @@ fn two_domains_recorded_at_once_stay_apart() {
     assert!(wait_written(recd, "d35", "/chatter", 30));
     for (session, sent, domain) in [("d34", &one, "34"), ("d35", &two, "35")] {
         let stopped = recd.rec_json(&["stop", session]);
-        let recorded = read_mcap(&stopped_files(&stopped));
+        let recorded = recorded_messages(&stopped_files(&stopped));
         assert!(recorded
             .iter()
             .all(|m| m.metadata["zenoh.domain"] == domain));
@@ -567,7 +540,7 @@ fn topics_changed_while_recording_lose_nothing_they_keep_and_rate_limits_apply()
     );
     let limited_counts = status_topic(recd, "change", "/limited").unwrap();
     let stopped = recd.rec_json(&["stop", "change"]);
-    let recorded = read_mcap(&stopped_files(&stopped));
+    let recorded = recorded_messages(&stopped_files(&stopped));
     let of = |topic: &str| data_of(&recorded, topic);
     assert_eq!(
         of("/kept"),

@@ -53,7 +53,7 @@ pub use python::{
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;
-pub use recorded::recorded_queue_depth;
+pub use recorded::{recorded_messages, recorded_queue_depth, RecordedMessage};
 pub use script::{clock_subscribe, shm_slice_subscribe, Script};
 pub use seaweed::{S3Object, SeaweedFs};
 pub use stopped::{Shortfall, StopCounts, Stopped};

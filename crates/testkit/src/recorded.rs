@@ -1,6 +1,8 @@
-//! What a recorded file says of the iceoryx2 services it recorded.
+//! What recorded files hold: their messages with their channels, and what a file says of
+//! the iceoryx2 services it recorded.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use recd_storage::iceoryx2::SUBSCRIBER_MAX_BUFFER_SIZE;
 
@@ -30,4 +32,52 @@ pub fn recorded_queue_depth(file: &Path, topic: &str) -> usize {
                 channel.metadata
             )
         })
+}
+
+/// One recorded message with its channel and schema, as the `mcap` crate reads it.
+#[derive(Debug, Clone)]
+pub struct RecordedMessage {
+    /// Its channel's topic.
+    pub topic: String,
+    /// Its schema's name.
+    pub schema_name: String,
+    /// Its schema's encoding (`ros2msg`, `omgidl`, …).
+    pub schema_encoding: String,
+    /// Its schema's data (the message definition; empty where recd had none).
+    pub schema_data: Vec<u8>,
+    /// Its channel's message encoding.
+    pub message_encoding: String,
+    /// Its channel's metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Its payload.
+    pub data: Vec<u8>,
+}
+
+/// Every message of `paths`, in file order, read by the `mcap` crate; recd's own health
+/// channel is left out. Panics on a message without a schema (recd gives every recorded
+/// topic one).
+pub fn recorded_messages(paths: &[PathBuf]) -> Vec<RecordedMessage> {
+    let mut messages = Vec::new();
+    for path in paths {
+        let bytes =
+            std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        for message in mcap::MessageStream::new(&bytes).unwrap() {
+            let message = message.unwrap();
+            if message.channel.topic == recd_engine::recd_health::HEALTH_CHANNEL {
+                // recd's account of the topics' health, no recorded topic.
+                continue;
+            }
+            let schema = message.channel.schema.clone().expect("a schema");
+            messages.push(RecordedMessage {
+                topic: message.channel.topic.clone(),
+                schema_name: schema.name.clone(),
+                schema_encoding: schema.encoding.clone(),
+                schema_data: schema.data.to_vec(),
+                message_encoding: message.channel.message_encoding.clone(),
+                metadata: message.channel.metadata.clone(),
+                data: message.data.to_vec(),
+            });
+        }
+    }
+    messages
 }
