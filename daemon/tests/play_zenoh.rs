@@ -265,24 +265,47 @@ fn report(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).expect("rec play prints JSON")
 }
 
+/// One replay into a router of its own (see [`play_into_router`]).
+struct PlayedInto {
+    /// `rec play`'s report.
+    played: Value,
+    /// What the router's subscriber saw.
+    seen: Seen,
+    /// When the replay began and ended, ns since the Unix epoch.
+    window: (u64, u64),
+    /// The router's endpoint.
+    endpoint: String,
+}
+
+/// Plays `file` with `args`, connected to a router of its own whose subscriber it waits
+/// for (up to 20 s), and collects what the router saw.
+fn play_into_router(dir: &Path, file: &Path, args: &[&str]) -> PlayedInto {
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let router = router(&endpoint, TEXTS.len());
+    let before = now_ns();
+    let mut all = args.to_vec();
+    all.extend(["--zenoh-connect", &endpoint, "--wait-subscribers", "20s"]);
+    let played = report(&rec_play(dir, file, &all));
+    let after = now_ns();
+    let seen = seen(&router.finish(Duration::from_secs(30)));
+    PlayedInto {
+        played,
+        seen,
+        window: (before, after),
+        endpoint,
+    }
+}
+
 #[test]
 fn a_zenoh_recording_plays_as_rmw_zenoh_publishes_into_the_domain_given() {
     let dir = tempfile::tempdir().unwrap();
     let file = zenoh_file(dir.path());
-    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
-    let router = router(&endpoint, TEXTS.len());
-    let before = now_ns();
-    let args = [
-        "--zenoh-domain",
-        "5",
-        "--zenoh-connect",
-        &endpoint,
-        "--wait-subscribers",
-        "20s",
-    ];
-    let played = report(&rec_play(dir.path(), &file, &args));
-    let after = now_ns();
-    let seen = seen(&router.finish(Duration::from_secs(30)));
+    let PlayedInto {
+        played,
+        seen,
+        window,
+        ..
+    } = play_into_router(dir.path(), &file, &["--zenoh-domain", "5"]);
 
     let topics = played["topics"].as_array().unwrap();
     assert_eq!(topics.len(), 1, "{played}");
@@ -292,32 +315,23 @@ fn a_zenoh_recording_plays_as_rmw_zenoh_publishes_into_the_domain_given() {
     assert_eq!(played["skipped"], serde_json::json!({}), "{played}");
     // Subscribed to every key: only domain 5's came, none of the recorded domain 0.
     let key = format!("5/chatter/{TYPE}/{HASH}");
-    assert_sent_as_rmw_zenoh(&seen, &key, "5", "/chatter", (before, after));
+    assert_sent_as_rmw_zenoh(&seen, &key, "5", "/chatter", window);
 }
 
 #[test]
 fn a_remapped_topic_plays_under_its_new_name_and_no_zenoh_leaves_it_out() {
     let dir = tempfile::tempdir().unwrap();
     let file = zenoh_file(dir.path());
-    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
-    let router = router(&endpoint, TEXTS.len());
-    let before = now_ns();
-    let args = [
-        "--zenoh-domain",
-        "7",
-        "--remap",
-        "/chatter:=/robot/talk",
-        "--zenoh-connect",
-        &endpoint,
-        "--wait-subscribers",
-        "20s",
-    ];
-    let played = report(&rec_play(dir.path(), &file, &args));
-    let after = now_ns();
-    let seen = seen(&router.finish(Duration::from_secs(30)));
+    let args = ["--zenoh-domain", "7", "--remap", "/chatter:=/robot/talk"];
+    let PlayedInto {
+        played,
+        seen,
+        window,
+        endpoint,
+    } = play_into_router(dir.path(), &file, &args);
     assert_eq!(played["topics"][0]["sent"], 5, "{played}");
     let key = format!("7/robot/talk/{TYPE}/{HASH}");
-    assert_sent_as_rmw_zenoh(&seen, &key, "7", "/robot/talk", (before, after));
+    assert_sent_as_rmw_zenoh(&seen, &key, "7", "/robot/talk", window);
 
     let left_out = rec_play(
         dir.path(),
