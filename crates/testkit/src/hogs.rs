@@ -34,6 +34,9 @@ done
 /// What a page-cache filler leaves free on its file system.
 pub const FILLER_DISK_RESERVE: u64 = 2 << 30;
 
+/// The page-cache filler's dirty file is this fraction (1/N) of its file, at most 1 GiB.
+const DIRTY_FRACTION: u64 = 8;
+
 /// Processes that keep the machine busy while they live: CPU-bound loops and optionally a
 /// page-cache filler. Each runs in a process group of its own; on drop every group is
 /// killed with SIGKILL and reaped, and the filler's directory removed.
@@ -75,7 +78,7 @@ impl Hogs {
     /// Adds a page-cache filler: a process that keeps the page cache filled with a file of
     /// `bytes` (rounded up to MiB) in a fresh directory under `dir` (on a disk, not a
     /// tmpfs, so that its pages can be reclaimed), reading it whole again and again, and
-    /// between two reads rewrites a smaller file (an eighth, at most 1 GiB), whose pages
+    /// between two reads rewrites a smaller file (1/`DIRTY_FRACTION` of it, at most 1 GiB), whose pages
     /// wait dirty for the disk. [`Hogs::wait_filled`] waits for a read. Panics if it has a
     /// filler already.
     pub fn with_page_cache_filler(mut self, dir: &Path, bytes: u64) -> Self {
@@ -86,7 +89,7 @@ impl Hogs {
             .expect("a directory for the page-cache filler");
         let file = home.path().join("filler");
         let mib = bytes.div_ceil(1 << 20).max(2);
-        let dirty_mib = (mib / 8).clamp(1, 1024);
+        let dirty_mib = (mib / DIRTY_FRACTION).clamp(1, 1024);
         let child = Command::new("sh")
             .args(["-c", FILLER, "page-cache-filler"])
             .arg(&file)
@@ -110,8 +113,8 @@ impl Hogs {
         let available = recd_storage::space_of(dir)
             .unwrap_or_else(|e| panic!("the room under {}: {e}", dir.display()))
             .available;
-        // The dirty file is an eighth of the filler (see `with_page_cache_filler`).
-        available.saturating_sub(FILLER_DISK_RESERVE) / 9 * 8
+        // The filler and its dirty file.
+        available.saturating_sub(FILLER_DISK_RESERVE) / (DIRTY_FRACTION + 1) * DIRTY_FRACTION
     }
 
     /// How many times the page-cache filler has read its file whole (0 without one).
