@@ -79,8 +79,8 @@ impl Hogs {
     /// `bytes` (rounded up to MiB) in a fresh directory under `dir` (on a disk, not a
     /// tmpfs, so that its pages can be reclaimed), reading it whole again and again, and
     /// between two reads rewrites a smaller file (1/`DIRTY_FRACTION` of it, at most
-    /// 1 GiB), whose pages wait dirty for the disk. [`Hogs::wait_filled`] waits for a read. Panics if it has a
-    /// filler already.
+    /// 1 GiB), whose pages wait dirty for the disk. [`Hogs::wait_filled`] waits for a
+    /// read. Panics if it has a filler already.
     pub fn with_page_cache_filler(mut self, dir: &Path, bytes: u64) -> Self {
         assert!(self.filler.is_none(), "one page-cache filler only");
         let home = tempfile::Builder::new()
