@@ -7,7 +7,8 @@
 //!   and recorded by recd, play to Python iceoryx2 subscribers started first
 //!   (iceoryx2's default 2 buffered and 2 borrowed samples): every message arrives, byte
 //!   for byte and in order; the intervals between arrivals are the recorded ones within
-//!   5 ms (99th percentile, per topic); the whole spans within 2 % of the recording. The
+//!   5 ms (99th percentile, per topic); the playback keeps the recorded pace (its last
+//!   fifth arrives as late as its first, within 2 % of the recording's span). The
 //!   subscribers are the instrument, so they disturb the player as little as they can:
 //!   each copies a sample as it takes it and hashes the copy in short slices between
 //!   polls, so that hashing a frame (milliseconds) never holds a core for long. (Run
@@ -335,7 +336,7 @@ fn two_fullhd_cameras_and_four_200hz_topics_play_from_disk_complete_and_on_time(
     );
 
     // What the player controls is asserted: it sends every message, and what arrives is
-    // the recorded bytes in the recorded order, over the recorded span. Whether a 2-deep
+    // the recorded bytes in the recorded order, at the recorded pace. Whether a 2-deep
     // subscriber queue gets every message, and the interval error, depend on this VM's
     // stalls (tens of ms, see issue 26) as much as on the player: printed above, asserted
     // loosely (a player sending in bursts, as before issue 29, lost a third), and measured
@@ -366,10 +367,56 @@ fn two_fullhd_cameras_and_four_200hz_topics_play_from_disk_complete_and_on_time(
     );
     let error_p99 = quantile(&all_errors, 0.99);
     eprintln!("interval error p99 over all topics: {error_p99:.2} ms");
-    assert!(
-        (played_span / recorded_span - 1.0).abs() <= 0.02,
-        "arrived over {played_span:.3} s, recorded over {recorded_span:.3} s"
+    // The player keeps the recorded pace: the end arrives as late as the start, within 2 %
+    // of the span. (Not the first and last arrival: one stall of this VM near the end,
+    // 220 ms in a CI run, which `keep` rightly sends late, would decide that.)
+    let drift = drift(recorded_digests, &recorded_times, &received);
+    eprintln!(
+        "drift from the first fifth to the last: {:.1} ms",
+        drift * 1e3
     );
+    assert!(
+        drift.abs() <= 0.02 * recorded_span,
+        "the last fifth arrived {:.1} ms later than the first, relative to the recording \
+         ({recorded_span:.3} s); first to last arrival {played_span:.3} s",
+        drift * 1e3
+    );
+}
+
+/// How much later the end of a playback arrives than its start, relative to the recording
+/// (s): per message that arrived, its arrival time less its recorded time; the median of
+/// those recorded in the last fifth of the span less the median of the first fifth. A
+/// player at the recorded pace drifts by nothing, whatever its constant delay; one stall
+/// moves a few messages, not a median.
+fn drift(
+    recorded: &BTreeMap<String, Vec<String>>,
+    recorded_times: &BTreeMap<String, Vec<f64>>,
+    received: &BTreeMap<String, Vec<Value>>,
+) -> f64 {
+    // (recorded time, arrival time) of each message that arrived, matched in order.
+    let mut pairs = Vec::new();
+    for (topic, samples) in received {
+        let mut candidates = recorded[topic].iter().zip(&recorded_times[topic]);
+        for sample in samples {
+            let digest = sample["sha256"].as_str().unwrap();
+            if let Some((_, at)) = candidates.find(|(d, _)| d.as_str() == digest) {
+                pairs.push((*at, sample["t"].as_f64().unwrap()));
+            }
+        }
+    }
+    let first = pairs.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let last = pairs.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let fifth = (last - first) / 5.0;
+    let offsets = |keep: &dyn Fn(f64) -> bool| -> Vec<f64> {
+        pairs
+            .iter()
+            .filter(|(at, _)| keep(*at))
+            .map(|(at, arrived)| arrived - at)
+            .collect()
+    };
+    let start = offsets(&|at| at <= first + fifth);
+    let end = offsets(&|at| at >= last - fifth);
+    quantile(&end, 0.5) - quantile(&start, 0.5)
 }
 
 /// Read speed the slow disk is limited to (bytes per second).
