@@ -5,26 +5,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::prelude::*;
-use recd_storage::iceoryx2::RMW_MESSAGE_INFO_HEADER;
+use recd_testkit::MessageInfoHeader;
 use recd_workload::proof;
 use recd_workload::report::TopicSent;
 
 use crate::{Load, Worker};
-
-/// rmw_iceoryx2's user header: the recorder reads its time stamp and sequence number.
-#[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
-pub struct MessageInfoHeader {
-    source_timestamp: i64,
-    publication_sequence_number: u64,
-}
-
-// SAFETY: plain old data without pointers; the type name is rmw_iceoryx2's.
-unsafe impl ZeroCopySend for MessageInfoHeader {
-    unsafe fn type_name() -> &'static str {
-        RMW_MESSAGE_INFO_HEADER
-    }
-}
 
 struct TopicPublisher {
     service_name: String,

@@ -373,7 +373,6 @@ fn a_late_receive_thread_is_counted_as_overflows() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.test_hooks.receive_delay = Some(Duration::from_millis(40));
-    let recording = Recording::start(config).unwrap();
     let load = domain.load(
         &RecdLoad::new("t/")
             .cameras(0)
@@ -383,6 +382,15 @@ fn a_late_receive_thread_is_counted_as_overflows() {
             .buffer(4)
             .wait_subscribers(1),
     );
+    // The recorder subscribes with the publisher already there. (Subscribed between the
+    // creation of the service and of its publisher, it would rightly take the publisher
+    // for one joining late, whose loss before its first sample taken cannot be known:
+    // the next test.)
+    assert!(
+        domain.wait_for_load_publisher("t/small/0", Duration::from_secs(10)),
+        "recd-load's publisher is up"
+    );
+    let recording = Recording::start(config).unwrap();
     let sent = finish_load(load);
     let summary = recording.stop().unwrap();
     let counts = summary.topics[0].counts;

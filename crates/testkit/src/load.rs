@@ -3,7 +3,10 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::binary;
+use iceoryx2::prelude::*;
+use recd_storage::iceoryx2::RMW_MESSAGE_INFO_HEADER;
+
+use crate::{binary, wait_until, Domain};
 
 /// One run of `recd-load`, its options given by name and passed on in the order given;
 /// what is not given keeps recd-load's default. Start it in an iceoryx2 domain with
@@ -163,5 +166,41 @@ fn human(duration: Duration) -> String {
         format!("{}s", duration.as_secs())
     } else {
         format!("{}ms", duration.as_millis())
+    }
+}
+
+/// rmw_iceoryx2's user header, which recd-load sends and recd reads its time stamp and
+/// sequence number from.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MessageInfoHeader {
+    /// When the sample was published, ns since the Unix epoch.
+    pub source_timestamp: i64,
+    /// The publisher's sequence number, from 0.
+    pub publication_sequence_number: u64,
+}
+
+// SAFETY: plain old data without pointers; the type name is rmw_iceoryx2's.
+unsafe impl ZeroCopySend for MessageInfoHeader {
+    unsafe fn type_name() -> &'static str {
+        RMW_MESSAGE_INFO_HEADER
+    }
+}
+
+impl Domain {
+    /// Waits up to `timeout` until recd-load's `service` in this domain has a publisher;
+    /// false if it has none by then. A recorder that subscribes after this finds the
+    /// publisher there from the start, rather than joining after it (iceoryx2 creates a
+    /// service before its publisher, and a recorder may subscribe in between).
+    pub fn wait_for_load_publisher(&self, service: &str, timeout: Duration) -> bool {
+        let node = recd_engine::iceoryx2_node(Some(&self.prefix)).expect("an iceoryx2 node");
+        let name = ServiceName::new(service).expect("a valid service name");
+        wait_until(timeout, || {
+            node.service_builder(&name)
+                .publish_subscribe::<[u8]>()
+                .user_header::<MessageInfoHeader>()
+                .open()
+                .is_ok_and(|service| service.dynamic_config().number_of_publishers() > 0)
+        })
     }
 }
