@@ -96,7 +96,14 @@ impl HttpServer {
         let (shutdown, stopped) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("recd-http".into())
-            .spawn(move || runtime.block_on(serve(listener, shared, stopped)))
+            .spawn(move || {
+                // Whoever connects must not take the recording's CPU time: the listener
+                // and the blocking threads it starts give way to the writers.
+                if let Err(error) = recd_priority::give_way() {
+                    tracing::warn!("cannot lower the HTTP listener's priority: {error}");
+                }
+                runtime.block_on(serve(listener, shared, stopped))
+            })
             .map_err(StartError::Runtime)?;
         Ok(Self {
             address,

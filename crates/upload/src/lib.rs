@@ -13,7 +13,6 @@ mod bucket;
 mod credentials;
 mod key;
 mod pressure;
-mod priority;
 mod rate;
 mod reading;
 mod settings;

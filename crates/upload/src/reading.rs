@@ -143,7 +143,7 @@ impl PartReader {
         let buffers = self.buffers.clone();
         tokio::task::spawn_blocking(move || {
             // Blocking threads are the runtime's: lowered each time (cheap), whichever ran.
-            let _ = crate::priority::lower_this_thread();
+            let _ = recd_priority::give_way();
             let length = length as usize;
             let mut buffer = buffers.take(length);
             let read = read_uncached(&file, offset, &mut buffer[..length]);

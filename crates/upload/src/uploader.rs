@@ -185,8 +185,8 @@ struct Task {
 
 impl Task {
     fn run(mut self, stop: Arc<Notify>) {
-        if let Err(error) = crate::priority::lower_this_thread() {
-            tracing::warn!("cannot lower the uploader's I/O priority: {error}");
+        if let Err(error) = recd_priority::give_way() {
+            tracing::warn!("cannot lower the uploader's priority: {error}");
         }
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
