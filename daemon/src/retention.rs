@@ -109,9 +109,11 @@ fn files_on_disk(catalog: &Catalog) -> Result<Vec<OnDisk>, CatalogError> {
                 device: metadata.dev(),
                 file,
             }),
+            // Not if recd deleted it since it was listed (the uploader, after upload).
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                tracing::warn!(file = %file.path.display(), "a recorded file was deleted outside recd; marked missing in the catalog");
-                catalog.set_file_state(&file.path, FileState::Missing)?;
+                if catalog.mark_missing(&file.path)? {
+                    tracing::warn!(file = %file.path.display(), "a recorded file was deleted outside recd; marked missing in the catalog");
+                }
             }
             // Unreadable for now (permissions, an unmounted disk): left alone.
             Err(_) => {}

@@ -41,6 +41,21 @@ impl Catalog {
         Ok(())
     }
 
+    /// Marks the file at `path` missing (gone from the disk, not by recd's hand), unless
+    /// the catalog already says it is gone: a file that another of recd's threads deleted
+    /// meanwhile stays `deleted`. True when it was marked now.
+    pub fn mark_missing(&self, path: &Path) -> Result<bool, CatalogError> {
+        let marked = self.connection.execute(
+            "UPDATE files SET state = ?2 WHERE path = ?1 AND state NOT IN (?2, ?3)",
+            params![
+                self.data_dir.store(path),
+                FileState::Missing.as_str(),
+                FileState::Deleted.as_str()
+            ],
+        )?;
+        Ok(marked > 0)
+    }
+
     /// Every file that should be on disk (neither deleted nor missing), oldest session
     /// first and in the order each session started them.
     pub fn files_on_disk(&self) -> Result<Vec<File>, CatalogError> {
@@ -147,6 +162,29 @@ pub(crate) mod tests {
             messages: 2,
             state,
         }
+    }
+
+    #[test]
+    fn a_file_deleted_by_recd_is_never_marked_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
+        let id = catalog
+            .begin_session("s", Path::new("/d/s"), "{}", 1)
+            .unwrap();
+        let (gone, deleted) = (Path::new("/d/s/a.mcap"), Path::new("/d/s/b.mcap"));
+        for path in [gone, deleted] {
+            let path = path.to_str().unwrap();
+            catalog
+                .upsert_file(&file(id, path, FileState::Complete))
+                .unwrap();
+        }
+        catalog.set_file_state(deleted, FileState::Deleted).unwrap();
+        assert!(catalog.mark_missing(gone).unwrap());
+        assert!(!catalog.mark_missing(gone).unwrap(), "marked once");
+        assert!(!catalog.mark_missing(deleted).unwrap());
+        let state = |path| catalog.file(path).unwrap().unwrap().state;
+        assert_eq!(state(gone), FileState::Missing);
+        assert_eq!(state(deleted), FileState::Deleted);
     }
 
     #[test]

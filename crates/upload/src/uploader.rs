@@ -292,12 +292,20 @@ impl Task {
             tracing::info!(file = %path.display(), "kept after upload: an incident pins it (delete_after_upload waits for its release)");
             return Ok(());
         }
+        // Deleted in the catalog before on the disk: retention, which marks files gone
+        // from the disk missing, never finds this one gone while listed as there.
+        let before = self.catalog.file(path)?.map(|file| file.state);
+        self.catalog.set_file_state(path, FileState::Deleted)?;
         match std::fs::remove_file(path) {
             Ok(()) => {
-                self.catalog.set_file_state(path, FileState::Deleted)?;
                 tracing::info!(file = %path.display(), "deleted after upload (delete_after_upload)");
             }
+            // Gone already: deleted is what it is.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
             Err(error) => {
+                if let Some(state) = before {
+                    self.catalog.set_file_state(path, state)?;
+                }
                 tracing::error!(file = %path.display(), "cannot delete the uploaded file: {error}")
             }
         }
