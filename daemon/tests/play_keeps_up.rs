@@ -121,24 +121,33 @@ fn assert_on_time(report: &Value, phase: &str) {
     );
 }
 
+/// Where each of `arrived` lies in `recorded`, matched in order (each at the first equal
+/// digest after the one before), up to the first that is not found.
+fn positions<'a>(recorded: &[String], arrived: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
+    let mut rest = recorded.iter().enumerate();
+    let mut found = Vec::new();
+    for digest in arrived {
+        match rest.find(|(_, d)| d.as_str() == digest) {
+            Some((at, _)) => found.push(at),
+            None => break,
+        }
+    }
+    found
+}
+
 /// Which of `recorded` (by position) are not in `arrived`, which holds some of them in
 /// order: the first few, and how many in all.
 fn missing(recorded: &[String], arrived: &[&str]) -> String {
-    let mut next = arrived.iter().peekable();
-    let mut absent = Vec::new();
-    for (at, digest) in recorded.iter().enumerate() {
-        if next.peek().is_some_and(|d| **d == digest.as_str()) {
-            next.next();
-        } else {
-            absent.push(at);
-        }
-    }
+    let found = positions(recorded, arrived.iter().copied());
+    let absent: Vec<usize> = (0..recorded.len())
+        .filter(|at| found.binary_search(at).is_err())
+        .collect();
     format!(
         "{} of {} recorded did not arrive, at positions {:?}{}",
         absent.len(),
         recorded.len(),
         &absent[..absent.len().min(12)],
-        if next.peek().is_some() {
+        if found.len() < arrived.len() {
             " (and what arrived is not in the recorded order)"
         } else {
             ""
@@ -396,26 +405,26 @@ fn drift(
     // (recorded time, arrival time) of each message that arrived, matched in order.
     let mut pairs = Vec::new();
     for (topic, samples) in received {
-        let mut candidates = recorded[topic].iter().zip(&recorded_times[topic]);
-        for sample in samples {
-            let digest = sample["sha256"].as_str().unwrap();
-            if let Some((_, at)) = candidates.find(|(d, _)| d.as_str() == digest) {
-                pairs.push((*at, sample["t"].as_f64().unwrap()));
-            }
+        let digests = samples.iter().map(|s| s["sha256"].as_str().unwrap());
+        for (at, sample) in positions(&recorded[topic], digests)
+            .into_iter()
+            .zip(samples)
+        {
+            pairs.push((recorded_times[topic][at], sample["t"].as_f64().unwrap()));
         }
     }
     let first = pairs.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let last = pairs.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     let fifth = (last - first) / 5.0;
-    let offsets = |keep: &dyn Fn(f64) -> bool| -> Vec<f64> {
-        pairs
-            .iter()
-            .filter(|(at, _)| keep(*at))
-            .map(|(at, arrived)| arrived - at)
-            .collect()
-    };
-    let start = offsets(&|at| at <= first + fifth);
-    let end = offsets(&|at| at >= last - fifth);
+    let (mut start, mut end) = (Vec::new(), Vec::new());
+    for (at, arrived) in pairs {
+        if at <= first + fifth {
+            start.push(arrived - at);
+        }
+        if at >= last - fifth {
+            end.push(arrived - at);
+        }
+    }
     quantile(&end, 0.5) - quantile(&start, 0.5)
 }
 
@@ -568,8 +577,7 @@ fn report_table(report: &Value, recorded: &Messages, copy: &Messages) -> String 
 
 /// Whether `part` is `all` with some left out, the rest in order.
 fn is_subsequence(part: &[String], all: &[String]) -> bool {
-    let mut all = all.iter();
-    part.iter().all(|p| all.any(|a| a == p))
+    positions(all, part.iter().map(String::as_str)).len() == part.len()
 }
 
 #[test]

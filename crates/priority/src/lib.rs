@@ -11,9 +11,8 @@
 /// The nice value of a thread that gives way.
 pub const NICE: i32 = 10;
 
-/// Lowers the calling thread's CPU priority to nice [`NICE`] and its I/O priority to
-/// the lowest best-effort class; the error says which the kernel refused (the CPU
-/// priority is lowered first, whatever the I/O priority's outcome).
+/// Lowers the calling thread's CPU priority to nice [`NICE`], then its I/O priority to
+/// the lowest best-effort class; the error is the first change the kernel refused.
 pub fn give_way() -> std::io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_int = 1;
     const IOPRIO_CLASS_BE: libc::c_int = 2;
