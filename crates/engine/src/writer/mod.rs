@@ -591,7 +591,6 @@ fn write_counted(
     Ok(())
 }
 
-/// Writes one message of `slot`'s topic (its channel first, in a new file); not counted
 /// What became of a lent message (see `Writer::take_lent`).
 enum Lent {
     /// Copied into a pre-trigger window.
@@ -602,6 +601,7 @@ enum Lent {
     Written(Result<(), NotWritten>),
 }
 
+/// Writes one message of `slot`'s topic (its channel first, in a new file); not counted
 /// in the file's health (latched repeats are not).
 fn write_to(
     file: &mut Option<StreamWriter>,
