@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    dds_publish, dds_published, ext4_image, finish_load, read_mcap, read_with_mcap_core,
-    stopped_files, wait_until, Domain, Mount, Recd, RecdLoad, SeaweedFs,
+    assert_cut_is_window, dds_publish, dds_published, ext4_image, finish_load, read_mcap,
+    read_with_mcap_core, stopped_files, wait_until, Domain, Mount, Recd, RecdLoad, SeaweedFs,
 };
 use recd_workload::{blob, proof};
 use serde_json::Value;
@@ -175,6 +175,8 @@ fn assert_exact_cut(
     latched: &[&str],
 ) -> BTreeMap<String, Vec<Message>> {
     let (start, end) = (ns(incident, "start_ns"), ns(incident, "end_ns"));
+    // Exactly the window's messages as recorded: the check the sealed cut gets too.
+    assert_cut_is_window(&paths(&incident["cut_files"]), kept, (start, end), latched);
     let recorded = by_sequence(kept);
     let mut cut: BTreeMap<String, Vec<Message>> = BTreeMap::new();
     for file in paths(&incident["cut_files"]) {

@@ -1,7 +1,7 @@
 //! Pre-trigger sessions (`rec start --pre-trigger`) and `rec trigger` on the real recd and
 //! rec: a trigger's file holds exactly the messages of its window (with the latched
 //! topic's last sample first and the trigger's record), overlapping triggers make one
-//! file, every sample sent is written or counted as evicted, a session that writes
+//! file that each of their incidents keeps, every sample sent is written or counted as evicted, a session that writes
 //! everything refuses a trigger, and the buffer's memory stays within --buffer-size
 //! under camera load.
 
@@ -230,20 +230,106 @@ fn triggers_write_exactly_their_windows_and_overlapping_ones_share_a_file() {
     let listed = recd.listed("snap");
     assert_eq!(listed["files"][0]["path"], file["path"], "{listed}");
     assert_eq!(listed["files"][0]["state"], "complete", "{listed}");
-    // The window is an incident like any other: origin buffer, its file its own.
+    // Each window is an incident like any other: origin buffer, exactly the window its
+    // trigger asked for, and the file it went to its own (the first two share theirs).
     let incidents = recd.rec_json(&["incidents", "snap"]);
-    let incidents = incidents.as_array().unwrap();
-    assert!(!incidents.is_empty(), "{incidents:?}");
-    for incident in incidents {
+    let by_time = |answer: &Value| {
+        (incidents.as_array().unwrap().iter())
+            .find(|i| i["time_ns"] == answer["time_ns"])
+            .unwrap_or_else(|| panic!("no incident of {answer} in {incidents:#}"))
+            .clone()
+    };
+    assert_eq!(incidents.as_array().unwrap().len(), 3, "{incidents:#}");
+    let s = 1_000_000_000;
+    for (answer, (before, after), own) in [
+        (&first, (s, s), &file["path"]),
+        (&second, (s / 2, s), &file["path"]),
+        (&third, (s, 0), &third["files"][0]["path"]),
+    ] {
+        let incident = by_time(answer);
+        let time = count(answer, "time_ns");
         assert_eq!(incident["origin"], "buffer", "{incident}");
         assert_eq!(incident["cut"], "buffer", "{incident}");
+        assert_eq!(count(&incident, "start_ns"), time - before, "{incident}");
+        assert_eq!(count(&incident, "end_ns"), time + after, "{incident}");
+        let own_files: Vec<&Value> = (incident["cut_files"].as_array().unwrap().iter())
+            .map(|f| &f["path"])
+            .collect();
+        assert_eq!(own_files, [own], "{incident}");
     }
-    assert!(
-        (incidents.iter())
-            .flat_map(|i| i["cut_files"].as_array().unwrap())
-            .any(|f| f["path"] == file["path"]),
-        "{incidents:?}"
+}
+
+#[test]
+fn overlapping_triggers_each_keep_the_file_they_share_until_both_are_released() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    // Retention would take any finished file nobody pins.
+    let recd = Recd::start_configured(root.path(), &domain, "max_total_size = \"1KiB\"\n", "", &[]);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "shared",
+        "--topic",
+        "sh/*",
+        "--pre-trigger",
+        "2s",
+    ]);
+    let load = domain.load(
+        &RecdLoad::new("sh/")
+            .cameras(0)
+            .small_topics(1)
+            .small_rate(100)
+            .count(1000)
+            .duration(Duration::from_secs(30))
+            .wait_subscribers(1),
     );
+    assert!(wait_until(Duration::from_secs(20), || {
+        status(&recd, "shared")["buffer"]["span_s"].as_f64() >= Some(1.5)
+    }));
+    let first = recd.rec_json(&[
+        "trigger", "shared", "--id", "first", "--before", "500ms", "--after", "1s",
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    let second = recd.rec_json(&[
+        "trigger", "shared", "--id", "second", "--before", "500ms", "--after", "1s", "--wait",
+    ]);
+    assert_eq!(second["files"][0]["extended"], true, "{second}");
+    let path = std::path::PathBuf::from(first["files"][0]["path"].as_str().unwrap());
+    assert_eq!(second["files"][0]["path"], first["files"][0]["path"]);
+    let own = |id: &str| -> Vec<String> {
+        let listed = recd.rec_json(&["incidents", "shared"]);
+        let incident = (listed.as_array().unwrap().iter())
+            .find(|i| i["id"] == id)
+            .unwrap_or_else(|| panic!("no incident {id} in {listed:#}"))
+            .clone();
+        (incident["cut_files"].as_array().unwrap().iter())
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let expected = vec![path.to_string_lossy().into_owned()];
+    assert_eq!(own("first"), expected);
+    assert_eq!(own("second"), expected);
+
+    // Released by one, the file stays for the other through retention's passes.
+    let released = recd.rec(&["incidents", "release", "second"]);
+    assert!(released.status.success(), "{released:?}");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        path.exists(),
+        "first still keeps its window file\n{}",
+        recd.log()
+    );
+    assert_eq!(own("first"), expected);
+    // Released by both, retention takes it.
+    let released = recd.rec(&["incidents", "release", "first"]);
+    assert!(released.status.success(), "{released:?}");
+    assert!(
+        wait_until(Duration::from_secs(20), || !path.exists()),
+        "{}",
+        recd.log()
+    );
+    finish_load(load);
+    recd.rec_json(&["stop", "shared"]);
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    ext4_image, openssl_keys, read_mcap, read_with_mcap_core, recd_refused, script_done,
-    shm_camera, wait_until, Domain, Mount, Recd, SeaweedFs,
+    assert_cut_is_window, ext4_image, openssl_keys, read_mcap, read_with_mcap_core, recd_refused,
+    script_done, shm_camera, wait_until, Domain, Mount, Recd, SeaweedFs,
 };
 use serde_json::Value;
 
@@ -352,6 +352,7 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
     assert_eq!(objects.len(), files.len() + cuts.len(), "{objects:?}");
     let plain = tempfile::tempdir().unwrap();
     let mut recorded = 0;
+    let (mut recorded_plain, mut cut_plain) = (Vec::new(), Vec::new());
     for object in &objects {
         let name = object.key.rsplit('/').next().unwrap();
         let downloaded = bucket.path().join(name);
@@ -373,10 +374,26 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
                 .unwrap_or_else(|| panic!("{name}: no incident record: {read}"));
             assert_eq!(record["metadata"]["id"], id.as_str(), "{record}");
             assert!(read["message_count"].as_u64().unwrap() > 0);
+            cut_plain.push(output);
         } else {
             recorded += read["message_count"].as_u64().unwrap();
+            recorded_plain.push(output);
         }
     }
+    // The sealed cut holds exactly its window, as the plain cut is checked.
+    let incidents = recd.rec_json(&["incidents"]);
+    let incident = (incidents.as_array().unwrap().iter())
+        .find(|i| i["id"] == id.as_str())
+        .unwrap();
+    let window = (
+        incident["start_ns"].as_u64().unwrap(),
+        incident["end_ns"].as_u64().unwrap(),
+    );
+    let cut_topics = assert_cut_is_window(&cut_plain, &recorded_plain, window, &[]);
+    assert!(
+        cut_topics.values().all(|messages| !messages.is_empty()),
+        "{cut_topics:?}"
+    );
     let written: u64 = (recd.listed("drive")["files"].as_array().unwrap().iter())
         .filter(|f| !f["path"].as_str().unwrap().contains("/incidents/"))
         .map(|f| f["messages"].as_u64().unwrap())

@@ -268,6 +268,43 @@ fn bad_requests_and_silent_clients_get_errors_and_recd_keeps_serving() {
 }
 
 #[test]
+fn a_window_side_beyond_a_week_is_refused_by_rec_and_over_the_socket_never_wrapped() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start(root.path(), &domain);
+    recd.rec_json(&["start", "--name", "far", "--topic", "none/*"]);
+    // 10^15 s: its milliseconds fit in 64 bits, its nanoseconds do not.
+    let asked = recd.rec(&["trigger", "far", "--after", "1000000000000000s"]);
+    assert_ne!(asked.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert!(
+        stderr.contains("--after (1000000000000000 s) is longer than the 7 days"),
+        "{stderr}"
+    );
+    // The same over the socket, from a client that does not check.
+    for (side, json) in [
+        ("after", r#""after_ms":1000000000000000000"#),
+        ("before", r#""before_ms":18446744073709551615,"after_ms":0"#),
+    ] {
+        let line = format!(
+            "{{\"version\":{},\"request\":\"trigger\",\"name\":\"far\",{json},\"note\":\"\"}}\n",
+            recd_control::PROTOCOL_VERSION
+        );
+        let reply = raw_exchange(&recd.socket, line.as_bytes());
+        assert_eq!(reply["response"], "error", "{reply}");
+        assert_eq!(reply["kind"], "invalid_argument", "{reply}");
+        let message = reply["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("the window's {side} (")) && message.contains("7 days"),
+            "{message}"
+        );
+    }
+    let incidents = recd.rec_json(&["incidents", "far"]);
+    assert_eq!(incidents.as_array().unwrap().len(), 0, "{incidents}");
+    recd.rec_json(&["stop", "far"]);
+}
+
+#[test]
 fn rec_without_a_daemon_says_so_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("recd.sock");

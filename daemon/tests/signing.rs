@@ -276,6 +276,72 @@ fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder(
 }
 
 #[test]
+fn with_delete_after_upload_the_chain_verifies_whole_in_the_bucket_and_on_the_vehicle() {
+    let s3 = SeaweedFs::start("recordings");
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let credentials = root.path().join("credentials");
+    s3.credentials_file(&credentials);
+    let config = format!(
+        "[signing]\nkey_file = {key:?}\n\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\ndelete_after_upload = true\n",
+        s3.endpoint, s3.bucket
+    );
+    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let files = record(&recd, &domain, "drive", 12, &[]);
+    assert!(files.len() >= 2, "{files:?}");
+    let dir = files[0].parent().unwrap().to_path_buf();
+    let chain = dir.join("recd-chain.jsonl");
+
+    // Every file uploaded and deleted on the vehicle, and the chain in the bucket as it is
+    // after the last deletion entered it.
+    let mut objects = Vec::new();
+    let settled = wait_until(Duration::from_secs(90), || {
+        objects = s3.objects("fleet/car-7/drive/");
+        let local = recd_chain::file_digest(&chain).map(|(_, digest)| recd_chain::hex(&digest));
+        files.iter().all(|file| !file.exists())
+            && objects.len() == files.len() + 1
+            && (objects.iter()).any(|o| {
+                o.key.ends_with("/recd-chain.jsonl") && local.as_ref().is_ok_and(|d| *d == o.sha256)
+            })
+    });
+    assert!(settled, "{objects:?}\n{}", recd.log());
+    assert!(
+        chain.exists(),
+        "the chain itself is never deleted after its upload"
+    );
+
+    let downloaded = root.path().join("downloaded");
+    std::fs::create_dir(&downloaded).unwrap();
+    s3.download("fleet/car-7/drive/", &downloaded);
+    let (code, report, stderr) = verify(&recd.socket, &downloaded, Some(&public));
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    let states = files_of(&report);
+    assert_eq!(states.len(), files.len(), "{report:#}");
+    assert!(
+        states
+            .iter()
+            .all(|(_, state, kind)| state == "intact" && kind == "offloaded"),
+        "{report:#}"
+    );
+    let lines = std::fs::read_to_string(downloaded.join("recd-chain.jsonl")).unwrap();
+    assert!(
+        lines.lines().next().unwrap().contains("\"seq\":0,"),
+        "the bucket's chain starts at its first entry: {lines}"
+    );
+
+    // On the vehicle, the chain says who deleted each file.
+    let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    assert!(
+        files_of(&report)
+            .iter()
+            .all(|(_, state, _)| state == "offloaded"),
+        "{report:#}"
+    );
+}
+
+#[test]
 fn files_retention_deleted_are_told_from_files_gone_without_recd() {
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
@@ -307,6 +373,83 @@ fn files_retention_deleted_are_told_from_files_gone_without_recd() {
         stderr.contains(&format!("{} missing", intact[0])),
         "{stderr}"
     );
+}
+
+/// The DDS domain of the name-reuse test's publisher (no other test of this binary uses
+/// DDS).
+const REUSE_DDS_DOMAIN: u16 = 83;
+
+#[test]
+fn an_older_sessions_incident_is_cut_with_its_own_config_into_its_own_chain_after_its_name_is_reused(
+) {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (recd, public) = signing_recd(root.path(), &domain, "dds_interfaces = [\"127.0.0.1\"]\n");
+    // The older session records DDS only: its files carry no source in their names.
+    let dds_domain = REUSE_DDS_DOMAIN.to_string();
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "reuse",
+        "--no-iceoryx2",
+        "--dds-domain",
+        &dds_domain,
+    ]);
+    let publisher = RecdLoad::new("reusedds_")
+        .cameras(0)
+        .small_topics(1)
+        .small_rate(50)
+        .count(400)
+        .duration(Duration::from_secs(60))
+        .dds(REUSE_DDS_DOMAIN, "127.0.0.1")
+        .spawn();
+    assert!(recd.wait_written("reuse", 100), "{}", recd.log());
+    // Its window ends after the session does: it is cut once a newer session took the name.
+    recd.rec_json(&[
+        "trigger", "reuse", "--id", "older", "--before", "1s", "--after", "2s",
+    ]);
+    let older = stopped_files(&recd.rec_json(&["stop", "reuse"]));
+    let older_dir = older[0].parent().unwrap().to_path_buf();
+    let newer = recd.rec_json(&["start", "--name", "reuse", "--topic", "cam/*"]);
+    let newer_dir = PathBuf::from(newer["directory"].as_str().unwrap());
+    assert_ne!(newer_dir, older_dir);
+    let load = camera(&domain, 100_000, 30);
+
+    let mut incident = Value::Null;
+    let cut = wait_until(Duration::from_secs(60), || {
+        let listed = recd.rec_json(&["incidents"]);
+        incident = (listed.as_array().unwrap().iter())
+            .find(|i| i["id"] == "older")
+            .cloned()
+            .unwrap_or(Value::Null);
+        incident["cut"] == "cut"
+    });
+    assert!(cut, "{incident:#}\n{}", recd.log());
+    let cut_path = PathBuf::from(incident["cut_files"][0]["path"].as_str().unwrap());
+    let cut_name = cut_path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        cut_name.ends_with("_reuse_dds.mcap"),
+        "named for what the older session recorded: {cut_name}"
+    );
+    // The cut enters the older session's chain, not the newer one's.
+    let entered = format!("incidents/{cut_name}");
+    let mut report = Value::Null;
+    let chained = wait_until(Duration::from_secs(30), || {
+        report = verify(&recd.socket, &older_dir, Some(&public)).1;
+        files_of(&report).contains(&(entered.clone(), "intact".into(), "cut".into()))
+    });
+    assert!(chained, "{report:#}\n{}", recd.log());
+    finish_load(load);
+    let newer_files = stopped_files(&recd.rec_json(&["stop", "reuse"]));
+    assert!(!newer_files.is_empty());
+    let (_, newer_report, _) = verify(&recd.socket, &newer_dir, Some(&public));
+    assert!(
+        !files_of(&newer_report)
+            .iter()
+            .any(|(name, _, _)| *name == entered),
+        "{newer_report:#}"
+    );
+    let _ = recd_testkit::finish_load(publisher);
 }
 
 #[test]

@@ -604,7 +604,17 @@ fn a_file_finished_in_place_is_uploaded_once_finished_and_as_it_is() {
     let files = record(&rig.recd, &rig.domain, "finished", 1_000_000, 40, &[]);
     let status = wait_settled(&rig.recd, &files, Duration::from_secs(60));
     let downloads = tempfile::tempdir().unwrap();
-    rig.s3.download("fleet/car-7/finished/", downloads.path());
+    let objects = rig.s3.download("fleet/car-7/finished/", downloads.path());
+    // What an object says of its size is the size it has: the finished file's, not the
+    // recorded file's it was queued as.
+    for object in &objects {
+        assert_eq!(
+            object.metadata["bytes"],
+            object.size.to_string(),
+            "{}",
+            object.key
+        );
+    }
     for file in &files {
         assert_eq!(entry(&status, file)["state"], "uploaded", "{status:#}");
         let listed = &rig.recd.listed("finished")["files"][0];
