@@ -125,6 +125,10 @@ fn note(file: &FileReport) -> String {
     let mut note = kind.name().to_string();
     if file.state == FileState::Deleted {
         note = "deleted by recd (retention)".into();
+    } else if file.state == FileState::Offloaded {
+        note = "deleted on the vehicle by recd once uploaded (delete_after_upload)".into();
+    } else if kind.is_deletion() {
+        note = format!("{kind} on the vehicle by recd; this copy holds the bytes it had");
     } else if kind == Kind::Finished && file.replaced.contains(&Kind::Recorded) {
         note += "; replaces the recorded file (reindexed in place)";
     } else if !file.replaced.is_empty() {

@@ -24,9 +24,14 @@ pub enum Kind {
     /// A file the session keeps rewriting beside its recordings (rosbag2's
     /// `metadata.yaml`): its newest entry is its current content.
     Metadata,
-    /// The file was deleted by recd (retention); `replaces` is the entry of the file as
-    /// it was, which is then no longer expected on disk.
+    /// The file was deleted by recd's retention; `replaces` is the entry of the file as
+    /// it was, which is then no longer expected on disk (a copy elsewhere, uploaded
+    /// before, is checked against that entry).
     Deleted,
+    /// The file was deleted on the vehicle once its upload was verified
+    /// (`delete_after_upload`); `replaces` is the entry of the file as it was, which the
+    /// bucket holds.
+    Offloaded,
 }
 
 impl Kind {
@@ -38,7 +43,16 @@ impl Kind {
             Kind::Cut => "cut",
             Kind::Metadata => "metadata",
             Kind::Deleted => "deleted",
+            Kind::Offloaded => "offloaded",
         }
+    }
+}
+
+impl Kind {
+    /// Whether the entry says recd deleted the file from the vehicle (by retention or
+    /// after its upload): it replaces the entry of the file as it was.
+    pub fn is_deletion(self) -> bool {
+        matches!(self, Kind::Deleted | Kind::Offloaded)
     }
 }
 

@@ -114,15 +114,19 @@ pub enum Signatures {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FileState {
-    /// Its bytes are those of its newest entry.
+    /// Its bytes are those of its newest entry (or, where the chain says recd deleted
+    /// it from the vehicle, of the entry the deletion replaced: a copy from the bucket).
     Intact,
-    /// It exists, but its bytes are not those of its newest entry (or the chain says
-    /// recd deleted it).
+    /// It exists, but its bytes are not those of its newest entry (or, where the chain
+    /// says recd deleted it, of the entry the deletion replaced).
     Altered,
     /// The chain names it, it is not on disk.
     Missing,
-    /// recd deleted it (retention), as the chain records; not expected on disk.
+    /// recd's retention deleted it, as the chain records; not expected on disk.
     Deleted,
+    /// recd deleted it on the vehicle once its upload was verified, as the chain records;
+    /// expected in the bucket, not on the vehicle.
+    Offloaded,
     /// On disk, but not in the chain.
     Unlisted,
 }
@@ -135,13 +139,14 @@ impl FileState {
             Self::Altered => "altered",
             Self::Missing => "missing",
             Self::Deleted => "deleted",
+            Self::Offloaded => "offloaded",
             Self::Unlisted => "unlisted",
         }
     }
 
     /// Whether the file is as the chain says it must be.
     pub fn is_good(self) -> bool {
-        matches!(self, Self::Intact | Self::Deleted)
+        matches!(self, Self::Intact | Self::Deleted | Self::Offloaded)
     }
 }
 
@@ -314,12 +319,21 @@ fn check_file(dir: &Path, name: &str, entries: &[&Entry]) -> FileReport {
         .as_ref()
         .and_then(|path| std::fs::metadata(path).ok())
         .map(|m| m.len());
+    // A file recd deleted from the vehicle may be here all the same: downloaded from the
+    // bucket, or put back. It must then hold the bytes of the entry its deletion replaced.
+    let expected = match newest.kind {
+        Kind::Deleted | Kind::Offloaded => (newest.replaces.as_ref())
+            .and_then(|replaced| entries.iter().find(|e| e.digest == *replaced)),
+        _ => Some(newest),
+    };
     let state = match (&found, newest.kind) {
         (None, Kind::Deleted) => FileState::Deleted,
+        (None, Kind::Offloaded) => FileState::Offloaded,
         (None, _) => FileState::Missing,
-        (Some(_), Kind::Deleted) => FileState::Altered,
-        (Some(path), _) => match file_digest(path) {
-            Ok((size, digest)) if size == newest.bytes && hex(&digest) == newest.sha256 => {
+        (Some(path), _) => match (file_digest(path), expected) {
+            (Ok((size, digest)), Some(expected))
+                if size == expected.bytes && hex(&digest) == expected.sha256 =>
+            {
                 FileState::Intact
             }
             _ => FileState::Altered,

@@ -132,16 +132,18 @@ impl ChainWriter {
     /// enter again).
     pub fn is_current(&self, file: &str, bytes: u64, sha256: &[u8; 32]) -> bool {
         self.newest(file).is_some_and(|entry| {
-            entry.kind != Kind::Deleted && entry.bytes == bytes && entry.sha256 == hex(sha256)
+            !entry.kind.is_deletion() && entry.bytes == bytes && entry.sha256 == hex(sha256)
         })
     }
 
-    /// Appends `new`, linked to the last entry and signed with `key`; a `finished` or
-    /// `deleted` entry replaces the newest entry of its file. Returns the entry once it
-    /// is on disk.
+    /// Appends `new`, linked to the last entry and signed with `key`; a `finished`,
+    /// `deleted` or `offloaded` entry replaces the newest entry of its file. Returns the
+    /// entry once it is on disk.
     pub fn append(&mut self, key: &SigningKey, new: NewEntry) -> Result<&Entry, AppendError> {
         let replaces = match new.kind {
-            Kind::Finished | Kind::Deleted => self.newest(&new.file).map(|e| e.digest.clone()),
+            Kind::Finished | Kind::Deleted | Kind::Offloaded => {
+                self.newest(&new.file).map(|e| e.digest.clone())
+            }
             _ => None,
         };
         let mut entry = Entry {

@@ -137,6 +137,69 @@ fn a_file_deleted_by_recd_is_told_from_a_missing_one() {
     assert_eq!(report.files[1].state, FileState::Deleted);
 }
 
+/// Enters a deletion of `name` (`kind`: deleted or offloaded) in `dir`'s chain.
+fn delete(dir: &Path, name: &str, kind: Kind) {
+    let mut chain = ChainWriter::open(dir).unwrap();
+    chain
+        .append(
+            &key(),
+            NewEntry {
+                kind,
+                file: name.into(),
+                bytes: 0,
+                sha256: [0; 32],
+                time_ns: 44,
+            },
+        )
+        .unwrap();
+}
+
+#[test]
+fn a_file_offloaded_after_upload_is_good_on_the_vehicle_and_in_the_bucket() {
+    let vehicle = session();
+    let bucket = tempfile::tempdir().unwrap();
+    for name in ["s_0000.mcap", "s_0001.mcap", "s_0002.mcap.age"] {
+        std::fs::copy(vehicle.path().join(name), bucket.path().join(name)).unwrap();
+    }
+    std::fs::remove_file(vehicle.path().join("s_0000.mcap")).unwrap();
+    delete(vehicle.path(), "s_0000.mcap", Kind::Offloaded);
+    std::fs::remove_file(vehicle.path().join("s_0001.mcap")).unwrap();
+    delete(vehicle.path(), "s_0001.mcap", Kind::Deleted);
+    std::fs::copy(
+        vehicle.path().join(CHAIN_FILE),
+        bucket.path().join(CHAIN_FILE),
+    )
+    .unwrap();
+
+    let on_vehicle = verify(vehicle.path(), Some(&public())).unwrap();
+    assert!(on_vehicle.is_good(), "{on_vehicle:?}");
+    assert_eq!(
+        states(&on_vehicle),
+        [
+            ("s_0000.mcap", FileState::Offloaded),
+            ("s_0001.mcap", FileState::Deleted),
+            ("s_0002.mcap.age", FileState::Intact),
+        ]
+    );
+    // The bucket holds the files as they were before recd deleted them on the vehicle.
+    let in_bucket = verify(bucket.path(), Some(&public())).unwrap();
+    assert!(in_bucket.is_good(), "{in_bucket:?}");
+    assert!(states(&in_bucket)
+        .iter()
+        .all(|(_, state)| *state == FileState::Intact));
+    assert_eq!(in_bucket.files[0].kind, Some(Kind::Offloaded));
+    assert_eq!(
+        in_bucket.files[0].replaced,
+        [Kind::Recorded, Kind::Finished],
+        "the finished bytes are the ones offloaded"
+    );
+
+    // A copy whose bytes are not those the deletion replaced is altered.
+    std::fs::write(bucket.path().join("s_0000.mcap"), b"other bytes").unwrap();
+    let altered = verify(bucket.path(), Some(&public())).unwrap();
+    assert_eq!(altered.files[0].state, FileState::Altered);
+}
+
 #[test]
 fn a_cut_file_is_found_beside_the_session_or_in_the_data_directory() {
     let data = tempfile::tempdir().unwrap();
