@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use recd_storage::{
-    CutOptions, CutWindow, MessageHeader, ReindexOptions, StreamWriter, WriterOptions,
+    CutOptions, LogWindow, MessageHeader, ReindexOptions, StreamWriter, WriterOptions,
 };
 
 /// Makes a finished file, plans a window of it, cuts it.
@@ -209,7 +209,7 @@ fn cut(
     end_ns: u64,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let began = Instant::now();
-    let window = CutWindow { start_ns, end_ns };
+    let window = LogWindow { start_ns, end_ns };
     let report = recd_storage::cut(&[file], window, out, &CutOptions::default())?;
     let seconds = began.elapsed().as_secs_f64();
     println!(

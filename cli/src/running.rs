@@ -92,10 +92,11 @@ const TRIGGER_CLOSE_GRACE: Duration = Duration::from_secs(60);
 
 /// `rec trigger`.
 pub fn trigger(socket: &Path, args: &TriggerArgs) -> Result<ExitCode, String> {
+    let (before_ms, after_ms) = args.window.sides_ms()?;
     let request = Request::Trigger(TriggerRequest {
         name: args.name.clone(),
-        before_ms: args.window.before.map(|d| d.as_millis() as u64),
-        after_ms: args.window.after.as_millis() as u64,
+        before_ms,
+        after_ms,
         note: args.window.note.clone(),
         at_ns: args.window.at,
         id: args.window.id.clone(),

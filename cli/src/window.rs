@@ -24,3 +24,18 @@ pub struct WindowArgs {
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
 }
+
+impl WindowArgs {
+    /// `--before` and `--after` in milliseconds, as the control protocol carries them; a
+    /// side beyond what recd accepts (`recd_storage::window::MAX_SIDE`) is refused here,
+    /// naming it, rather than sent.
+    pub fn sides_ms(&self) -> Result<(Option<u64>, u64), String> {
+        use recd_storage::window::side_to_ms;
+        let before = (self.before)
+            .map(|before| side_to_ms("--before", before))
+            .transpose()
+            .map_err(|refused| refused.to_string())?;
+        let after = side_to_ms("--after", self.after).map_err(|refused| refused.to_string())?;
+        Ok((before, after))
+    }
+}

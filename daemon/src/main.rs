@@ -5,9 +5,11 @@
 mod background;
 mod clock;
 mod clock_sync;
+mod files;
 mod finishing;
 mod host;
 mod incidents;
+mod locks;
 mod names;
 mod recovery;
 mod remote;
@@ -22,7 +24,7 @@ mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
@@ -151,12 +153,42 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         Catalog::open(&config.state_dir, &config.data_dir).map_err(|e| e.to_string())?;
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
-    let max_total = config.max_total_size.map(|size| size.as_u64());
-    let leave = retention::Leave {
-        pinned: catalog.pinned_paths().map_err(|e| e.to_string())?,
+    let catalog = Arc::new(Mutex::new(catalog));
+    let pressure = Arc::new(recd_upload::Pressure::default());
+    let reports = Arc::new(files::UploadReports::default());
+    let uploads =
+        uploads::Uploads::start(&config, pressure.clone(), reports.clone())?.map(Arc::new);
+    let sealing = match &config.encryption {
+        Some(encryption) => Some(
+            encryption
+                .sealing()
+                .map_err(|e| format!("[encryption] recipients: {e}"))?,
+        ),
+        None => None,
+    };
+    let signing =
+        signing_key.map(|key| signing::Signing::start(key, catalog.clone(), uploads.clone()));
+    let delete_after_upload = (config.upload.as_ref()).is_some_and(|u| u.delete_after_upload);
+    let files = Arc::new(files::FileLife::new(
+        catalog.clone(),
+        signing.clone(),
+        sealing.as_ref().map(|sealing| sealing.keys.clone()),
+        uploads,
+        delete_after_upload,
+    ));
+    reports.bind(&files);
+    let bounds = retention::Bounds {
+        max_total: config.max_total_size.map(|size| size.as_u64()),
+        sessions: Vec::new(),
+    };
+    let leave = retention::policy::Leave {
+        pinned: locks::lock(&catalog)
+            .pinned_paths()
+            .map_err(|e| e.to_string())?,
         ..Default::default()
     };
-    retention::enforce_total(&catalog, max_total, &leave).map_err(|e| e.to_string())?;
+    let now = clock::now_ns().max(0) as u64;
+    retention::run(&files, &catalog, &bounds, &leave, now).map_err(|e| e.to_string())?;
     if config.reindex_after_crash {
         recovery::reindex_in_background(
             config.state_dir.clone(),
@@ -170,18 +202,8 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let stop_timeout = config.stop_timeout;
     let socket = config.socket.clone();
-    let pressure = Arc::new(recd_upload::Pressure::default());
-    let uploads = uploads::Uploads::start(&config, pressure.clone())?;
     let http = config.http.settings()?;
     let presets = config.preset.iter().map(|p| p.preset()).collect();
-    let sealing = match &config.encryption {
-        Some(encryption) => Some(
-            encryption
-                .sealing()
-                .map_err(|e| format!("[encryption] recipients: {e}"))?,
-        ),
-        None => None,
-    };
     if let Some(sealing) = &sealing {
         tracing::info!(
             recipients = ?sealing.recipients,
@@ -189,12 +211,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         );
     }
     let sessions = Arc::new(Sessions::new(
-        config,
-        catalog,
-        uploads,
-        pressure,
-        sealing,
-        signing_key,
+        config, catalog, files, pressure, sealing, signing,
     ));
     let heartbeat = Arc::new(web::Heartbeat::new());
     let http = match http {
@@ -208,7 +225,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         None => None,
     };
     let finisher = sessions.start_finishing();
-    let cutter = incidents::Cutter::start(sessions.clone());
+    let cutter = sessions.start_cutting();
     let rules = sessions.start_rules();
     runtime.block_on(serve_until_signal(&socket, sessions.clone(), heartbeat))?;
     drop(runtime);

@@ -22,7 +22,7 @@ pub fn validate(name: &str) -> Result<(), String> {
             "session name {name:?} would leave the data directory: names cannot contain '/' or '..' or start with '.'"
         ));
     }
-    if name == crate::incidents::DIRECTORY {
+    if name == recd_chain::INCIDENTS_DIR {
         return Err(format!(
             "session name {name:?} is where recd keeps incidents' files; pick another"
         ));

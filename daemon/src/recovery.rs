@@ -88,7 +88,7 @@ fn recordings_on_disk(data_dir: &Path) -> Vec<(String, PathBuf)> {
             continue;
         };
         // Incidents' cut files are the cutter's: one it did not record is cut again.
-        if name.starts_with('.') || name == crate::incidents::DIRECTORY || !session.is_dir() {
+        if name.starts_with('.') || name == recd_chain::INCIDENTS_DIR || !session.is_dir() {
             continue;
         }
         for path in read_dir_sorted(&session) {

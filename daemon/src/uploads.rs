@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use recd_catalog::{Catalog, CatalogError, Fingerprint, NewUpload};
 use recd_control::{Incident, UploadStatus};
-use recd_upload::{object_key, Pressure, UploadSettings, Uploader, UploaderHandle};
+use recd_upload::{object_key, Pressure, UploadSettings, Uploaded, Uploader, UploaderHandle};
 
 use crate::config::DaemonConfig;
 
@@ -41,8 +41,12 @@ pub struct SessionFiles {
 
 impl Uploads {
     /// Starts the uploader when `config` has an `[upload]` section; it waits while
-    /// `pressure` is raised.
-    pub fn start(config: &DaemonConfig, pressure: Arc<Pressure>) -> Result<Option<Self>, String> {
+    /// `pressure` is raised, and tells `uploaded` of each file once the bucket holds it.
+    pub fn start(
+        config: &DaemonConfig,
+        pressure: Arc<Pressure>,
+        uploaded: Arc<dyn Uploaded>,
+    ) -> Result<Option<Self>, String> {
         let Some(upload) = &config.upload else {
             return Ok(None);
         };
@@ -52,6 +56,7 @@ impl Uploads {
             &config.state_dir,
             &config.data_dir,
             pressure,
+            uploaded,
         )?;
         tracing::info!(destination = %settings.destination(), "uploading finished files");
         Ok(Some(Self {
@@ -73,14 +78,18 @@ impl Uploads {
     ) -> Result<bool, CatalogError> {
         let priority = session.priority || catalog.markers(path)? > 0;
         let mut extra = BTreeMap::from([("file_index".to_string(), index.to_string())]);
-        // A pre-trigger session's window is an incident's own file: it goes first too.
-        let incident = catalog.incident_of(path)?;
-        if let Some(id) = &incident {
-            extra.insert("incident".to_string(), header_safe(id));
-        }
-        let place = match incident {
-            Some(_) => Place::Incident { folder: None },
-            None => Place::Session { priority },
+        // A pre-trigger session's window is its incidents' own file: it goes first too,
+        // naming them (in the order they were taken, comma-separated).
+        let incidents = catalog.incidents_owning(path)?;
+        let place = if incidents.is_empty() {
+            Place::Session { priority }
+        } else {
+            // A comma within an id is percent-encoded, as it separates them.
+            let ids: Vec<String> = (incidents.iter())
+                .map(|id| header_safe(id).replace(',', "%2C"))
+                .collect();
+            extra.insert("incident".to_string(), ids.join(","));
+            Place::Incident { folder: None }
         };
         self.queue_with(catalog, session, path, messages, place, extra)
     }
@@ -104,7 +113,7 @@ impl Uploads {
             ("incident_end".to_string(), incident.end_ns.to_string()),
         ]);
         let place = Place::Incident {
-            folder: Some(crate::incidents::DIRECTORY),
+            folder: Some(recd_chain::INCIDENTS_DIR),
         };
         self.queue_with(catalog, session, path, messages, place, extra)
     }
@@ -204,7 +213,7 @@ impl Uploads {
         // A cut file's key is under the session's prefix and `incidents/`.
         let folder = beside.key.rsplit_once('/').map_or("", |(folder, _)| folder);
         let prefix = folder
-            .strip_suffix(&format!("/{}", crate::incidents::DIRECTORY))
+            .strip_suffix(&format!("/{}", recd_chain::INCIDENTS_DIR))
             .unwrap_or(folder);
         let own = ["messages", "bytes", "file_index", "health"];
         let mut metadata: BTreeMap<String, String> = (beside.metadata.into_iter())

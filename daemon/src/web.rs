@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use recd_control::{ErrorReply, IncidentsOverview, Request, Response};
 use recd_http::{Backend, Check, DaemonFacts};
 
+use crate::locks::lock;
 use crate::sessions::Sessions;
 
 /// A heartbeat older than this means the sessions are stuck (it comes every second).
@@ -35,12 +36,12 @@ impl Heartbeat {
 
     /// Notes a sample.
     pub fn beat(&self, threads_alive: bool) {
-        *self.last.lock().expect("heartbeat lock") = (Instant::now(), threads_alive);
+        *lock(&self.last) = (Instant::now(), threads_alive);
     }
 
     /// Alive: a sample came lately and found every thread running.
     pub fn alive(&self) -> Result<(), String> {
-        match *self.last.lock().expect("heartbeat lock") {
+        match *lock(&self.last) {
             (at, _) if at.elapsed() > HEARTBEAT_STALE => Err(format!(
                 "no sample of the sessions for {:.0} s: they are stuck",
                 at.elapsed().as_secs_f64()
@@ -71,7 +72,7 @@ impl WebBackend {
     }
 
     fn clock_sync(&self) -> String {
-        let mut clock = self.clock.lock().expect("clock lock");
+        let mut clock = lock(&self.clock);
         match &*clock {
             Some((at, evidence)) if at.elapsed() < CLOCK_FRESH_FOR => evidence.clone(),
             _ => {
@@ -100,7 +101,7 @@ impl Backend for WebBackend {
     }
 
     fn incidents(&self, newest: usize) -> Result<IncidentsOverview, String> {
-        (self.sessions.incidents_overview(newest)).map_err(|error| error.message)
+        (self.sessions.incidents().overview(newest)).map_err(|error| error.message)
     }
 
     fn alive(&self) -> Result<(), String> {

@@ -65,6 +65,8 @@ pub fn run(domain: &Domain, listen: Duration, args: &TriggerArgs) -> Result<Exit
         .unwrap_or_default()
         .as_nanos() as u64;
     let window = &args.window;
+    // Checked before anything is sent: a side beyond what recd accepts is refused here.
+    window.sides_ms()?;
     let trigger_ns = window.at.unwrap_or(now);
     let id = window
         .id

@@ -210,7 +210,7 @@ fn offer(
         }) {
             Ok(runner) => rule.runner = Some(runner),
             Err(problem) => {
-                rule.tally.problem = Some(problem);
+                rule.tally.problem = Some(problem.to_string());
                 return;
             }
         }

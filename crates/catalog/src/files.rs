@@ -95,7 +95,7 @@ impl Catalog {
     /// they were started.
     pub fn recording_files(&self, session: SessionId) -> Result<Vec<File>, CatalogError> {
         self.files_where(
-            "session = ?1 AND incident IS NULL",
+            &format!("session = ?1 AND NOT {}", crate::incidents::own("files.")),
             "rowid",
             params![session],
         )

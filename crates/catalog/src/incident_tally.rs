@@ -61,8 +61,10 @@ mod tests {
             note: String::new(),
             origin: origin.into(),
             time_ns,
-            start_ns: time_ns - 10,
-            end_ns: time_ns + 10,
+            window: recd_storage::LogWindow {
+                start_ns: time_ns - 10,
+                end_ns: time_ns + 10,
+            },
             created_ns: time_ns,
             keep_until_ns: None,
             release_after_upload: false,

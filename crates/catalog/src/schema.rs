@@ -62,6 +62,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("files", "deleted_unuploaded", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "start_ns", "INTEGER"),
     ("files", "end_ns", "INTEGER"),
+    // An incident's own file, before incidents owned files many to many: moved into
+    // `incident_files` on open (`incidents::MOVE_OWN_FILES`), then always empty.
     ("files", "incident", "TEXT"),
     // What fired a rule's incident (`recd_control::RuleFiring` as JSON).
     ("incidents", "rule", "TEXT"),
@@ -79,7 +81,8 @@ pub(crate) fn create_or_upgrade(
     connection.execute_batch(uploads::SCHEMA)?;
     connection.execute_batch(incidents::SCHEMA)?;
     add_missing_columns(connection)?;
-    paths::migrate_to_relative(connection, data_dir)
+    paths::migrate_to_relative(connection, data_dir)?;
+    connection.execute_batch(incidents::MOVE_OWN_FILES)
 }
 
 fn add_missing_columns(connection: &Connection) -> rusqlite::Result<()> {

@@ -108,6 +108,20 @@ impl Catalog {
         rows.map(|row| row?.into_session(&self.data_dir)).collect()
     }
 
+    /// The session with id `id`.
+    pub fn session(&self, id: SessionId) -> Result<Option<Session>, CatalogError> {
+        self.connection
+            .query_row(
+                "SELECT id, name, directory, config, started_ns, stopped_ns, state, reason FROM sessions
+                 WHERE id = ?1",
+                params![id],
+                session_row,
+            )
+            .optional()?
+            .map(|session| session.into_session(&self.data_dir))
+            .transpose()
+    }
+
     /// The newest session named `name`.
     pub fn session_by_name(&self, name: &str) -> Result<Option<Session>, CatalogError> {
         self.connection

@@ -193,7 +193,8 @@ impl Catalog {
     }
 
     /// The file at `path` was rewritten on purpose (reindexed): unless it is uploaded
-    /// already, it starts over with its new content.
+    /// already, it starts over with its new content, and its object's `bytes` metadata
+    /// says the new size.
     pub fn requeue_rewritten(
         &self,
         path: &Path,
@@ -201,7 +202,9 @@ impl Catalog {
     ) -> Result<(), CatalogError> {
         let stored = self.data_dir.store(path);
         let changed = self.connection.execute(
-            "UPDATE uploads SET state = ?2, bytes = ?3, changed_ns = ?4, reason = NULL, upload_id = NULL, part_size = NULL
+            "UPDATE uploads SET state = ?2, bytes = ?3, changed_ns = ?4, reason = NULL, upload_id = NULL, part_size = NULL,
+                 metadata = CASE WHEN json_extract(metadata, '$.bytes') IS NULL THEN metadata
+                     ELSE json_set(metadata, '$.bytes', CAST(?3 AS TEXT)) END
              WHERE path = ?1 AND state != ?5",
             params![
                 stored,

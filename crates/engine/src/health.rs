@@ -223,7 +223,7 @@ impl HealthMonitor {
                     since_ns: change.since_ns,
                     gap_ns: None,
                     min_rate: rule.and_then(|r| r.min_rate),
-                    max_gap_ns: rule.and_then(|r| r.max_gap).map(|g| g.as_nanos() as u64),
+                    max_gap_ns: (rule.and_then(|r| r.max_gap)).map(recd_storage::window::nanos),
                     required: true,
                 });
             }

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_health::{ExpectError, Expectations, HealthTally};
-use recd_storage::{IoMode, Marker, WriteError};
+use recd_storage::{IoMode, LogWindow, Marker, WriteError};
 
 use crate::config::{PreTrigger, RecordingConfig, TopicSelection};
 use crate::handoff::now_ns;
@@ -448,7 +448,7 @@ impl Recording {
                 ahead: Duration::from_nanos(time_ns - now),
             });
         }
-        let reach = now.saturating_sub(pre_trigger.duration.as_nanos() as u64);
+        let reach = now.saturating_sub(recd_storage::window::nanos(pre_trigger.duration));
         let oldest = reach.max(self.started_ns);
         if time_ns < oldest {
             return Err(TriggerError::TooOld {
@@ -472,15 +472,26 @@ impl Recording {
             })
             .collect();
         let mut files = Vec::new();
+        let mut asked: Option<LogWindow> = None;
         for answered in answers {
             match answered.recv_timeout(TRIGGER_ANSWER_TIMEOUT) {
-                Ok(Ok(file)) => files.push(file),
+                Ok(Ok((file, window))) => {
+                    files.push(file);
+                    asked = Some(asked.map_or(window, |known| known.union(&window)));
+                }
                 Ok(Err(message)) => return Err(TriggerError::File(message)),
                 Err(_) => return Err(TriggerError::NoAnswer(TRIGGER_ANSWER_TIMEOUT)),
             }
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(Triggered { time_ns, files })
+        Ok(Triggered {
+            time_ns,
+            window: asked.unwrap_or(LogWindow {
+                start_ns: time_ns,
+                end_ns: time_ns,
+            }),
+            files,
+        })
     }
 
     /// The buffer of a pre-trigger session; `None` for one that writes everything.

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use recd_storage::LogWindow;
+
 /// What a trigger keeps around its moment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TriggerWindow {
@@ -38,6 +40,9 @@ pub struct TriggeredFile {
 pub struct Triggered {
     /// The trigger's moment, ns since the Unix epoch.
     pub time_ns: u64,
+    /// The window it asked for, over every source family (a file extended for it spans
+    /// more: the windows of the triggers before it too).
+    pub window: LogWindow,
     /// Its files.
     pub files: Vec<TriggeredFile>,
 }
@@ -81,5 +86,5 @@ fn seconds(duration: Duration) -> String {
 pub(crate) struct TriggerRequest {
     pub time_ns: u64,
     pub window: TriggerWindow,
-    pub answer: mpsc::Sender<Result<TriggeredFile, String>>,
+    pub answer: mpsc::Sender<Result<(TriggeredFile, LogWindow), String>>,
 }

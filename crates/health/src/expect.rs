@@ -197,7 +197,8 @@ impl Expectations {
             .map(|(_, rule)| Rule {
                 pattern: rule.topic.clone(),
                 min_rate: rule.min_rate,
-                max_gap_ns: rule.max_gap.map(|gap| gap.as_nanos() as u64),
+                max_gap_ns: (rule.max_gap)
+                    .map(|gap| u64::try_from(gap.as_nanos()).unwrap_or(u64::MAX)),
                 required: rule.required,
                 checked: rule.expect,
             })

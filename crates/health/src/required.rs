@@ -28,7 +28,8 @@ impl RequiredWatch {
     pub fn new(pattern: &str, max_gap: Option<Duration>, started_ns: u64) -> Self {
         Self {
             pattern: pattern.to_string(),
-            grace_ns: STARTUP_GRACE.max(max_gap.unwrap_or_default()).as_nanos() as u64,
+            grace_ns: u64::try_from(STARTUP_GRACE.max(max_gap.unwrap_or_default()).as_nanos())
+                .unwrap_or(u64::MAX),
             started_ns,
             state: HealthState::Ok,
             came: false,

@@ -28,15 +28,53 @@ pub struct ChannelView<'a> {
     pub metadata: &'a BTreeMap<String, String>,
 }
 
+/// Why a rule cannot run on a channel; its words go to `rec status` and the log.
+#[derive(Debug, thiserror::Error)]
+pub enum NoRunner {
+    /// A health rule reads no messages.
+    #[error("rule {rule:?} watches health, not messages")]
+    WatchesHealth {
+        /// The rule.
+        rule: String,
+    },
+    /// A ROS 2 topic recorded without its `.msg` definition.
+    #[error("topic {topic} ({type_name}) has no message definition: add the directory of its .msg files to dds_message_dirs")]
+    NoDefinition {
+        /// The topic.
+        topic: String,
+        /// Its message type.
+        type_name: String,
+    },
+    /// The definition recorded is not text.
+    #[error("topic {topic}'s message definition is not UTF-8")]
+    NotUtf8 {
+        /// The topic.
+        topic: String,
+    },
+    /// Neither a schema a rule decodes nor fields declared by the rule.
+    #[error("topic {topic} has no schema a rule can decode (message encoding {encoding:?}): declare the fields the rule reads, e.g. fields = {{ speed = \"f32@8\" }}")]
+    NoSchema {
+        /// The topic.
+        topic: String,
+        /// Its message encoding.
+        encoding: String,
+    },
+    /// The condition does not compile against the channel's layout.
+    #[error(transparent)]
+    Condition(#[from] crate::error::CompileError),
+}
+
 impl Rule {
     /// The rule compiled against `channel`, ready for its samples, or why it cannot run
-    /// there (in words for `rec status` and the log). A health rule has none.
-    pub fn runner_for(&self, channel: &ChannelView<'_>) -> Result<RuleRunner, String> {
+    /// there. A health rule has none.
+    pub fn runner_for(&self, channel: &ChannelView<'_>) -> Result<RuleRunner, NoRunner> {
         let RuleKind::Content {
             expression, fields, ..
         } = &self.kind
         else {
-            return Err(format!("rule {:?} watches health, not messages", self.name));
+            return Err(NoRunner::WatchesHealth {
+                rule: self.name.clone(),
+            });
         };
         let layout = match fields {
             Some(fields) => Layout::Fields {
@@ -49,26 +87,28 @@ impl Rule {
             },
             None if channel.message_encoding == "cdr" && channel.schema_encoding == "ros2msg" => {
                 if channel.schema_data.is_empty() {
-                    return Err(format!(
-                        "topic {} ({}) has no message definition: add the directory of its .msg files to dds_message_dirs",
-                        channel.topic, channel.schema_name
-                    ));
+                    return Err(NoRunner::NoDefinition {
+                        topic: channel.topic.to_string(),
+                        type_name: channel.schema_name.to_string(),
+                    });
                 }
                 Layout::Ros2 {
                     type_name: channel.schema_name,
                     definition: std::str::from_utf8(channel.schema_data).map_err(|_| {
-                        format!("topic {}'s message definition is not UTF-8", channel.topic)
+                        NoRunner::NotUtf8 {
+                            topic: channel.topic.to_string(),
+                        }
                     })?,
                 }
             }
             None => {
-                return Err(format!(
-                    "topic {} has no schema a rule can decode (message encoding {:?}): declare the fields the rule reads, e.g. fields = {{ speed = \"f32@8\" }}",
-                    channel.topic, channel.message_encoding
-                ))
+                return Err(NoRunner::NoSchema {
+                    topic: channel.topic.to_string(),
+                    encoding: channel.message_encoding.to_string(),
+                })
             }
         };
-        let condition = Condition::compile(expression, layout).map_err(|e| e.to_string())?;
+        let condition = Condition::compile(expression, layout)?;
         Ok(RuleRunner::new(condition, self.hold, self.holdoff))
     }
 }

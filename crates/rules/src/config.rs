@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use recd_health::HealthState;
+use recd_storage::window;
 use serde::{Deserialize, Serialize};
 
 use crate::condition::{Condition, Layout};
@@ -31,10 +32,10 @@ pub struct RuleConfig {
     /// How long the condition must hold before the rule fires (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hold: Option<String>,
-    /// How much before the firing the incident keeps (default 30s).
+    /// How much before the firing the incident keeps (default 30s, at most 7 days).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<String>,
-    /// How much after the firing the incident keeps (default 10s).
+    /// How much after the firing the incident keeps (default 10s, at most 7 days).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
     /// No second incident of this rule within this long (default 0).
@@ -127,6 +128,22 @@ fn duration(
     })
 }
 
+/// A side of a rule's window: `value` or `default`, at most what recd accepts on either
+/// side of a moment.
+fn side(
+    rule: &str,
+    key: &'static str,
+    value: &Option<String>,
+    default: Duration,
+) -> Result<Duration, RuleError> {
+    let side = match value {
+        Some(_) => duration(rule, key, value, "0s")?,
+        None => default,
+    };
+    window::checked_side(key, side)
+        .map_err(|refused| RuleError::invalid(rule, key, refused.to_string()))
+}
+
 /// Checks every rule, as far as it can be without a schema, and builds them.
 pub fn check_rules(configs: &[RuleConfig]) -> Result<Vec<Rule>, RuleError> {
     let mut names = HashSet::new();
@@ -168,8 +185,8 @@ fn check_rule(config: &RuleConfig) -> Result<Rule, RuleError> {
         name: name.to_owned(),
         kind,
         hold: duration(name, "hold", &config.hold, "0s")?,
-        before: duration(name, "before", &config.before, "30s")?,
-        after: duration(name, "after", &config.after, "10s")?,
+        before: side(name, "before", &config.before, window::RULE_BEFORE)?,
+        after: side(name, "after", &config.after, window::RULE_AFTER)?,
         holdoff: duration(name, "holdoff", &config.holdoff, "0s")?,
         sessions: config.sessions.clone(),
         fleet: config.fleet,

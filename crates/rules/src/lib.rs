@@ -27,7 +27,7 @@ mod schema;
 mod synthetic;
 mod trigger;
 
-pub use channel::ChannelView;
+pub use channel::{ChannelView, NoRunner};
 pub use condition::{Condition, Decoded, Layout};
 pub use config::{check_rules, Rule, RuleConfig, RuleKind};
 pub use error::{CompileError, EvalError, RuleError};

@@ -46,13 +46,14 @@ mod reindex;
 mod sealing;
 mod space;
 mod trigger;
+pub mod window;
 mod wire;
 mod writer;
 pub mod zenoh;
 
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use compression::Compression;
-pub use cut::{cut, CutError, CutOptions, CutReport, CutWindow, InputRead, Pace};
+pub use cut::{cut, CutError, CutOptions, CutReport, InputRead, Pace};
 pub use durability::Durability;
 pub use incident::{IncidentRecord, INCIDENT};
 pub use info::{
@@ -65,6 +66,8 @@ pub use messages::{
     for_each_message, for_each_message_skipping, MessagesError, MessagesRead, RecordedChannel,
     RecordedMessage,
 };
+/// rosbag2's metadata file, which a session directory of ROS 2 files holds.
+pub use recd_ros2::bag::METADATA_FILE as BAG_METADATA_FILE;
 pub use recover::Damage;
 pub use reindex::{
     reindex, reindex_in_memory, reindex_sealed, ReindexError, ReindexOptions, ReindexReport,
@@ -72,6 +75,7 @@ pub use reindex::{
 pub use sealing::{is_sealed, summarize_sealed, SealKeys, Sealing, SEALED_SUFFIX};
 pub use space::{space_of, Space};
 pub use trigger::Trigger;
+pub use window::LogWindow;
 pub use writer::{
     probe_io_mode, Attachment, ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId,
     StreamWriter, WriteError, WriterOptions,

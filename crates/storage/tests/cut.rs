@@ -14,7 +14,7 @@ use std::sync::Arc;
 use recd_health::{Expected, FileHealth, FileHealthSummary};
 use recd_storage::iceoryx2::{health_metadata_name, HISTORY_SIZE, MARKER};
 use recd_storage::{
-    cut, ChannelId, Compression, CutError, CutOptions, CutWindow, Marker, MessageHeader,
+    cut, ChannelId, Compression, CutError, CutOptions, LogWindow, Marker, MessageHeader,
     ReindexOptions, StreamWriter, WriterOptions,
 };
 
@@ -133,7 +133,7 @@ impl Session {
     }
 
     /// What the session sent in the window, in log-time order.
-    fn in_window(&self, window: CutWindow) -> Vec<Sent> {
+    fn in_window(&self, window: LogWindow) -> Vec<Sent> {
         let mut sent: Vec<Sent> = self
             .sent
             .iter()
@@ -216,8 +216,8 @@ fn three_files(dir: &Path) -> (Session, Vec<PathBuf>, StreamWriter) {
     (session, paths, open)
 }
 
-fn window(from_ms: u64, to_ms: u64) -> CutWindow {
-    CutWindow {
+fn window(from_ms: u64, to_ms: u64) -> LogWindow {
+    LogWindow {
         start_ns: T0 + from_ms * MS,
         end_ns: T0 + to_ms * MS + 17,
     }
@@ -485,8 +485,8 @@ fn frames(path: &Path) -> (Session, StreamWriter) {
 }
 
 /// The window of `frames` from `from_ms` to just before `to_ms`.
-fn frames_window(from_ms: u64, to_ms: u64) -> CutWindow {
-    CutWindow {
+fn frames_window(from_ms: u64, to_ms: u64) -> LogWindow {
+    LogWindow {
         start_ns: T0 + from_ms * MS,
         end_ns: T0 + to_ms * MS - 1,
     }
@@ -551,7 +551,7 @@ fn a_scan_stops_once_the_messages_are_past_the_window() {
         .unwrap();
 
     let output = dir.path().join("out.mcap");
-    let cut_window = |window: CutWindow| {
+    let cut_window = |window: LogWindow| {
         let inputs = std::slice::from_ref(&path);
         let report = cut(inputs, window, &output, &CutOptions::default()).unwrap();
         let mut written = read_back(&output);

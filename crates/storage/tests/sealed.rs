@@ -232,7 +232,7 @@ fn a_cut_reads_sealed_inputs_with_their_keys_an_empty_one_as_empty_and_seals_its
         sealing: Some(sealing.clone()),
         ..recd_storage::CutOptions::default()
     };
-    let window = recd_storage::CutWindow {
+    let window = recd_storage::LogWindow {
         start_ns: 0,
         end_ns: u64::MAX,
     };

@@ -18,10 +18,12 @@ mod reading;
 mod settings;
 mod transfer;
 mod uploader;
+mod yielding;
 
 pub use credentials::{CredentialError, CredentialSource};
 pub use key::{object_key, KeyTemplate, KeyTemplateError};
 pub use pressure::Pressure;
 pub use rate::{Paced, RateLimit};
 pub use settings::UploadSettings;
-pub use uploader::{Uploader, UploaderHandle};
+pub use uploader::{Uploaded, Uploader, UploaderHandle};
+pub use yielding::{Holds, Turn, Yielding, HOLD_LOOK};

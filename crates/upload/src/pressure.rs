@@ -41,7 +41,7 @@ impl Pressure {
     pub(crate) async fn wait_out(&self, waiting: impl Fn(Option<String>)) {
         while let Some(why) = self.current() {
             waiting(Some(why));
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            tokio::time::sleep(crate::yielding::HOLD_LOOK).await;
         }
         waiting(None);
     }
@@ -56,5 +56,16 @@ impl Pressure {
                 None
             }
         }
+    }
+}
+
+/// Background work obeys the pressure: its hold and its pace.
+impl crate::yielding::Holds for Pressure {
+    fn hold(&self) -> Option<String> {
+        self.current()
+    }
+
+    fn pace(&self) -> Option<u64> {
+        Pressure::pace(self)
     }
 }

@@ -22,8 +22,6 @@ pub struct UploadSettings {
     pub credentials: CredentialSource,
     /// Bytes per second at most; none is as fast as the network goes.
     pub max_rate: Option<u64>,
-    /// Delete a file once it is uploaded and verified.
-    pub delete_after_upload: bool,
     /// Upload a zstd-reindexed copy rather than the raw file.
     pub after_reindex: bool,
     /// Size of the parts (the last is smaller); grown for files that would need more than

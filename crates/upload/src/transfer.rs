@@ -25,9 +25,10 @@ use tokio::task::JoinSet;
 
 use crate::bucket::{classify, Bucket, Trouble};
 use crate::pressure::Pressure;
-use crate::rate::{Paced, RateLimit};
+use crate::rate::RateLimit;
 use crate::reading::{Hashing, PartBuffers, PartReader};
 use crate::settings::UploadSettings;
+use crate::yielding::{Holds, Turn, Yielding, HOLD_LOOK};
 
 /// S3's limits: at most 10,000 parts, each but the last at least 5 MiB.
 const MAX_PARTS: u64 = 10_000;
@@ -49,9 +50,6 @@ impl From<CatalogError> for Failure {
         Self::Catalog(error)
     }
 }
-
-/// How often a transfer held back by a recording looks again.
-const PRESSURE_LOOK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A part's number, MD5 (where it was computed) and length, and the bucket's answer to it.
 type SentPart = (
@@ -142,16 +140,16 @@ impl Transfer<'_> {
             since: Instant::now(),
         };
         let mut next = 0;
-        let mut pace = Paced::default();
+        let mut yielding = Yielding::default();
         loop {
             // Parts are read in order, one ahead, and sent `parallel_parts` at a time;
             // each is journaled as soon as the bucket acknowledges it, in whatever order.
             while sending.len() < self.settings.parallel_parts.max(1) && next < missing.len() {
                 let number = missing[next];
                 next += 1;
-                while let Some(why) = self.pressure.current() {
+                while let Turn::Hold(why) = yielding.turn(self.pressure.hold(), None, 0) {
                     self.progress.yielding(Some(why));
-                    let look_again = Instant::now() + PRESSURE_LOOK;
+                    let look_again = Instant::now() + HOLD_LOOK;
                     self.journal_until(look_again, &mut sending, &mut acknowledged, job)
                         .await?;
                 }
@@ -166,7 +164,10 @@ impl Transfer<'_> {
                 // The stricter of max_rate and the background policy's pace.
                 let now = Instant::now();
                 let limited = (self.rate.as_mut()).map(|rate| rate.delay_for(length, now));
-                let paced = pace.delay_for(self.pressure.pace(), length);
+                let paced = match yielding.turn(None, self.pressure.pace(), length) {
+                    Turn::Wait(delay) => Some(delay),
+                    _ => None,
+                };
                 if let Some(delay) = limited.max(paced) {
                     self.journal_until(now + delay, &mut sending, &mut acknowledged, job)
                         .await?;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_catalog::{Catalog, QueuedUpload};
-use recd_control::{FileState, UploadEntry, UploadStatus, UPLOADED_LISTED};
+use recd_control::{UploadEntry, UploadStatus, UPLOADED_LISTED};
 use tokio::sync::Notify;
 
 use crate::bucket::{Bucket, Trouble};
@@ -68,12 +68,14 @@ pub struct UploaderHandle {
 
 impl Uploader {
     /// Starts uploading the queue of the catalog in `state_dir` (its own connection) to
-    /// the bucket of `settings`; `pressure` tells it when recordings need the disk.
+    /// the bucket of `settings`; `pressure` tells it when recordings need the disk, and
+    /// `uploaded` hears of each file once the bucket holds it, verified.
     pub fn start(
         settings: UploadSettings,
         state_dir: &Path,
         data_dir: &Path,
         pressure: Arc<Pressure>,
+        uploaded: Arc<dyn Uploaded>,
     ) -> Result<UploaderHandle, String> {
         let catalog = Catalog::open(state_dir, data_dir).map_err(|e| e.to_string())?;
         let bucket = Bucket::new(&settings).map_err(|e| {
@@ -99,6 +101,7 @@ impl Uploader {
             // Those in flight and the one read ahead, and one more while a sent part's
             // bytes are still on their way out of the HTTP client.
             buffers: PartBuffers::new(settings.parallel_parts.max(1) + 2),
+            uploaded,
         };
         let stop_signal = stop.clone();
         let thread = std::thread::Builder::new()
@@ -181,6 +184,16 @@ struct Task {
     stopping: Arc<AtomicBool>,
     /// Kept from part to part and file to file.
     buffers: PartBuffers,
+    /// Hears of each file uploaded.
+    uploaded: Arc<dyn Uploaded>,
+}
+
+/// Told of each file once the bucket holds it, verified. What becomes of the file then
+/// (deleted, with `delete_after_upload`) is for the owner of the file's life to decide,
+/// with the hash chain, the seal keys and the pins in view: the uploader deletes nothing.
+pub trait Uploaded: Send + Sync {
+    /// The file at `path` is in the bucket, verified.
+    fn uploaded(&self, path: &Path);
 }
 
 impl Task {
@@ -281,34 +294,7 @@ impl Task {
             sent = uploaded.sent_now,
             "uploaded and verified"
         );
-        if self.settings.delete_after_upload {
-            self.delete(&job.path)?;
-        }
-        Ok(())
-    }
-
-    fn delete(&self, path: &Path) -> Result<(), Failure> {
-        if self.catalog.pinned_paths()?.contains(path) {
-            tracing::info!(file = %path.display(), "kept after upload: an incident pins it (delete_after_upload waits for its release)");
-            return Ok(());
-        }
-        // Deleted in the catalog before on the disk: retention, which marks files gone
-        // from the disk missing, never finds this one gone while listed as there.
-        let before = self.catalog.file(path)?.map(|file| file.state);
-        self.catalog.set_file_state(path, FileState::Deleted)?;
-        match std::fs::remove_file(path) {
-            Ok(()) => {
-                tracing::info!(file = %path.display(), "deleted after upload (delete_after_upload)");
-            }
-            // Gone already: deleted is what it is.
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => {
-                if let Some(state) = before {
-                    self.catalog.set_file_state(path, state)?;
-                }
-                tracing::error!(file = %path.display(), "cannot delete the uploaded file: {error}")
-            }
-        }
+        self.uploaded.uploaded(&job.path);
         Ok(())
     }
 

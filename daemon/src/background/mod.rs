@@ -2,16 +2,15 @@
 //! gets while they lose samples ([`share`]), told to the uploader and finishing through
 //! [`Pressure`], and what it says about itself.
 //!
-//! Finishing and uploads always run in the idle I/O class (finishing in SCHED_BATCH on
-//! one compression thread per two cores, the uploader at nice 10).
-//! While a recording loses samples they also keep to [`PACE`] each, and keep off the
-//! windows [`share::Share`] gives to measuring the recordings without them.
+//! Their priorities are `recd_priority`'s (finishing in SCHED_BATCH and the idle I/O
+//! class on one compression thread per two cores, the uploader at nice 10); how they wait
+//! while held off and pace their reads is `recd_upload::Yielding`'s. While a recording
+//! loses samples they also keep to [`PACE`] each, and keep off the windows
+//! [`share::Share`] gives to measuring the recordings without them.
 
-mod priority;
 pub mod share;
 mod worker;
 
-pub use priority::lower_to_background;
 pub use worker::Worker;
 
 use std::sync::{Arc, Mutex};
@@ -19,6 +18,7 @@ use std::time::Instant;
 
 use recd_upload::Pressure;
 
+use crate::locks::lock;
 use share::{Losses, Mode, Share, BACKED_OFF_CYCLE, THROTTLED_CYCLE, WINDOW};
 
 /// Bytes per second each of finishing and uploads keeps to while a recording loses
@@ -45,7 +45,7 @@ impl Background {
     /// What recordings lost since the last sample (`why` in words, when they lost
     /// anything) and whether files wait to be finished or uploaded.
     pub fn sample(&self, losses: Losses, why: Option<String>, pending: bool) {
-        let mut share = self.share.lock().expect("background lock");
+        let mut share = lock(&self.share);
         share.record(Instant::now(), losses, why, pending);
         self.tell(&share);
     }
@@ -53,7 +53,7 @@ impl Background {
     /// A recording fell behind just now: background work keeps off at once unless the
     /// windows already decide.
     pub fn fell_behind(&self, why: String) {
-        let mut share = self.share.lock().expect("background lock");
+        let mut share = lock(&self.share);
         share.first_loss(Instant::now(), why);
         self.tell(&share);
     }
@@ -84,7 +84,7 @@ impl Background {
 
     /// The policy's state, for `rec status`, the metrics and the page.
     pub fn state(&self) -> State {
-        let share = self.share.lock().expect("background lock");
+        let share = lock(&self.share);
         State {
             mode: share.mode(),
             on: share.on(),

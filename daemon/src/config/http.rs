@@ -158,12 +158,18 @@ impl PresetConfig {
         if self.pre_trigger.is_none() && self.buffer_size.is_some() {
             return Err(format!("[[preset]] {name}: buffer_size needs pre_trigger"));
         }
+        for (side, value) in [("before", self.before), ("after", Some(self.after))] {
+            if let Some(value) = value {
+                recd_storage::window::checked_side(side, value)
+                    .map_err(|refused| format!("[[preset]] {name}: {refused}"))?;
+            }
+        }
         Ok(())
     }
 
     /// The preset as the listener uses it.
     pub fn preset(&self) -> recd_http::Preset {
-        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let millis = recd_storage::window::millis;
         recd_http::Preset {
             name: self.name.clone(),
             start: StartRequest {

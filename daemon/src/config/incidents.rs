@@ -49,7 +49,8 @@ impl IncidentsConfig {
 
     /// When an incident taken at `now_ns` stops holding by itself, if ever.
     pub fn keep_until_ns(&self, now_ns: u64) -> Option<u64> {
-        (!self.keep.is_zero()).then(|| now_ns.saturating_add(self.keep.as_nanos() as u64))
+        (!self.keep.is_zero())
+            .then(|| now_ns.saturating_add(recd_storage::window::nanos(self.keep)))
     }
 }
 

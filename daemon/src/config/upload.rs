@@ -154,7 +154,6 @@ impl UploadConfig {
             vehicle_id,
             credentials: self.credentials(),
             max_rate: self.max_rate.map(|rate| rate.as_u64()),
-            delete_after_upload: self.delete_after_upload,
             after_reindex: self.after_reindex,
             part_size: self.part_size.as_u64(),
             parallel_parts: self.parallel_parts,

@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use recd_engine::BehindProbe;
+use recd_upload::Holds;
 
 use crate::background::Background;
+use crate::locks::lock;
 
 /// A recording's receive threads, watched between the sessions' once-a-second samples:
 /// at 30 FullHD frames a second, a second of finishing beside a writer that fell behind
@@ -48,7 +50,7 @@ impl FinishGate {
     /// policy hears at once when they take a loan back from a writer that fell behind.
     pub fn watch(&self, session: &str, probe: BehindProbe) {
         let taken_back = probe.loans_taken_back().unwrap_or(0);
-        let mut watched = self.watched.lock().expect("finish gate lock");
+        let mut watched = lock(&self.watched);
         watched.push(Watched {
             session: session.to_string(),
             probe,
@@ -58,7 +60,7 @@ impl FinishGate {
 
     /// Tells the background policy when a watched writer fell behind since the last look.
     fn look_behind(&self) {
-        let mut watched = self.watched.lock().expect("finish gate lock");
+        let mut watched = lock(&self.watched);
         watched.retain_mut(|w| match w.probe.loans_taken_back() {
             None => false,
             Some(taken_back) => {
@@ -100,6 +102,36 @@ impl FinishGate {
     /// The rate finishing keeps to now, if any (bytes read per second).
     pub fn pace(&self) -> Option<u64> {
         self.background.pace()
+    }
+
+    /// The gate as work that runs while sessions record (cutting incidents) obeys it:
+    /// the background policy alone.
+    pub fn beside_recordings(&self) -> BesideRecordings<'_> {
+        BesideRecordings(self)
+    }
+}
+
+/// Finishing obeys the whole gate.
+impl Holds for FinishGate {
+    fn hold(&self) -> Option<String> {
+        FinishGate::hold(self)
+    }
+
+    fn pace(&self) -> Option<u64> {
+        FinishGate::pace(self)
+    }
+}
+
+/// The gate for work that runs while sessions record: [`FinishGate::background_hold`].
+pub struct BesideRecordings<'a>(&'a FinishGate);
+
+impl Holds for BesideRecordings<'_> {
+    fn hold(&self) -> Option<String> {
+        self.0.background_hold()
+    }
+
+    fn pace(&self) -> Option<u64> {
+        self.0.pace()
     }
 }
 

@@ -1,15 +1,17 @@
 //! Finishing one file: reindex it beside itself, verify the copy, and put the copy in its
-//! place only if the catalog still has the file as it was (retention may have deleted
-//! it meanwhile; the catalog's lock makes the check and the swap one step).
+//! place through the files' life, which does so only if the catalog still has the file
+//! as it was (retention may have deleted it meanwhile) and keeps everything depending on
+//! the file in step.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 
-use recd_catalog::{Catalog, File};
-use recd_control::{FileState, FinishMode};
+use recd_catalog::File;
+use recd_control::FinishMode;
 use recd_seal::SealKey;
-use recd_storage::{Compression, ReindexError, ReindexOptions, Sealing};
+use recd_storage::{Compression, InfoError, ReindexError, ReindexOptions, Sealing};
+
+use crate::files::{FileLife, ReplaceError, Replaced};
 
 /// How finishing a file ended.
 #[derive(Debug)]
@@ -20,8 +22,44 @@ pub enum Outcome {
     Gone,
     /// recd is stopping: the file is untouched and still waits.
     Interrupted,
-    /// It cannot be finished (damage, a failed write): it stays as recorded.
-    Failed(String),
+    /// It cannot be finished: it stays as recorded.
+    Failed(FinishError),
+}
+
+/// Why a file cannot be finished; it stays as recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum FinishError {
+    /// A sealed file whose key recd no longer holds.
+    #[error("sealed, and recd no longer holds its key (it was written before recd restarted): it stays as written, and `rec decrypt -i IDENTITY` finishes it off the vehicle")]
+    NoKey,
+    /// The reindex met damage and would lose records.
+    #[error("the file is damaged; it stays as recorded (rec reindex says more)")]
+    Damaged,
+    /// The copy holds another number of messages than the recording.
+    #[error("the indexed copy holds {copy} messages, the recording {recorded}")]
+    Messages {
+        /// Messages of the copy.
+        copy: u64,
+        /// Messages of the recording.
+        recorded: u64,
+    },
+    /// The copy does not read back.
+    #[error("the indexed copy does not read back: {0}")]
+    Unreadable(#[from] InfoError),
+    /// The copy reads back, but not closed and indexed with every message.
+    #[error("the indexed copy reads back with {messages} messages, indexed: {indexed}")]
+    ReadsBack {
+        /// Messages it reads back with.
+        messages: u64,
+        /// Whether it reads back indexed.
+        indexed: bool,
+    },
+    /// The reindex failed.
+    #[error(transparent)]
+    Reindex(#[from] ReindexError),
+    /// The copy could not take the file's place.
+    #[error(transparent)]
+    Replace(#[from] ReplaceError),
 }
 
 /// Where the finished copy of `path` is written before it replaces it; a dot file, so
@@ -64,7 +102,7 @@ pub fn remove_leftovers(path: &Path) {
 /// (to pause), `stop` ends it early. A sealed file is read with the key `sealing` kept
 /// for it and its copy sealed under a fresh one.
 pub fn finish(
-    catalog: &Arc<Mutex<Catalog>>,
+    files: &FileLife,
     file: &File,
     mode: FinishMode,
     sealing: Option<&Sealing>,
@@ -94,23 +132,17 @@ pub fn finish(
         Err(ReindexError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Outcome::Gone
         }
-        Err(error) => return Outcome::Failed(error.to_string()),
+        Err(error) => return Outcome::Failed(error.into()),
     };
-    let outcome = match verify(&staged, sealing, &report, file.messages) {
-        Ok(()) => swap_in(catalog, file, &staged, report.output_bytes, report.messages),
-        Err(why) => {
-            let _ = std::fs::remove_file(&staged);
-            Outcome::Failed(why)
-        }
-    };
-    // The copy's key follows it into place, or goes with it.
-    if let Some(sealing) = sealing {
-        match outcome {
-            Outcome::Indexed { .. } => sealing.keys.rename(&staged, &file.path),
-            _ => sealing.keys.forget(&staged),
-        }
+    if let Err(why) = verify(&staged, sealing, &report, file.messages) {
+        files.discard_staged(&staged);
+        return Outcome::Failed(why);
     }
-    outcome
+    match files.replace_finished(file, &staged, (report.output_bytes, report.messages)) {
+        Ok(Replaced::Indexed { bytes }) => Outcome::Indexed { bytes },
+        Ok(Replaced::Gone) => Outcome::Gone,
+        Err(error) => Outcome::Failed(error.into()),
+    }
 }
 
 /// For a sealed file, its key and the sealing of the copy; an error when recd no longer
@@ -118,13 +150,12 @@ pub fn finish(
 fn sealed_finish<'s>(
     path: &Path,
     sealing: Option<&'s Sealing>,
-) -> Result<Option<(SealKey, &'s Sealing)>, String> {
+) -> Result<Option<(SealKey, &'s Sealing)>, FinishError> {
     if !recd_storage::is_sealed(path) {
         return Ok(None);
     }
-    let no_key = "sealed, and recd no longer holds its key (it was written before recd restarted): it stays as written, and `rec decrypt -i IDENTITY` finishes it off the vehicle";
-    let sealing = sealing.ok_or(no_key)?;
-    let key = sealing.keys.get(path).ok_or(no_key)?;
+    let sealing = sealing.ok_or(FinishError::NoKey)?;
+    let key = sealing.keys.get(path).ok_or(FinishError::NoKey)?;
     Ok(Some((key, sealing)))
 }
 
@@ -143,59 +174,27 @@ fn verify(
     sealing: Option<&Sealing>,
     report: &recd_storage::ReindexReport,
     recorded: u64,
-) -> Result<(), String> {
+) -> Result<(), FinishError> {
     if !report.lost_nothing() {
-        return Err("the file is damaged; it stays as recorded (rec reindex says more)".into());
+        return Err(FinishError::Damaged);
     }
     if report.messages != recorded {
-        return Err(format!(
-            "the indexed copy holds {} messages, the recording {recorded}",
-            report.messages
-        ));
+        return Err(FinishError::Messages {
+            copy: report.messages,
+            recorded,
+        });
     }
     let info = match sealing.and_then(|sealing| sealing.keys.get(staged)) {
         Some(key) => recd_storage::summarize_sealed(staged, &key),
         None => recd_storage::summarize(staged),
-    }
-    .map_err(|e| format!("the indexed copy does not read back: {e}"))?;
+    }?;
     if !info.closed_cleanly || !info.indexed || info.message_count != recorded {
-        return Err(format!(
-            "the indexed copy reads back with {} messages, indexed: {}",
-            info.message_count, info.indexed
-        ));
+        return Err(FinishError::ReadsBack {
+            messages: info.message_count,
+            indexed: info.indexed,
+        });
     }
     Ok(())
-}
-
-/// Puts `staged` in the place of `file` if the catalog still has it complete.
-fn swap_in(
-    catalog: &Arc<Mutex<Catalog>>,
-    file: &File,
-    staged: &Path,
-    bytes: u64,
-    messages: u64,
-) -> Outcome {
-    let catalog = catalog.lock().expect("catalog lock");
-    let unchanged = matches!(catalog.file(&file.path), Ok(Some(now)) if now.state == FileState::Complete)
-        && file.path.exists();
-    if !unchanged {
-        let _ = std::fs::remove_file(staged);
-        return Outcome::Gone;
-    }
-    if let Err(error) = std::fs::rename(staged, &file.path) {
-        let _ = std::fs::remove_file(staged);
-        return Outcome::Failed(format!("cannot put the indexed copy in place: {error}"));
-    }
-    if let Some(dir) = file.path.parent() {
-        // The rename is durable before the catalog says indexed.
-        let _ = std::fs::File::open(dir).and_then(|dir| dir.sync_all());
-    }
-    match catalog.record_indexed_in_place(&file.path, bytes, messages) {
-        Ok(()) => Outcome::Indexed { bytes },
-        Err(error) => Outcome::Failed(format!(
-            "indexed in place, but the catalog could not record it: {error}"
-        )),
-    }
 }
 
 /// Threads that compress a file being finished (or an incident's cut): half the cores

@@ -15,17 +15,19 @@ use std::time::{Duration, Instant};
 
 use recd_catalog::{Catalog, File};
 use recd_control::FinishMode;
-use recd_upload::Paced;
+use recd_upload::Yielding;
 
 use crate::background::Worker;
+use crate::files::FileLife;
+use crate::locks::lock;
 use crate::signing::Signing;
 use job::Outcome;
 
 /// How long finishing sleeps when there is nothing to do or it must wait.
 const IDLE: Duration = Duration::from_millis(250);
-/// Bytes read between two looks at the background pace.
+/// Bytes read between two turns at giving way (the pace, a hold).
 const PACED_STEP: u64 = 1 << 20;
-/// How often a reindex under way asks the gate whether to pause.
+/// How often a reindex under way gives way at least (asks the gate whether to pause).
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// The thread that finishes files.
@@ -33,11 +35,13 @@ pub struct Finisher(Worker);
 
 impl Finisher {
     /// Starts finishing the files `catalog` has waiting, as `gate` allows, keeping
-    /// `min_free_space` free beside the copy it writes; sealed files are read with the
-    /// keys `sealing` kept and sealed again under fresh ones. Each finished file enters
-    /// its session's chain through `signing`, if any, after the file it replaces did.
+    /// `min_free_space` free beside the copy it writes, each put in its file's place
+    /// through `files`; sealed files are read with the keys `sealing` kept and sealed
+    /// again under fresh ones. A file is finished only once it entered its session's
+    /// chain through `signing`, if any.
     pub fn start(
         catalog: Arc<Mutex<Catalog>>,
+        files: Arc<FileLife>,
         gate: Arc<FinishGate>,
         min_free_space: u64,
         sealing: Option<recd_storage::Sealing>,
@@ -49,6 +53,7 @@ impl Finisher {
             move |stop| {
                 Finishing {
                     catalog,
+                    files,
                     gate,
                     min_free_space,
                     sealing,
@@ -70,6 +75,7 @@ impl Finisher {
 
 struct Finishing {
     catalog: Arc<Mutex<Catalog>>,
+    files: Arc<FileLife>,
     gate: Arc<FinishGate>,
     min_free_space: u64,
     sealing: Option<recd_storage::Sealing>,
@@ -80,7 +86,7 @@ struct Finishing {
 
 impl Finishing {
     fn run(mut self) {
-        if let Err(refused) = crate::background::lower_to_background() {
+        if let Err(refused) = recd_priority::lower_to_background() {
             tracing::warn!("finishing runs at normal priority: the kernel refused {refused}");
         }
         for (file, _) in self.waiting() {
@@ -116,11 +122,7 @@ impl Finishing {
     }
 
     fn waiting(&self) -> Vec<(File, FinishMode)> {
-        let waiting = self
-            .catalog
-            .lock()
-            .expect("catalog lock")
-            .waiting_to_finish();
+        let waiting = lock(&self.catalog).waiting_to_finish();
         waiting.unwrap_or_else(|error| {
             tracing::error!("finishing cannot read the catalog: {error}");
             Vec::new()
@@ -152,51 +154,36 @@ impl Finishing {
         tracing::info!(file = %file.path.display(), mode = %mode, "finishing the file");
         let started = Instant::now();
         let mut paused = Duration::ZERO;
-        let mut checked = Instant::now();
-        let mut paced = Paced::default();
+        let mut turned = Instant::now();
+        let mut yielding = Yielding::default();
         let mut read = 0;
         let mut progress = |done: u64, _: u64| {
-            // Paced a MiB at a time: progress comes with every message.
-            if done.saturating_sub(read) >= PACED_STEP {
-                let pace = self.gate.pace();
-                if let Some(delay) = paced.delay_for(pace, done - read) {
-                    std::thread::sleep(delay);
-                    paused += delay;
-                }
-                read = done;
-            }
-            if checked.elapsed() < CHECK_EVERY {
+            // A turn a MiB at a time, or every so often: progress comes with every message.
+            let since = done.saturating_sub(read);
+            if since < PACED_STEP && turned.elapsed() < CHECK_EVERY {
                 return;
             }
-            checked = Instant::now();
-            let mut told = false;
-            while let Some(why) = self.gate.hold() {
-                if self.stopping() {
-                    return;
+            read = done;
+            turned = Instant::now();
+            paused += yielding.wait_turn(since, &*self.gate, &self.stop, &mut |told| match told {
+                Some(why) => {
+                    tracing::info!(file = %file.path.display(), "finishing paused: {why}")
                 }
-                if !told {
-                    tracing::info!(file = %file.path.display(), "finishing paused: {why}");
-                    told = true;
-                }
-                std::thread::sleep(IDLE);
-                paused += IDLE;
-            }
-            if told {
-                tracing::info!(file = %file.path.display(), "finishing goes on");
-            }
+                None => tracing::info!(file = %file.path.display(), "finishing goes on"),
+            });
         };
         if let Some(signing) = &self.signing {
             signing.settle(&file.path, &self.stop);
         }
         let outcome = job::finish(
-            &self.catalog,
+            &self.files,
             file,
             mode,
             self.sealing.as_ref(),
             &mut progress,
             &self.stop,
         );
-        let catalog = self.catalog.lock().expect("catalog lock");
+        let catalog = lock(&self.catalog);
         match outcome {
             Outcome::Indexed { bytes } => {
                 let working = started.elapsed().saturating_sub(paused).as_secs_f64();
@@ -208,9 +195,6 @@ impl Finishing {
                     mb_per_s = format!("{:.0}", file.bytes as f64 / working.max(1e-3) / 1e6),
                     "finished: indexed in place"
                 );
-                if let (Some(signing), Some(dir)) = (&self.signing, file.path.parent()) {
-                    signing.enter(dir, &file.path, recd_chain::Kind::Finished, false);
-                }
             }
             Outcome::Gone => {
                 let _ = catalog.set_finish(&file.path, None, crate::clock::now_ns());

@@ -8,18 +8,22 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use recd_catalog::IncidentKey;
+use recd_catalog::{Catalog, IncidentKey};
 use recd_control::{CutState, FinishMode, Incident};
-use recd_storage::{CutOptions, CutWindow, IncidentRecord};
-use recd_upload::Paced;
+use recd_storage::{CutOptions, IncidentRecord, LogWindow};
+use recd_upload::Yielding;
 
 use super::naming;
 use crate::background::Worker;
 use crate::clock::now_ns;
-use crate::sessions::Sessions;
+use crate::config::DaemonConfig;
+use crate::files::{CutFile, FileLife};
+use crate::finishing::FinishGate;
+use crate::locks::lock;
+use crate::sessions::registry::Registry;
 
 /// How often the cutter looks for work.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
@@ -30,13 +34,29 @@ const QUIET_WAIT: Duration = Duration::from_secs(10);
 /// The thread that cuts incidents.
 pub struct Cutter(Worker);
 
+/// What the cutter works with.
+pub struct CutterParts {
+    /// Where incidents are kept.
+    pub catalog: Arc<Mutex<Catalog>>,
+    /// Where the cut files' life goes on.
+    pub files: Arc<FileLife>,
+    /// The running sessions: how far each has written.
+    pub registry: Arc<Registry>,
+    /// When background work may run, and at what pace.
+    pub gate: Arc<FinishGate>,
+    /// The data directory, and what finishing does by default.
+    pub config: Arc<DaemonConfig>,
+    /// What files are sealed with, when `[encryption]` is set.
+    pub sealing: Option<recd_storage::Sealing>,
+}
+
 impl Cutter {
-    /// Starts cutting the incidents of `sessions`' catalog.
-    pub fn start(sessions: Arc<Sessions>) -> Self {
+    /// Starts cutting the incidents `parts.catalog` keeps.
+    pub fn start(parts: CutterParts) -> Self {
         Self(Worker::start(
             "recd-incidents",
             "cutting incidents",
-            move |stop| Cutting { sessions, stop }.run(),
+            move |stop| Cutting { parts, stop }.run(),
         ))
     }
 
@@ -47,13 +67,39 @@ impl Cutter {
 }
 
 struct Cutting {
-    sessions: Arc<Sessions>,
+    parts: CutterParts,
     stop: Arc<AtomicBool>,
+}
+
+/// How far an incident's session has written, as the cutter sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The session stopped: everything it wrote is in its files.
+    Stopped,
+    /// It runs, and its files hold every message up to this log time (`None` before
+    /// any).
+    Until(Option<u64>),
+}
+
+/// Whether an incident whose window ends at `end_ns` is due to be cut at `now_ns`: its
+/// end has passed, and its session stopped, or wrote past it, or has been quiet for
+/// [`QUIET_WAIT`] since (a source that fell silent says nothing).
+pub fn is_due(now_ns: u64, end_ns: u64, written: Written) -> bool {
+    if now_ns < end_ns {
+        return false;
+    }
+    match written {
+        Written::Stopped => true,
+        Written::Until(until) => {
+            until.is_some_and(|until| until >= end_ns)
+                || now_ns >= end_ns.saturating_add(recd_storage::window::nanos(QUIET_WAIT))
+        }
+    }
 }
 
 impl Cutting {
     fn run(self) {
-        if let Err(refused) = crate::background::lower_to_background() {
+        if let Err(refused) = recd_priority::lower_to_background() {
             tracing::warn!(
                 "cutting incidents runs at normal priority: the kernel refused {refused}"
             );
@@ -67,7 +113,7 @@ impl Cutting {
                 std::thread::sleep(LOOK_EVERY);
                 continue;
             }
-            if let Some(why) = self.sessions.background_hold() {
+            if let Some(why) = self.parts.gate.background_hold() {
                 if !told_hold {
                     tracing::info!("cutting incidents waits: {why}");
                     told_hold = true;
@@ -88,7 +134,7 @@ impl Cutting {
     /// Removes what a cut that recd did not end (killed, power cut) left: hidden files in
     /// the incidents' folder.
     fn remove_leftovers(&self) {
-        let dir = self.sessions.incidents_dir();
+        let dir = super::incidents_dir(&self.parts.config.data_dir);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return;
         };
@@ -106,13 +152,13 @@ impl Cutting {
         }
     }
 
+    fn catalog(&self) -> MutexGuard<'_, Catalog> {
+        lock(&self.parts.catalog)
+    }
+
     /// Ends the pins that are over, and says so.
     fn release_due(&self) {
-        let catalog = self.sessions.shared_catalog();
-        let released = catalog
-            .lock()
-            .expect("catalog lock")
-            .release_due(now_ns().max(0) as u64);
+        let released = self.catalog().release_due(now_ns().max(0) as u64);
         match released {
             Ok(released) => {
                 for (key, why) in released {
@@ -130,13 +176,7 @@ impl Cutting {
     /// The incidents whose windows have been written to their end, with what finishing
     /// does to their session's files.
     fn due(&self) -> Vec<(IncidentKey, FinishMode)> {
-        let waiting = self
-            .sessions
-            .shared_catalog()
-            .lock()
-            .expect("catalog lock")
-            .incidents_to_cut();
-        let waiting = match waiting {
+        let waiting = match self.catalog().incidents_to_cut() {
             Ok(waiting) => waiting,
             Err(error) => {
                 tracing::error!("cannot read the incidents to cut: {error}");
@@ -146,37 +186,28 @@ impl Cutting {
         let now = now_ns().max(0) as u64;
         waiting
             .into_iter()
-            .filter_map(|(key, _, end_ns)| {
-                if now < end_ns {
-                    return None;
-                }
-                match self.sessions.written_until(key.session) {
-                    // Its session stopped: everything it wrote is in its files.
-                    None => Some((key, self.sessions.config().recording.finish)),
-                    Some((written, finish)) => {
-                        let written = written.is_some_and(|until| until >= end_ns);
-                        let quiet = now >= end_ns + QUIET_WAIT.as_nanos() as u64;
-                        (written || quiet).then_some((key, finish))
-                    }
-                }
+            .filter_map(|(key, window)| {
+                let (written, finish) = match self.parts.registry.by_id(key.session) {
+                    Some(session) => (
+                        Written::Until(session.recording.status().written_until_ns),
+                        session.finish,
+                    ),
+                    None => (Written::Stopped, self.parts.config.recording.finish),
+                };
+                is_due(now, window.end_ns, written).then_some((key, finish))
             })
             .collect()
     }
 
     /// Cuts incident `key` into one file per source family of its session.
     fn cut(&self, key: &IncidentKey, finish: FinishMode) {
-        let catalog = self.sessions.shared_catalog();
         let found = {
-            let catalog = catalog.lock().expect("catalog lock");
+            let catalog = self.catalog();
             catalog.incident(key).and_then(|incident| match incident {
                 Some(incident) => {
-                    let files = catalog.files_overlapping(
-                        key.session,
-                        incident.start_ns,
-                        incident.end_ns,
-                    )?;
-                    let config = catalog
-                        .session_by_name(&incident.session)?
+                    let files = catalog.files_overlapping(key.session, window_of(&incident))?;
+                    // The incident's own session, by id: names repeat.
+                    let config = (catalog.session(key.session)?)
                         .map(|s| s.config)
                         .unwrap_or_default();
                     Ok(Some((incident, files, config)))
@@ -205,8 +236,8 @@ impl Cutting {
                 Ok(Some(file)) => made.push(file),
                 Ok(None) => {}
                 Err(why) => {
-                    for (path, _, _) in &made {
-                        let _ = std::fs::remove_file(path);
+                    for file in &made {
+                        let _ = std::fs::remove_file(&file.path);
                     }
                     if self.stop.load(Ordering::Relaxed) {
                         return;
@@ -216,43 +247,26 @@ impl Cutting {
                         session = incident.session,
                         "cannot cut the incident: {why}; its files stay pinned"
                     );
-                    let _ = catalog.lock().expect("catalog lock").set_cut(
-                        key,
-                        CutState::Failed,
-                        Some(&why),
-                    );
+                    let why = why.to_string();
+                    let _ = self.catalog().set_cut(key, CutState::Failed, Some(&why));
                     return;
                 }
             }
         }
-        {
-            let catalog = catalog.lock().expect("catalog lock");
-            let recorded = made.iter().try_for_each(|(path, bytes, messages)| {
-                catalog.add_cut_file(
-                    key,
-                    path,
-                    (*bytes, *messages),
-                    (incident.start_ns, incident.end_ns),
-                )
-            });
-            let result = recorded.and_then(|()| catalog.set_cut(key, CutState::Cut, None));
-            if let Err(error) = result {
-                tracing::error!(id = key.id, "cannot record the incident's cut: {error}");
-                return;
-            }
+        if let Err(error) = self.parts.files.cut(key, &incident, &made) {
+            tracing::error!(id = key.id, "cannot record the incident's cut: {error}");
+            return;
         }
-        for (path, bytes, messages) in &made {
+        for file in &made {
             tracing::info!(
                 id = key.id,
                 session = incident.session,
-                file = %path.display(),
-                bytes,
-                messages,
+                file = %file.path.display(),
+                bytes = file.bytes,
+                messages = file.messages,
                 seconds = format!("{:.1}", started.elapsed().as_secs_f64()),
                 "incident cut"
             );
-            self.sessions.queue_cut_upload(&incident, path, *messages);
-            self.sessions.sign_cut(&incident.session, path);
         }
         if made.is_empty() {
             tracing::warn!(
@@ -271,9 +285,9 @@ impl Cutting {
         family: &str,
         inputs: &[PathBuf],
         finish: FinishMode,
-    ) -> Result<Option<(PathBuf, u64, u64)>, String> {
-        let data_dir = &self.sessions.config().data_dir;
-        let sealing = self.sessions.sealing().cloned();
+    ) -> Result<Option<CutFile>, CutFailed> {
+        let data_dir = &self.parts.config.data_dir;
+        let sealing = self.parts.sealing.clone();
         let mut output = naming::cut_path(
             data_dir,
             &incident.id,
@@ -285,8 +299,10 @@ impl Cutting {
             output.as_mut_os_string().push(recd_storage::SEALED_SUFFIX);
         }
         if let Some(dir) = output.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| CutFailed::Folder {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
         }
         let record = IncidentRecord {
             id: incident.id.clone(),
@@ -321,12 +337,7 @@ impl Cutting {
             sealing,
             ..CutOptions::default()
         };
-        let window = CutWindow {
-            start_ns: incident.start_ns,
-            end_ns: incident.end_ns,
-        };
-        let report =
-            recd_storage::cut(inputs, window, &output, &options).map_err(|e| e.to_string())?;
+        let report = recd_storage::cut(inputs, window_of(incident), &output, &options)?;
         for input in &report.inputs {
             if let Some(fallback) = &input.fallback {
                 tracing::warn!(file = %input.path.display(), "the incident's cut scanned the file: {fallback}");
@@ -336,31 +347,45 @@ impl Cutting {
             let _ = std::fs::remove_file(&output);
             return Ok(None);
         }
-        Ok(Some((
-            output,
-            report.output_bytes,
-            report.messages + report.latched,
-        )))
+        Ok(Some(CutFile {
+            path: output,
+            bytes: report.output_bytes,
+            messages: report.messages + report.latched,
+        }))
     }
 
     /// Holds the cut's reads to the background pace, and waits while the background
     /// policy keeps background work off.
     fn pace(&self) -> recd_storage::Pace {
-        let sessions = self.sessions.clone();
+        let gate = self.parts.gate.clone();
         let stop = self.stop.clone();
-        let paced = Mutex::new(Paced::default());
+        let yielding = Mutex::new(Yielding::default());
         Arc::new(move |bytes: u64| {
-            let delay = paced
-                .lock()
-                .expect("pace lock")
-                .delay_for(sessions.background_pace(), bytes);
-            if let Some(delay) = delay {
-                std::thread::sleep(delay);
-            }
-            while sessions.background_hold().is_some() && !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(LOOK_EVERY);
-            }
+            let holds = gate.beside_recordings();
+            lock(&yielding).wait_turn(bytes, &holds, &stop, &mut |_| {});
         })
+    }
+}
+
+/// Why one family's cut was not made.
+#[derive(Debug, thiserror::Error)]
+enum CutFailed {
+    /// The incidents' folder cannot be made.
+    #[error("cannot create {}: {source}", dir.display())]
+    Folder {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// The cut itself failed (or was interrupted).
+    #[error(transparent)]
+    Cut(#[from] recd_storage::CutError),
+}
+
+/// The window of `incident`.
+fn window_of(incident: &Incident) -> LogWindow {
+    LogWindow {
+        start_ns: incident.start_ns,
+        end_ns: incident.end_ns,
     }
 }
 
@@ -376,5 +401,50 @@ fn single_family(config: &str) -> &'static str {
         "zenoh"
     } else {
         "dds"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn an_incident_is_due_once_its_end_has_passed_and_was_written_or_fell_quiet() {
+        let end = 100 * S;
+        assert!(!is_due(end - 1, end, Written::Stopped), "before its end");
+        assert!(is_due(end, end, Written::Stopped));
+        assert!(!is_due(end + S, end, Written::Until(Some(end - 1))));
+        assert!(is_due(end + S, end, Written::Until(Some(end))));
+        assert!(
+            !is_due(end + S, end, Written::Until(None)),
+            "nothing written yet"
+        );
+        let quiet = end + recd_storage::window::nanos(QUIET_WAIT);
+        assert!(!is_due(quiet - 1, end, Written::Until(None)));
+        assert!(is_due(quiet, end, Written::Until(None)));
+        assert!(
+            !is_due(u64::MAX - 1, u64::MAX, Written::Until(None)),
+            "no overflow"
+        );
+    }
+
+    #[test]
+    fn a_single_source_session_is_named_for_what_it_records() {
+        assert_eq!(single_family("{}"), "iceoryx2");
+        assert_eq!(
+            single_family(r#"{"iceoryx2":true,"dds":{"domain":0}}"#),
+            "iceoryx2"
+        );
+        assert_eq!(
+            single_family(r#"{"iceoryx2":false,"zenoh":{"domain":0}}"#),
+            "zenoh"
+        );
+        assert_eq!(
+            single_family(r#"{"iceoryx2":false,"dds":{"domain":0}}"#),
+            "dds"
+        );
+        assert_eq!(single_family("not json"), "iceoryx2");
     }
 }

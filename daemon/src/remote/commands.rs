@@ -76,7 +76,7 @@ fn act(
             }
             None if name.is_some() || running.is_empty() => ask(Request::Start(StartRequest {
                 name,
-                pre_trigger_ms: args.pre_trigger.map(|d| d.as_millis() as u64),
+                pre_trigger_ms: args.pre_trigger.map(recd_storage::window::millis),
                 topics: args.add_topics.clone(),
                 exclude: args.remove_topics.clone(),
                 ..StartRequest::default()
@@ -106,8 +106,8 @@ fn act(
             ask(Request::Trigger(TriggerRequest {
                 origin: Some(origin.to_string()),
                 name: Some(session.name.clone()),
-                before_ms: args.before.map(|d| d.as_millis() as u64),
-                after_ms: args.after.map_or(0, |d| d.as_millis() as u64),
+                before_ms: args.before.map(recd_storage::window::millis),
+                after_ms: args.after.map_or(0, recd_storage::window::millis),
                 note: args.note.clone().unwrap_or_default(),
                 at_ns: args.trigger_ns,
                 id: args.id.clone(),

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use recd_control::{SessionStatus, UploadState};
 use recd_remote::{IncidentInfo, RecorderState, SessionInfo, StatusInfo, TopicInfo};
 
+use crate::locks::lock;
 use crate::sessions::Sessions;
 
 /// Who this recorder is, for every status it writes.
@@ -30,7 +31,7 @@ pub struct Suspended(Mutex<HashSet<String>>);
 impl Suspended {
     /// Notes that `session` is suspended (`true`) or not any more.
     pub fn set(&self, session: &str, suspended: bool) {
-        let mut names = self.0.lock().expect("suspended lock");
+        let mut names = lock(&self.0);
         if suspended {
             names.insert(session.to_string());
         } else {
@@ -39,7 +40,7 @@ impl Suspended {
     }
 
     fn contains(&self, session: &str) -> bool {
-        self.0.lock().expect("suspended lock").contains(session)
+        lock(&self.0).contains(session)
     }
 }
 
@@ -108,8 +109,8 @@ pub fn info(
 
 /// The newest incidents, as a status carries them (none when the catalog cannot be read).
 fn incidents(sessions: &Sessions) -> Vec<IncidentInfo> {
-    let newest = sessions
-        .newest_incidents(recd_remote::STATUS_INCIDENTS)
+    let newest = (sessions.incidents())
+        .newest(recd_remote::STATUS_INCIDENTS)
         .unwrap_or_default();
     (newest.into_iter())
         .map(|incident| IncidentInfo {

@@ -52,8 +52,8 @@ pub(super) fn fire(
     for session in &sessions {
         let request = TriggerRequest {
             name: Some(session.clone()),
-            before_ms: Some(rule.before.as_millis() as u64),
-            after_ms: rule.after.as_millis() as u64,
+            before_ms: Some(recd_storage::window::millis(rule.before)),
+            after_ms: recd_storage::window::millis(rule.after),
             note: String::new(),
             at_ns: Some(time_ns),
             id: Some(id.clone()),
@@ -69,8 +69,8 @@ pub(super) fn fire(
     }
     if rule.fleet {
         let request = TriggerRequest {
-            before_ms: Some(rule.before.as_millis() as u64),
-            after_ms: rule.after.as_millis() as u64,
+            before_ms: Some(recd_storage::window::millis(rule.before)),
+            after_ms: recd_storage::window::millis(rule.after),
             note: format!("rule {} on {}", rule.name, crate::host::hostname()),
             at_ns: Some(time_ns),
             id: Some(id.clone()),

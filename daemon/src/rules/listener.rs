@@ -20,6 +20,7 @@ use recd_engine::{
 
 use super::{Rules, SessionTap, LISTENER};
 use crate::config::{DaemonConfig, SessionDefaults};
+use crate::locks::lock;
 
 /// How much the listener's buffer keeps, ms.
 const KEEP_MS: u64 = 1000;
@@ -57,7 +58,7 @@ pub fn prepare(config: &DaemonConfig, rules: &Rules) {
         defaults: config.recording.clone(),
         directory: config.state_dir.join("rules"),
     };
-    *rules.listener_setup.lock().expect("listener lock") = Some(setup);
+    *lock(&rules.listener_setup) = Some(setup);
     rules.selection_changed.store(true, Ordering::Relaxed);
 }
 
@@ -65,7 +66,7 @@ pub fn prepare(config: &DaemonConfig, rules: &Rules) {
 /// some rule topic is recorded by no session, and selects exactly those.
 pub(super) fn follow(rules: &Arc<Rules>) {
     let wanted = rules.unrecorded_topics();
-    let mut listener = rules.listener.lock().expect("listener lock");
+    let mut listener = lock(&rules.listener);
     match listener.as_mut() {
         Some((_, topics)) if *topics == wanted => {}
         Some(_) if wanted.is_empty() => {
@@ -91,7 +92,7 @@ pub(super) fn follow(rules: &Arc<Rules>) {
         }
         None if wanted.is_empty() => {}
         None => {
-            let setup = rules.listener_setup.lock().expect("listener lock");
+            let setup = lock(&rules.listener_setup);
             let Some(setup) = setup.as_ref() else { return };
             match start(setup, rules, &wanted) {
                 Ok(recording) => {
@@ -125,7 +126,7 @@ fn start(setup: &Setup, rules: &Arc<Rules>, topics: &[String]) -> Result<Recordi
 
 /// Ends the subscription.
 pub fn stop(rules: &Rules) {
-    if let Some((recording, _)) = rules.listener.lock().expect("listener lock").take() {
+    if let Some((recording, _)) = lock(&rules.listener).take() {
         let _ = recording.stop();
     }
 }

@@ -24,6 +24,7 @@ use recd_health::HealthEvent;
 use recd_rules::{Rule, RuleKind};
 
 use crate::background::Worker;
+use crate::locks::lock;
 pub use tap::SessionTap;
 use tap::TappedTopic;
 
@@ -121,7 +122,7 @@ impl Rules {
 
     /// Starts the thread `recd-rules`, which triggers through `target`.
     pub fn start(self: &Arc<Self>, target: Arc<dyn Target>) -> Option<Worker> {
-        let receiver = self.receiver.lock().expect("rules lock").take()?;
+        let receiver = lock(&self.receiver).take()?;
         if self.is_empty() {
             return None;
         }
@@ -143,7 +144,7 @@ impl Rules {
             // Only the rules' own subscription asks what sessions record.
             return;
         }
-        let mut recorded = self.recorded.lock().expect("rules lock");
+        let mut recorded = lock(&self.recorded);
         match TopicFilter::new(selection) {
             Ok(filter) => recorded.insert(session, filter),
             Err(_) => recorded.remove(&session),
@@ -153,7 +154,7 @@ impl Rules {
 
     /// Notes that the session `session` stopped.
     pub fn session_ended(&self, session: i64) {
-        self.recorded.lock().expect("rules lock").remove(&session);
+        lock(&self.recorded).remove(&session);
         self.selection_changed.store(true, Ordering::Relaxed);
     }
 
@@ -167,7 +168,7 @@ impl Rules {
 
     /// Whether some running session records `topic` (its samples come from it).
     fn recorded_by_a_session(&self, topic: &str) -> bool {
-        let recorded = self.recorded.lock().expect("rules lock");
+        let recorded = lock(&self.recorded);
         recorded.values().any(|filter| filter.matches(topic))
     }
 
@@ -238,7 +239,7 @@ impl RuleSlot {
     }
 
     fn status(&self) -> RuleStatus {
-        let (problem, state) = self.problem.lock().expect("rule lock").clone();
+        let (problem, state) = lock(&self.problem).clone();
         let last_fired_ns = self.last_fired_ns.load(Ordering::Relaxed);
         RuleStatus {
             name: self.rule.name.clone(),
@@ -266,11 +267,11 @@ impl RuleSlot {
     }
 
     fn set_state(&self, state: RuleState, problem: Option<String>) {
-        *self.problem.lock().expect("rule lock") = (problem, state);
+        *lock(&self.problem) = (problem, state);
     }
 
     fn state(&self) -> RuleState {
-        self.problem.lock().expect("rule lock").1
+        lock(&self.problem).1
     }
 }
 

@@ -8,6 +8,7 @@ use recd_engine::ChannelSpec;
 use recd_health::HealthEvent;
 
 use super::{Event, Rules, SAMPLE_BYTES};
+use crate::locks::lock;
 
 /// A topic of a session that rules watch.
 pub(super) struct TappedTopic {
@@ -52,14 +53,14 @@ impl SessionTap {
             channel: channel.clone(),
             rules,
         });
-        self.topics.lock().expect("taps lock").insert(index, topic);
+        lock(&self.topics).insert(index, topic);
         true
     }
 
     /// Queues a sample of a tapped topic, or counts it skipped by each of its rules when
     /// the queue is full.
     pub fn sample(&self, index: u32, log_time_ns: u64, parts: &[&[u8]]) {
-        let Some(topic) = self.topics.lock().expect("taps lock").get(&index).cloned() else {
+        let Some(topic) = lock(&self.topics).get(&index).cloned() else {
             return;
         };
         let len: usize = parts.iter().map(|part| part.len()).sum();

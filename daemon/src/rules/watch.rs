@@ -110,7 +110,7 @@ fn evaluate(
             }
             Err(problem) => {
                 tracing::error!(rule = %slot.rule.name, topic = %topic.name, "rule refused: {problem}");
-                slot.set_state(RuleState::Refused, Some(problem));
+                slot.set_state(RuleState::Refused, Some(problem.to_string()));
                 return;
             }
         }
@@ -130,7 +130,11 @@ fn evaluate(
 }
 
 /// The rule `index` compiled against `topic`'s channel, or why it cannot be.
-fn compile(rules: &Rules, index: usize, topic: &TappedTopic) -> Result<RuleRunner, String> {
+fn compile(
+    rules: &Rules,
+    index: usize,
+    topic: &TappedTopic,
+) -> Result<RuleRunner, recd_rules::NoRunner> {
     let channel = &topic.channel;
     rules.slot(index).rule.runner_for(&ChannelView {
         topic: &topic.name,
@@ -157,7 +161,7 @@ fn health(rules: &Rules, session: &str, event: &HealthEvent, target: &dyn Target
             continue;
         }
         let last = slot.last_fired_ns.load(Ordering::Relaxed);
-        let holdoff = slot.rule.holdoff.as_nanos() as u64;
+        let holdoff = recd_storage::window::nanos(slot.rule.holdoff);
         if last > 0 && event.since_ns.saturating_sub(last) < holdoff {
             continue;
         }

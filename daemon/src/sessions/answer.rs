@@ -32,12 +32,13 @@ impl Sessions {
             Request::Split { name } => self.split(name.as_deref()).map(|()| Response::Done),
             Request::Mark { name, text } => self.mark(name.as_deref(), &text).map(Response::Marked),
             Request::SetTopics(request) => self.set_topics(&request).map(Response::TopicsChanged),
-            Request::Trigger(request) => self.trigger(&request).map(Response::Triggered),
-            Request::Incidents { name } => self
-                .incidents(name.as_deref())
+            Request::Trigger(request) => {
+                (self.incidents.trigger(&request)).map(Response::Triggered)
+            }
+            Request::Incidents { name } => (self.incidents.list(name.as_deref()))
                 .map(|incidents| Response::Incidents { incidents }),
             Request::ReleaseIncident { id } => {
-                self.release_incident(&id).map(Response::IncidentsReleased)
+                (self.incidents.release(&id)).map(Response::IncidentsReleased)
             }
             Request::Files { name } => self.files(&name).map(|session| Response::Files { session }),
             Request::Reindexed {

@@ -11,6 +11,7 @@ use super::Sessions;
 use crate::background::share::Losses;
 use crate::clock::now_ns;
 use crate::config::DEFAULT_MAX_DELAY;
+use crate::locks::lock;
 
 /// Which delays the log was told of (once each time a file passes the bound).
 #[derive(Debug, Default)]
@@ -116,7 +117,7 @@ impl Sessions {
         let backlog = catalog.backlog(None, now_ns());
         let waits = (backlog.as_ref()).is_ok_and(|b| b.finish_waiting > 0 || b.upload_waiting > 0);
         self.background.sample(losses, why, waits);
-        let mut delays = self.delays.lock().expect("delays lock");
+        let mut delays = lock(&self.delays);
         delays.check(&catalog, &backlog, self.max_delay());
     }
 

@@ -33,10 +33,9 @@ impl Sessions {
 
     /// Marks a catalog file that `rec reindex` rewrote in place as indexed.
     pub fn mark_reindexed(&self, path: &Path, bytes: u64, messages: u64) -> Result<(), ErrorReply> {
-        let catalog = self.catalog();
-        catalog_file(&catalog, path)?;
-        catalog
-            .record_indexed_in_place(path, bytes, messages)
+        let file = catalog_file(&self.catalog(), path)?;
+        (self.files)
+            .reindexed(&file, bytes, messages)
             .map_err(catalog_failure)
     }
 }

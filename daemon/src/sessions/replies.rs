@@ -12,7 +12,6 @@ use recd_control::{
 };
 use recd_engine::{ReceiveThreadStatus, RecordingStatus, RecordingSummary, StopError, TopicStatus};
 
-use super::catalog_sync::file_state;
 use super::rates::Rates;
 
 /// A failed request of `kind`.
@@ -116,7 +115,7 @@ pub fn stop_report(
                     path: f.path.clone(),
                     bytes: f.bytes,
                     messages: f.message_count,
-                    state: file_state(f.indexed),
+                    state: crate::files::closed_state(f.indexed),
                     upload: None,
                     health: None,
                     damaged_at: None,

@@ -1,74 +1,58 @@
 //! Retention's pass over the sessions' files, at each load sample: the oldest finished
 //! files beyond `max_total_size` and each session's `--max-files` and `--max-age` go.
+//! What must stay is read from the catalog under its lock; the pass itself holds no lock
+//! while it looks at or deletes files ([`crate::retention`]).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::uploading::upload_guard;
-use super::{Running, Sessions};
+use super::Sessions;
 use crate::clock::now_ns;
-use crate::retention;
+use crate::locks::lock;
+use crate::retention::policy::Leave;
+use crate::retention::{self, Bounds, SessionBounds};
 
 impl Sessions {
-    /// Deletes the oldest finished files beyond `max_total_size` and each session's
-    /// `--max-files`; failures are logged, the next sample retries.
-    /// `writing` are the files the sessions are writing now.
-    pub(super) fn apply_retention(
-        &self,
-        running: &BTreeMap<String, Running>,
-        writing: &HashSet<PathBuf>,
-    ) {
-        let catalog = self.catalog();
-        let max_total = self.config.max_total_size.map(|size| size.as_u64());
-        // Upload states and pins matter only when something may be deleted.
-        let deletes = max_total.is_some()
-            || running
-                .values()
-                .any(|s| s.max_files.is_some() || s.max_age.is_some());
-        if !deletes {
-            // Nothing to delete; the pass still marks files gone from the disk missing.
-            if let Err(failure) = retention::enforce_total(&catalog, None, &Default::default()) {
-                tracing::error!("retention failed: {failure}");
+    /// Deletes the oldest finished files beyond `max_total_size` and the `sessions`'
+    /// bounds, leaving the files being `writing` now; failures are logged, the next
+    /// sample retries.
+    pub(super) fn apply_retention(&self, sessions: Vec<SessionBounds>, writing: HashSet<PathBuf>) {
+        let bounds = Bounds {
+            max_total: self.config.max_total_size.map(|size| size.as_u64()),
+            sessions,
+        };
+        // Upload states and pins matter only when something may be deleted; the pass
+        // still marks files gone from the disk missing.
+        let leave = if bounds.delete_anything() {
+            let catalog = self.catalog();
+            match (
+                upload_guard(&catalog, self.uploads().map(|u| &**u)),
+                catalog.pinned_paths(),
+            ) {
+                (Ok(uploads), Ok(pinned)) => Leave {
+                    writing,
+                    pinned,
+                    uploads,
+                },
+                (Err(failure), _) | (_, Err(failure)) => {
+                    tracing::error!("retention failed: {failure}");
+                    return;
+                }
             }
-            return;
-        }
-        let uploads = self.uploads.as_deref();
-        let leave = match (upload_guard(&catalog, uploads), catalog.pinned_paths()) {
-            (Ok(uploads), Ok(pinned)) => retention::Leave {
-                writing: writing.clone(),
-                pinned,
-                uploads,
-            },
-            (Err(failure), _) | (_, Err(failure)) => {
+        } else {
+            Leave::default()
+        };
+        let now = now_ns().max(0) as u64;
+        let retained = match retention::run(&self.files, &self.catalog, &bounds, &leave, now) {
+            Ok(retained) => retained,
+            Err(failure) => {
                 tracing::error!("retention failed: {failure}");
                 return;
             }
         };
-        let mut kept = 0;
-        let mut tally =
-            |result: Result<retention::Retained, recd_catalog::CatalogError>| match result {
-                Ok(retained) => {
-                    kept += retained.kept_for_upload;
-                    self.sign_deleted(&retained.deleted);
-                    self.forget_keys(&retained.deleted);
-                }
-                Err(failure) => tracing::error!("retention failed: {failure}"),
-            };
-        tally(retention::enforce_total(&catalog, max_total, &leave));
-        let now = now_ns().max(0) as u64;
-        for session in running.values() {
-            if let Some(max_files) = session.max_files {
-                tally(retention::enforce_ring(
-                    &catalog, session.id, max_files, &leave,
-                ));
-            }
-            if let Some(max_age) = session.max_age {
-                tally(retention::enforce_age(
-                    &catalog, session.id, max_age, now, &leave,
-                ));
-            }
-        }
-        let mut told = self.kept_for_upload.lock().expect("retention lock");
+        let kept = retained.kept_for_upload;
+        let mut told = lock(&self.kept_for_upload);
         if kept > 0 && *told == 0 {
             tracing::warn!(
                 files = kept,
@@ -76,12 +60,5 @@ impl Sessions {
             );
         }
         *told = kept;
-    }
-
-    /// Forgets the keys of sealed files that are gone.
-    fn forget_keys(&self, deleted: &[PathBuf]) {
-        if let Some(sealing) = &self.sealing {
-            deleted.iter().for_each(|path| sealing.keys.forget(path));
-        }
     }
 }

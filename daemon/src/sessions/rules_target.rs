@@ -10,6 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::Sessions;
 use crate::background::Worker;
 use crate::config::DaemonConfig;
+use crate::locks::lock;
 use crate::rules::{Rules, Target};
 
 /// Remote control's command writer, once it has one.
@@ -28,7 +29,7 @@ impl Sessions {
     /// Where `fleet = true` rules' triggers go to every recorder of the DDS domain (set
     /// by remote control once its command writer exists).
     pub fn set_fleet_outbox(&self, outbox: UnboundedSender<DdsRecorderCommand>) {
-        *self.fleet_outbox.lock().expect("fleet lock") = Some(outbox);
+        *lock(&self.fleet_outbox) = Some(outbox);
     }
 
     /// Starts the rules' thread and their own subscription to their topics, when there
@@ -54,20 +55,15 @@ impl Sessions {
 
 impl Target for Sessions {
     fn running(&self) -> Vec<String> {
-        self.running
-            .lock()
-            .expect("sessions lock")
-            .keys()
-            .cloned()
-            .collect()
+        self.registry.names()
     }
 
     fn trigger(&self, request: &TriggerRequest) -> Result<SessionTriggered, ErrorReply> {
-        Sessions::trigger(self, request)
+        self.incidents.trigger(request)
     }
 
     fn tell_fleet(&self, request: &TriggerRequest) -> Result<(), String> {
-        let outbox = self.fleet_outbox.lock().expect("fleet lock");
+        let outbox = lock(&self.fleet_outbox);
         let Some(outbox) = outbox.as_ref() else {
             return Err("remote control has no command writer (is [remote_control] enabled and its participant up?)".into());
         };

@@ -4,14 +4,20 @@
 
 use recd_engine::RecordingStatus;
 
-use super::{Running, FIRST_TOPIC_GRACE};
+use std::time::Duration;
+
+use super::session::{Sampled, Session};
 use crate::background::share::Losses;
+
+/// How long discovery has to find a session's first topic before the log warns that its
+/// selection matches nothing.
+const FIRST_TOPIC_GRACE: Duration = Duration::from_secs(3);
 
 /// What the session lost since the last sample (messages dropped or lost, samples its
 /// writer was too late for), and in words when it lost anything.
 pub(super) fn losses_since_last(
     name: &str,
-    session: &mut Running,
+    session: &mut Sampled,
     status: &RecordingStatus,
 ) -> (Losses, Option<String>) {
     let dropped: u64 = (status.topics.iter())
@@ -41,7 +47,8 @@ pub(super) fn losses_since_last(
 
 /// Logs what changed since the last sample: writing paused for disk space or resumed, a
 /// write error (naming the file).
-pub(super) fn tell_changes(name: &str, session: &mut Running, status: &RecordingStatus) {
+pub(super) fn tell_changes(running: &Session, session: &mut Sampled, status: &RecordingStatus) {
+    let name = &running.name;
     match (&status.disk_full, session.told_disk_full) {
         (Some(full), false) => tracing::warn!(
             session = %name,
@@ -75,7 +82,7 @@ pub(super) fn tell_changes(name: &str, session: &mut Running, status: &Recording
     }
     if status.topics.is_empty()
         && !session.told_no_topic
-        && session.started.elapsed() >= FIRST_TOPIC_GRACE
+        && running.started.elapsed() >= FIRST_TOPIC_GRACE
     {
         let selection = if session.topics.include.is_empty() {
             "no topic exists to record".to_string()

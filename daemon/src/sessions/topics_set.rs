@@ -4,7 +4,7 @@ use recd_control::{ErrorKind, ErrorReply, SessionTopicsChanged, SetTopicsRequest
 use recd_engine::SetTopicsError;
 
 use super::replies::error;
-use super::{resolve, Sessions};
+use super::Sessions;
 
 impl Sessions {
     /// Adds topic patterns to a running session and removes others: the topics it keeps
@@ -30,11 +30,11 @@ impl Sessions {
                 format!("topic pattern {empty:?} is empty"),
             ));
         }
-        let mut running = self.running.lock().expect("sessions lock");
-        let name = resolve(&running, request.name.as_deref())?;
-        let session = running.get_mut(&name).expect("resolved");
-        let topics = session.topics.changed(&request.add, &request.remove);
+        let session = self.registry.get(request.name.as_deref())?;
+        let name = session.name.clone();
+        let topics = (session.sampled().topics).changed(&request.add, &request.remove);
         let text = change_text(&request.add, &request.remove);
+        // The receive threads take the change with no lock held.
         let times_ns =
             session
                 .recording
@@ -48,12 +48,12 @@ impl Sessions {
                         format!("session {name:?}: {failure}; it takes effect when it does"),
                     ),
                 })?;
-        session.topics = topics.clone();
+        session.sampled().topics = topics.clone();
         self.rules.session_records(session.id, &topics);
         let topics_json = serde_json::to_string(&topics).expect("a selection serializes");
         let id = session.id;
         let files = session.recording.current_files();
-        drop(running);
+        drop(session);
         if let Err(failure) = self.catalog().set_session_topics(id, &topics_json) {
             tracing::warn!(session = %name, "cannot note the new topics in the catalog: {failure}");
         }

@@ -6,13 +6,13 @@ use recd_control::{ErrorKind, ErrorReply, UploadRequest, UploadStatus, UploadsQu
 
 use super::replies::{catalog_failure, catalog_file, error, unknown_session};
 use super::Sessions;
-use crate::retention::UploadGuard;
+use crate::retention::policy::UploadGuard;
 use crate::uploads::{SessionFiles, Uploads};
 
 impl Sessions {
     /// Queues a session's finished files, or one file, for upload (`rec upload`).
     pub fn queue_upload(&self, request: &UploadRequest) -> Result<UploadsQueued, ErrorReply> {
-        let uploads = self.uploads.as_ref().ok_or_else(|| {
+        let uploads = self.uploads().ok_or_else(|| {
             error(
                 ErrorKind::Failed,
                 "uploads are off: recd's configuration has no [upload] section",
@@ -32,10 +32,8 @@ impl Sessions {
                 let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
                 let file = catalog_file(&catalog, &path)?;
                 let session = catalog
-                    .sessions()
+                    .session(file.session)
                     .map_err(catalog_failure)?
-                    .into_iter()
-                    .find(|s| s.id == file.session)
                     .ok_or_else(|| unknown_session(&path.display().to_string()))?;
                 if !uploadable(&file) {
                     return Err(error(
@@ -82,7 +80,7 @@ impl Sessions {
 
     /// The upload queue and the uploader's state.
     pub fn upload_status(&self) -> Result<UploadStatus, ErrorReply> {
-        match &self.uploads {
+        match self.uploads() {
             Some(uploads) => uploads.status(&self.catalog()).map_err(catalog_failure),
             None => Ok(UploadStatus::default()),
         }

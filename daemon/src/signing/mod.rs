@@ -20,6 +20,7 @@ use recd_catalog::Catalog;
 use recd_chain::{Kind, SigningKey};
 
 use crate::config::SigningConfig;
+use crate::locks::lock;
 use crate::uploads::Uploads;
 
 /// How often a wait for a file to be chained looks whether recd is stopping.
@@ -58,16 +59,11 @@ struct Pending {
 
 impl Pending {
     fn add(&self, path: &Path) {
-        *self
-            .paths
-            .lock()
-            .expect("pending lock")
-            .entry(path.to_path_buf())
-            .or_default() += 1;
+        *lock(&self.paths).entry(path.to_path_buf()).or_default() += 1;
     }
 
     fn done(&self, path: &Path) {
-        let mut paths = self.paths.lock().expect("pending lock");
+        let mut paths = lock(&self.paths);
         if let Some(count) = paths.get_mut(path) {
             *count -= 1;
             if *count == 0 {
@@ -100,7 +96,7 @@ impl Signing {
         let thread = std::thread::Builder::new()
             .name("recd-signing".into())
             .spawn(move || {
-                if let Err(refused) = crate::background::lower_to_background() {
+                if let Err(refused) = recd_priority::lower_to_background() {
                     tracing::warn!("signing runs at normal priority: the kernel refused {refused}");
                 }
                 for job in jobs {
@@ -133,7 +129,7 @@ impl Signing {
             path: path.to_path_buf(),
             kind,
         };
-        let sent = match &*self.sender.lock().expect("signing lock") {
+        let sent = match &*lock(&self.sender) {
             Some(sender) => sender.send(job).is_ok(),
             None => false,
         };
@@ -145,47 +141,17 @@ impl Signing {
 
     /// Waits until the file at `path` is chained, or `stop` is raised.
     pub fn settle(&self, path: &Path, stop: &AtomicBool) {
-        let mut paths = self.pending.paths.lock().expect("pending lock");
+        let mut paths = lock(&self.pending.paths);
         while paths.contains_key(path) && !stop.load(Ordering::Relaxed) {
-            paths = (self.pending.changed)
-                .wait_timeout(paths, SETTLE_LOOK)
-                .expect("pending lock")
-                .0;
+            paths = crate::locks::wait_timeout(&self.pending.changed, paths, SETTLE_LOOK);
         }
     }
 
     /// Chains what is queued, then stops the thread.
     pub fn stop(&self) {
-        self.sender.lock().expect("signing lock").take();
-        if let Some(thread) = self.thread.lock().expect("signing lock").take() {
+        lock(&self.sender).take();
+        if let Some(thread) = lock(&self.thread).take() {
             let _ = thread.join();
-        }
-    }
-}
-
-/// A session's chain, as its files' observer feeds it.
-#[derive(Clone)]
-pub struct SessionChain {
-    /// The signing thread.
-    pub signing: Arc<Signing>,
-    /// The session directory.
-    pub dir: PathBuf,
-}
-
-impl SessionChain {
-    /// The file at `path` closed and will enter the chain: finishing waits for it.
-    pub fn closing(&self, path: &Path) {
-        self.signing.expect(path);
-    }
-
-    /// The file at `path` closed: it enters as recorded, and the session's
-    /// `metadata.yaml`, when there is one, as it is now.
-    pub fn closed(&self, path: &Path) {
-        self.signing.enter(&self.dir, path, Kind::Recorded, true);
-        let metadata = self.dir.join("metadata.yaml");
-        if metadata.exists() {
-            self.signing
-                .enter(&self.dir, &metadata, Kind::Metadata, false);
         }
     }
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use recd_catalog::Catalog;
 use recd_chain::{ChainWriter, Kind, NewEntry, SigningKey, CHAIN_FILE, INCIDENTS_DIR};
 
+use crate::locks::lock;
 use crate::uploads::Uploads;
 
 /// Chains kept open at most (a daemon runs few sessions at once).
@@ -40,12 +41,12 @@ impl Chaining {
     /// a recorded or cut file starts a chain: a session recorded before signing was on
     /// gets none for its finished files.
     pub fn enter(&mut self, dir: &Path, path: &Path, kind: Kind) {
-        let name = name_in_chain(dir, path, kind);
+        let name = name_in_chain(dir, path);
         let starts = matches!(kind, Kind::Recorded | Kind::Cut);
         if !starts && !self.chains.contains_key(dir) && !dir.join(CHAIN_FILE).exists() {
             return;
         }
-        let (bytes, sha256) = if kind == Kind::Deleted {
+        let (bytes, sha256) = if kind.is_deletion() {
             (0, [0; 32])
         } else {
             match recd_chain::file_digest(path) {
@@ -69,7 +70,7 @@ impl Chaining {
                 }
             },
         };
-        if kind != Kind::Deleted && chain.is_current(&name, bytes, &sha256) {
+        if !kind.is_deletion() && chain.is_current(&name, bytes, &sha256) {
             return;
         }
         let new = NewEntry {
@@ -92,7 +93,7 @@ impl Chaining {
         }
         let chain_path = chain.path().to_path_buf();
         if let Some(uploads) = &self.uploads {
-            let catalog = self.catalog.lock().expect("catalog lock");
+            let catalog = lock(&self.catalog);
             if let Err(error) = uploads.queue_chain(&catalog, &chain_path, path) {
                 tracing::error!(file = %chain_path.display(), "cannot queue the chain for upload: {error}");
             }
@@ -101,12 +102,14 @@ impl Chaining {
 }
 
 /// The name of the file at `path` in the chain of `dir`: relative to it, and an incident's
-/// cut as the bucket holds it beside the session's files (`incidents/<name>`).
-fn name_in_chain(dir: &Path, path: &Path, kind: Kind) -> String {
+/// cut (in the data directory's `incidents/`) as the bucket holds it beside the session's
+/// files (`incidents/<name>`), whatever its entry says of it.
+fn name_in_chain(dir: &Path, path: &Path) -> String {
     let file_name = path
         .file_name()
         .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-    if kind == Kind::Cut {
+    let folder = path.parent().and_then(Path::file_name);
+    if !path.starts_with(dir) && folder.is_some_and(|folder| folder == INCIDENTS_DIR) {
         return format!("{INCIDENTS_DIR}/{file_name}");
     }
     match path.strip_prefix(dir) {
@@ -127,19 +130,12 @@ mod tests {
     fn files_are_named_relative_to_their_session_and_cuts_as_the_bucket_has_them() {
         let dir = Path::new("/data/drive");
         assert_eq!(
-            name_in_chain(
-                dir,
-                Path::new("/data/drive/drive_0000.mcap.age"),
-                Kind::Recorded
-            ),
+            name_in_chain(dir, Path::new("/data/drive/drive_0000.mcap.age")),
             "drive_0000.mcap.age"
         );
+        // Cut, or deleted by retention since: the same name either way.
         assert_eq!(
-            name_in_chain(
-                dir,
-                Path::new("/data/incidents/x_drive_dds.mcap"),
-                Kind::Cut
-            ),
+            name_in_chain(dir, Path::new("/data/incidents/x_drive_dds.mcap")),
             "incidents/x_drive_dds.mcap"
         );
     }

@@ -1,8 +1,10 @@
 //! Incidents and what they pin: each is a moment with a window of one session, kept in
 //! the catalog so that a pin made before a crash or a power cut still holds after it, and
 //! a cut that was interrupted is made again. A recording file is pinned while an
-//! incident of its session that is not released overlaps it in time; an incident's cut
-//! files (`files.incident`) are pinned while it is.
+//! incident of its session that is not released overlaps it in time; an incident's own
+//! files (its cut files, or a pre-trigger session's window file) are pinned while it
+//! is. Incidents own their files many to many (`incident_files`): a window file that
+//! two overlapping triggers share belongs to both, and stays while either pins it.
 
 mod pins;
 #[cfg(test)]
@@ -11,6 +13,7 @@ mod tests;
 use std::path::Path;
 
 use recd_control::{CutState, FileState, Incident, IncidentFile, Released, RuleFiring};
+use recd_storage::LogWindow;
 use rusqlite::{params, OptionalExtension};
 
 use crate::files::parse_file_state;
@@ -35,6 +38,21 @@ CREATE TABLE IF NOT EXISTS incidents (
     released_why TEXT,
     PRIMARY KEY (id, session)
 );
+CREATE TABLE IF NOT EXISTS incident_files (
+    incident TEXT NOT NULL,
+    session INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    PRIMARY KEY (incident, session, path)
+);
+CREATE INDEX IF NOT EXISTS incident_files_by_path ON incident_files(path);
+";
+
+/// Brings an older catalog's incident files (one incident per file, in `files.incident`)
+/// into `incident_files`; nothing once done.
+pub(crate) const MOVE_OWN_FILES: &str = "
+INSERT OR IGNORE INTO incident_files (incident, session, path)
+    SELECT incident, session, path FROM files WHERE incident IS NOT NULL;
+UPDATE files SET incident = NULL WHERE incident IS NOT NULL;
 ";
 
 /// An incident to add.
@@ -48,12 +66,10 @@ pub struct NewIncident {
     pub note: String,
     /// Who made it (a `recd_control::origin` name).
     pub origin: String,
-    /// Its moment, and the window kept, ns since the Unix epoch.
+    /// Its moment, ns since the Unix epoch.
     pub time_ns: u64,
-    /// Window start.
-    pub start_ns: u64,
-    /// Window end.
-    pub end_ns: u64,
+    /// The window it keeps.
+    pub window: LogWindow,
     /// When it was taken.
     pub created_ns: u64,
     /// When its pin ends by itself.
@@ -86,10 +102,21 @@ fn spans(file: &str, start: &str, end: &str) -> String {
     )
 }
 
-/// Recording files (not cut ones) of incident `i`'s session overlapping its window.
+/// The SQL condition that the file (its columns prefixed by `file`) is an incident's own
+/// (a cut file, or a pre-trigger session's window file), not a recording of its session.
+pub(crate) fn own(file: &str) -> String {
+    format!("EXISTS (SELECT 1 FROM incident_files o WHERE o.path = {file}path)")
+}
+
+/// The SQL condition that the file `f` is one of incident `i`'s own.
+const OWN_OF_I: &str = "EXISTS (SELECT 1 FROM incident_files o
+    WHERE o.path = f.path AND o.incident = i.id AND o.session = i.session)";
+
+/// Recording files (not incidents' own) of incident `i`'s session overlapping its window.
 fn overlaps() -> String {
     format!(
-        "f.session = i.session AND f.incident IS NULL AND {}",
+        "f.session = i.session AND NOT {} AND {}",
+        own("f."),
         spans("f.", "i.start_ns", "i.end_ns")
     )
 }
@@ -107,8 +134,8 @@ impl Catalog {
                 incident.note,
                 incident.origin,
                 incident.time_ns as i64,
-                incident.start_ns as i64,
-                incident.end_ns as i64,
+                incident.window.start_ns as i64,
+                incident.window.end_ns as i64,
                 incident.created_ns as i64,
                 incident.keep_until_ns.map(|ns| ns as i64),
                 incident.release_after_upload,
@@ -240,7 +267,7 @@ impl Catalog {
         cut: bool,
     ) -> Result<Vec<IncidentFile>, CatalogError> {
         let which = if cut {
-            "f.incident = i.id AND f.session = i.session".to_string()
+            OWN_OF_I.to_string()
         } else {
             overlaps()
         };
@@ -279,7 +306,7 @@ impl Catalog {
     }
 
     /// The incidents not released whose window is not cut yet, oldest window end first.
-    pub fn incidents_to_cut(&self) -> Result<Vec<(IncidentKey, u64, u64)>, CatalogError> {
+    pub fn incidents_to_cut(&self) -> Result<Vec<(IncidentKey, LogWindow)>, CatalogError> {
         let mut statement = self.connection.prepare(
             "SELECT id, session, start_ns, end_ns FROM incidents
              WHERE cut = ?1 AND released_ns IS NULL ORDER BY end_ns, rowid",
@@ -290,8 +317,10 @@ impl Catalog {
                     id: row.get(0)?,
                     session: row.get(1)?,
                 },
-                row.get::<_, i64>(2)? as u64,
-                row.get::<_, i64>(3)? as u64,
+                LogWindow {
+                    start_ns: row.get::<_, i64>(2)? as u64,
+                    end_ns: row.get::<_, i64>(3)? as u64,
+                },
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -312,38 +341,39 @@ impl Catalog {
     }
 
     /// Records a cut file of `key` (complete and indexed), holding `messages` of its
-    /// window [start_ns, end_ns].
+    /// `window`, as one of the incident's own.
     pub fn add_cut_file(
         &self,
         key: &IncidentKey,
         path: &Path,
         (bytes, messages): (u64, u64),
-        (start_ns, end_ns): (u64, u64),
+        window: LogWindow,
     ) -> Result<(), CatalogError> {
         self.connection.execute(
-            "INSERT INTO files (path, session, bytes, messages, state, incident, start_ns, end_ns)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5, incident = ?6,
-                 start_ns = ?7, end_ns = ?8",
+            "INSERT INTO files (path, session, bytes, messages, state, start_ns, end_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT(path) DO UPDATE SET bytes = ?3, messages = ?4, state = ?5,
+                 start_ns = ?6, end_ns = ?7",
             params![
                 self.data_dir.store(path),
                 key.session,
                 bytes as i64,
                 messages as i64,
                 FileState::Indexed.as_str(),
-                key.id,
-                start_ns as i64,
-                end_ns as i64
+                window.start_ns as i64,
+                window.end_ns as i64
             ],
         )?;
-        Ok(())
+        self.own_file(path, key)
     }
 
     /// Makes the file at `path` one of incident `key`'s own (a pre-trigger session's
-    /// window file).
-    pub fn assign_to_incident(&self, path: &Path, key: &IncidentKey) -> Result<(), CatalogError> {
+    /// window file), besides any other incident's it is already: incidents own their
+    /// files many to many.
+    pub fn own_file(&self, path: &Path, key: &IncidentKey) -> Result<(), CatalogError> {
         self.connection.execute(
-            "UPDATE files SET incident = ?2 WHERE path = ?1 AND session = ?3",
+            "INSERT OR IGNORE INTO incident_files (incident, session, path)
+             SELECT ?2, ?3, path FROM files WHERE path = ?1 AND session = ?3",
             params![self.data_dir.store(path), key.id, key.session],
         )?;
         Ok(())
@@ -378,14 +408,13 @@ impl Catalog {
         for row in kept.query_map(params![now_ns as i64], key_row)? {
             due.push((row?, "keep"));
         }
-        let mut uploaded = self.connection.prepare(
+        let mut uploaded = self.connection.prepare(&format!(
             "SELECT i.id, i.session FROM incidents i
              WHERE i.released_ns IS NULL AND i.release_after_upload AND i.cut = ?1
-               AND EXISTS (SELECT 1 FROM files f WHERE f.incident = i.id AND f.session = i.session)
+               AND EXISTS (SELECT 1 FROM files f WHERE {OWN_OF_I})
                AND NOT EXISTS (SELECT 1 FROM files f LEFT JOIN uploads u ON u.path = f.path
-                   WHERE f.incident = i.id AND f.session = i.session
-                     AND (u.state IS NULL OR u.state != ?2))",
-        )?;
+                   WHERE {OWN_OF_I} AND (u.state IS NULL OR u.state != ?2))"
+        ))?;
         for row in uploaded.query_map(
             params![
                 CutState::Cut.as_str(),
@@ -405,18 +434,16 @@ impl Catalog {
         Ok(due)
     }
 
-    /// The incident whose own file (cut, or a pre-trigger session's window) the file at
-    /// `path` is, if it is one.
-    pub fn incident_of(&self, path: &Path) -> Result<Option<String>, CatalogError> {
-        Ok(self
-            .connection
-            .query_row(
-                "SELECT incident FROM files WHERE path = ?1",
-                params![self.data_dir.store(path)],
-                |row| row.get::<_, Option<String>>(0),
-            )
-            .optional()?
-            .flatten())
+    /// The incidents whose own file (cut, or a pre-trigger session's window) the file at
+    /// `path` is, oldest first; none for a recording of its session.
+    pub fn incidents_owning(&self, path: &Path) -> Result<Vec<String>, CatalogError> {
+        let mut statement = self.connection.prepare(
+            "SELECT o.incident FROM incident_files o
+             JOIN incidents i ON i.id = o.incident AND i.session = o.session
+             WHERE o.path = ?1 ORDER BY i.created_ns, i.rowid",
+        )?;
+        let rows = statement.query_map(params![self.data_dir.store(path)], |row| row.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 }
 

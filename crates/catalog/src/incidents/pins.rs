@@ -5,9 +5,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use recd_control::FileState;
+use recd_storage::LogWindow;
 use rusqlite::params;
 
-use super::{overlaps, spans};
+use super::{overlaps, own, spans, OWN_OF_I};
 use crate::{Catalog, CatalogError, SessionId};
 
 impl Catalog {
@@ -15,8 +16,8 @@ impl Catalog {
     /// released overlaps, and its cut files.
     pub fn pinned_paths(&self) -> Result<HashSet<PathBuf>, CatalogError> {
         let mut statement = self.connection.prepare(&format!(
-            "SELECT f.path FROM files f JOIN incidents i ON i.released_ns IS NULL
-                 AND (({}) OR (f.incident = i.id AND f.session = i.session))
+            "SELECT DISTINCT f.path FROM files f JOIN incidents i ON i.released_ns IS NULL
+                 AND (({}) OR {OWN_OF_I})
              WHERE f.state NOT IN (?1, ?2)",
             overlaps()
         ))?;
@@ -27,17 +28,33 @@ impl Catalog {
         rows.map(|path| Ok(self.data_dir.resolve(&path?))).collect()
     }
 
-    /// The recording files of `session` that overlap [start_ns, end_ns], in the order
-    /// they were started, deleted and missing ones left out.
+    /// Whether an incident that is not released pins the file at `path` now.
+    pub fn is_pinned(&self, path: &Path) -> Result<bool, CatalogError> {
+        let pinned: bool = self.connection.query_row(
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM files f JOIN incidents i ON i.released_ns IS NULL
+                     AND (({}) OR {OWN_OF_I})
+                 WHERE f.path = ?1)",
+                overlaps()
+            ),
+            params![self.data_dir.store(path)],
+            |row| row.get(0),
+        )?;
+        Ok(pinned)
+    }
+
+    /// The recording files of `session` that overlap `window`, in the order they were
+    /// started, deleted and missing ones left out.
     pub fn files_overlapping(
         &self,
         session: SessionId,
-        start_ns: u64,
-        end_ns: u64,
+        window: LogWindow,
     ) -> Result<Vec<crate::File>, CatalogError> {
+        let (start_ns, end_ns) = (window.start_ns, window.end_ns);
         self.files_where(
             &format!(
-                "session = ?1 AND incident IS NULL AND state NOT IN (?2, ?3) AND {}",
+                "session = ?1 AND NOT {} AND state NOT IN (?2, ?3) AND {}",
+                own("files."),
                 spans("", "?4", "?5")
             ),
             "rowid",

@@ -20,8 +20,10 @@ fn incident(id: &str, session: SessionId, (start_s, end_s): (u64, u64)) -> NewIn
         note: "hard brake".into(),
         origin: "cli".into(),
         time_ns: (start_s + 1) * S,
-        start_ns: start_s * S,
-        end_ns: end_s * S,
+        window: LogWindow {
+            start_ns: start_s * S,
+            end_ns: end_s * S,
+        },
         created_ns: 0,
         keep_until_ns: Some(1000 * S),
         release_after_upload: false,
@@ -130,7 +132,7 @@ fn cut_files_are_pinned_with_their_incident_and_left_out_of_the_sessions_ring() 
     };
     let cut = Path::new("/d/incidents/i1_hard-brake_drive_iceoryx2.mcap");
     catalog
-        .add_cut_file(&key, cut, (100, 7), (12 * S, 14 * S))
+        .add_cut_file(&key, cut, (100, 7), window(12, 14))
         .unwrap();
     catalog.set_cut(&key, CutState::Cut, None).unwrap();
     assert_eq!(
@@ -146,7 +148,95 @@ fn cut_files_are_pinned_with_their_incident_and_left_out_of_the_sessions_ring() 
     let incident = catalog.incident(&key).unwrap().unwrap();
     assert_eq!((incident.cut, incident.cut_files.len()), (CutState::Cut, 1));
     assert!(catalog.incidents_to_cut().unwrap().is_empty());
-    assert_eq!(catalog.incident_of(cut).unwrap().as_deref(), Some("i1"));
+    assert_eq!(catalog.incidents_owning(cut).unwrap(), ["i1"]);
+    assert!(catalog.is_pinned(cut).unwrap());
+    assert!(!catalog.is_pinned(Path::new("/d/drive/a.mcap")).unwrap());
+}
+
+fn window(start_s: u64, end_s: u64) -> LogWindow {
+    LogWindow {
+        start_ns: start_s * S,
+        end_ns: end_s * S,
+    }
+}
+
+#[test]
+fn a_window_file_two_incidents_share_stays_pinned_until_both_are_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    let shared = Path::new("/d/drive/window.mcap");
+    catalog
+        .upsert_file(&file(session, "/d/drive/window.mcap", FileState::Complete))
+        .unwrap();
+    catalog
+        .set_file_times(shared, Some(40 * S), Some(44 * S))
+        .unwrap();
+    let keys: Vec<IncidentKey> = ["first", "second"]
+        .into_iter()
+        .map(|id| IncidentKey {
+            id: id.into(),
+            session,
+        })
+        .collect();
+    for (key, span) in keys.iter().zip([(40, 42), (41, 44)]) {
+        let mut new = incident(&key.id, session, span);
+        new.cut = CutState::Buffer;
+        catalog.add_incident(&new).unwrap();
+        catalog.own_file(shared, key).unwrap();
+        catalog.own_file(shared, key).unwrap();
+    }
+    for key in &keys {
+        let incident = catalog.incident(key).unwrap().unwrap();
+        let own: Vec<&Path> = incident
+            .cut_files
+            .iter()
+            .map(|f| f.path.as_path())
+            .collect();
+        assert_eq!(own, [shared], "{incident:?}");
+    }
+    assert_eq!(
+        catalog.incidents_owning(shared).unwrap(),
+        ["first", "second"]
+    );
+    assert!(
+        !catalog
+            .recording_files(session)
+            .unwrap()
+            .iter()
+            .any(|f| f.path == shared),
+        "an incident's own file is not in the session's ring"
+    );
+    catalog.release_incidents("second", "released", 5).unwrap();
+    assert!(catalog.is_pinned(shared).unwrap(), "first still keeps it");
+    assert!(catalog.pinned_paths().unwrap().contains(shared));
+    catalog.release_incidents("first", "released", 6).unwrap();
+    assert!(!catalog.is_pinned(shared).unwrap());
+}
+
+#[test]
+fn an_older_catalogs_incident_files_are_owned_by_their_incident() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    catalog
+        .add_incident(&incident("old", session, (12, 14)))
+        .unwrap();
+    catalog
+        .upsert_file(&file(session, "/d/incidents/old.mcap", FileState::Indexed))
+        .unwrap();
+    // As an older recd kept it: the incident's id in the file's row.
+    catalog
+        .connection
+        .execute(
+            "UPDATE files SET incident = 'old' WHERE path = 'incidents/old.mcap'",
+            [],
+        )
+        .unwrap();
+    drop(catalog);
+    let catalog = Catalog::open(dir.path(), Path::new("/d")).unwrap();
+    let cut = Path::new("/d/incidents/old.mcap");
+    assert_eq!(catalog.incidents_owning(cut).unwrap(), ["old"]);
+    assert!(catalog.is_pinned(cut).unwrap());
+    assert_eq!(catalog.recording_files(session).unwrap().len(), 4);
 }
 
 #[test]
@@ -166,7 +256,7 @@ fn pins_end_when_their_keep_is_over_or_once_their_cut_is_uploaded() {
     };
     let cut = Path::new("/d/incidents/sent_drive_iceoryx2.mcap");
     catalog
-        .add_cut_file(&key, cut, (100, 7), (12 * S, 14 * S))
+        .add_cut_file(&key, cut, (100, 7), window(12, 14))
         .unwrap();
     catalog.set_cut(&key, CutState::Cut, None).unwrap();
     assert!(catalog.release_due(999 * S).unwrap().is_empty());

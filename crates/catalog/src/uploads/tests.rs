@@ -131,6 +131,26 @@ fn the_queue_orders_resumes_and_survives_reopening() {
 }
 
 #[test]
+fn a_file_rewritten_before_its_upload_goes_up_with_its_new_size_in_its_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
+    let path = Path::new("/data/drive/a.mcap");
+    let mut queued = new_upload("/data/drive/a.mcap", false, 1);
+    queued.fingerprint.bytes = 1_060_260;
+    queued.metadata.insert("bytes".into(), "1060260".into());
+    catalog.queue_upload(&queued, 10).unwrap();
+    let finished = Fingerprint {
+        bytes: 6446,
+        changed_ns: 2,
+    };
+    catalog.requeue_rewritten(path, finished).unwrap();
+    let upload = catalog.upload(path).unwrap().unwrap();
+    assert_eq!(upload.fingerprint, finished);
+    assert_eq!(upload.metadata["bytes"], "6446");
+    assert_eq!(upload.metadata["vehicle"], "car", "the rest as it was");
+}
+
+#[test]
 fn markers_are_counted_per_file() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use recd_storage::Trigger;
+use recd_storage::{LogWindow, Trigger};
 
 use super::buffer::{Buffered, MessageBuffer};
 use super::{ending_of, keep_latched, write_counted, write_to, LoanedBytes, TopicSlot, Writer};
@@ -50,7 +50,7 @@ impl PreTriggerState {
     pub fn new(pre_trigger: &PreTrigger, bytes: u64) -> Self {
         Self {
             buffer: MessageBuffer::new(bytes),
-            max_age_ns: pre_trigger.duration.as_nanos() as u64,
+            max_age_ns: recd_storage::window::nanos(pre_trigger.duration),
             window: None,
             kept_since_pass: 0,
         }
@@ -122,42 +122,49 @@ impl<S: LoanedBytes> Writer<S> {
         }
     }
 
-    fn trigger(&mut self, time_ns: u64, asked: &TriggerWindow) -> Result<TriggeredFile, String> {
+    /// Writes the window `asked` around `time_ns`: its file, and the window itself (the
+    /// whole buffer reaching back to its oldest message when it gives no `before`).
+    fn trigger(
+        &mut self,
+        time_ns: u64,
+        asked: &TriggerWindow,
+    ) -> Result<(TriggeredFile, LogWindow), String> {
         let Some(pre) = &mut self.pre_trigger else {
             return Err("not a pre-trigger session".to_string());
         };
-        let oldest = pre.buffer.oldest().map_or(time_ns, |m| m.stamps.log_time);
-        let start_ns = match asked.before {
-            Some(before) => time_ns.saturating_sub(before.as_nanos() as u64),
-            None => oldest.min(time_ns),
+        let window = match asked.before {
+            Some(before) => LogWindow::around(time_ns, before, asked.after),
+            None => {
+                let oldest = pre.buffer.oldest().map_or(time_ns, |m| m.stamps.log_time);
+                LogWindow::from_start(oldest.min(time_ns), time_ns, asked.after)
+            }
         };
-        let end_ns = time_ns.saturating_add(asked.after.as_nanos() as u64);
         let record = Trigger {
             time_ns,
-            start_ns,
-            end_ns,
+            start_ns: window.start_ns,
+            end_ns: window.end_ns,
             note: asked.note.clone(),
             id: asked.id.clone(),
             clock_sync: asked.clock_sync.clone(),
         };
-        if let Some(window) = &mut pre.window {
-            if start_ns <= window.end_ns {
-                window.end_ns = window.end_ns.max(end_ns);
+        if let Some(open) = &mut pre.window {
+            if window.start_ns <= open.end_ns {
+                open.end_ns = open.end_ns.max(window.end_ns);
                 let extended = TriggeredFile {
-                    path: window.path.clone(),
-                    start_ns: window.start_ns,
-                    end_ns: window.end_ns,
+                    path: open.path.clone(),
+                    start_ns: open.start_ns,
+                    end_ns: open.end_ns,
                     extended: true,
                 };
                 self.write_trigger_record(&record)?;
-                return Ok(extended);
+                return Ok((extended, window));
             }
         }
         // The open window ended before this one starts: what it still has to write was
         // logged before now, so it is all buffered.
         self.write_window_part(true);
         self.end_window();
-        self.open_window(record)
+        self.open_window(record).map(|file| (file, window))
     }
 
     /// Opens a file for `trigger`: its record, each latched topic's last message before

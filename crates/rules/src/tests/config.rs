@@ -201,3 +201,20 @@ fn session_globs() {
     assert!(crate::glob_match("*a*b", "xxaybb"));
     assert!(!crate::glob_match("*a*b", "xxaybc"));
 }
+
+#[test]
+fn a_window_side_beyond_a_week_is_refused_naming_the_key() {
+    let mut far = rule("far");
+    far.after = Some("8d".into());
+    let refused = error(far);
+    assert!(
+        refused.contains("after") && refused.contains("longer than the 7 days"),
+        "{refused}"
+    );
+    let mut week = rule("week");
+    week.before = Some("7d".into());
+    assert_eq!(
+        check_rules(&[week]).unwrap()[0].before,
+        Duration::from_secs(7 * 24 * 3600)
+    );
+}

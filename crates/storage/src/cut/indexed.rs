@@ -94,9 +94,7 @@ impl Indexed<'_, '_> {
         let mut chunks: Vec<&ChunkIndex> = summary
             .chunk_indexes
             .iter()
-            .filter(|c| {
-                c.message_start_time <= window.end_ns && c.message_end_time >= window.start_ns
-            })
+            .filter(|c| window.overlaps_span(Some(c.message_start_time), Some(c.message_end_time)))
             .collect();
         chunks.sort_by_key(|c| (c.message_start_time, c.chunk_start_offset));
         let mut announced = HashSet::new();

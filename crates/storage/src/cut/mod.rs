@@ -33,15 +33,7 @@ use crate::chunked::ChunkOptions;
 use crate::compression::Compression;
 use crate::copy_output::CopyOutput;
 use crate::recover::Damage;
-
-/// The span of log times a cut keeps, ns since the Unix epoch, both ends included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CutWindow {
-    /// The first log time kept.
-    pub start_ns: u64,
-    /// The last log time kept.
-    pub end_ns: u64,
-}
+use crate::window::LogWindow;
 
 /// Called with the bytes a cut just read (from a reader's thread); it may block to hold
 /// the cut to a pace.
@@ -206,7 +198,7 @@ pub enum CutError {
 /// window first, the markers in the window, `options.metadata` and a health record.
 pub fn cut(
     inputs: &[PathBuf],
-    window: CutWindow,
+    window: LogWindow,
     output: &Path,
     options: &CutOptions,
 ) -> Result<CutReport, CutError> {

@@ -145,7 +145,7 @@ pub(super) type Events = SyncSender<Event>;
 /// What every reader of a cut shares.
 #[derive(Clone, Copy)]
 pub(super) struct Context<'a> {
-    pub window: super::CutWindow,
+    pub window: super::LogWindow,
     /// The caller's cancellation.
     pub cancel: &'a AtomicBool,
     /// Set when the merge stopped (done, failed or cancelled): readers stop too.
@@ -170,7 +170,7 @@ impl Context<'_> {
 
     /// Whether `log_time` lies in the window.
     pub fn holds(&self, log_time: u64) -> bool {
-        (self.window.start_ns..=self.window.end_ns).contains(&log_time)
+        self.window.contains(log_time)
     }
 }
 
@@ -185,9 +185,9 @@ pub(super) struct Notes {
 
 impl Notes {
     /// Keeps what `metadata` says, if it is a marker in `window` or a health record.
-    pub fn add(&mut self, metadata: mcap::records::Metadata, window: super::CutWindow) {
+    pub fn add(&mut self, metadata: mcap::records::Metadata, window: super::LogWindow) {
         if let Some(marker) = crate::Marker::from_record(&metadata.name, &metadata.metadata) {
-            if (window.start_ns..=window.end_ns).contains(&marker.time_ns) {
+            if window.contains(marker.time_ns) {
                 self.markers.push(metadata);
             }
         } else if crate::info::is_health_record(&metadata.name) {

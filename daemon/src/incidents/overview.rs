@@ -4,13 +4,12 @@
 
 use recd_control::{ErrorReply, Incident, IncidentsOverview};
 
-use super::incidents::on_disk_bytes;
-use super::replies::catalog_failure;
-use super::Sessions;
+use super::{on_disk_bytes, Incidents};
+use crate::sessions::replies::catalog_failure;
 
-impl Sessions {
+impl Incidents {
     /// The incidents counted, the bytes they pin, and the `newest` newest of them.
-    pub fn incidents_overview(&self, newest: usize) -> Result<IncidentsOverview, ErrorReply> {
+    pub fn overview(&self, newest: usize) -> Result<IncidentsOverview, ErrorReply> {
         let (tally, newest, pinned_paths) = {
             let catalog = self.catalog();
             let tally = catalog.incident_tally().map_err(catalog_failure)?;
@@ -24,14 +23,14 @@ impl Sessions {
             by_origin: tally.by_origin,
             pinned: tally.pinned,
             waiting_to_cut: tally.waiting_to_cut,
-            refused: self.refused_incidents(),
+            refused: self.refused(),
             pinned_bytes,
             pinned_bytes_limit: self.pinned_bound(),
         })
     }
 
     /// The `newest` newest incidents, newest first, with their files.
-    pub fn newest_incidents(&self, newest: usize) -> Result<Vec<Incident>, ErrorReply> {
+    pub fn newest(&self, newest: usize) -> Result<Vec<Incident>, ErrorReply> {
         (self.catalog().newest_incidents(newest)).map_err(catalog_failure)
     }
 }
