@@ -76,6 +76,8 @@ struct Cutting {
 pub enum Written {
     /// The session stopped: everything it wrote is in its files.
     Stopped,
+    /// The session is stopping: its files are being closed.
+    Stopping,
     /// It runs, and its files hold every message up to this log time (`None` before
     /// any).
     Until(Option<u64>),
@@ -90,6 +92,7 @@ pub fn is_due(now_ns: u64, end_ns: u64, written: Written) -> bool {
     }
     match written {
         Written::Stopped => true,
+        Written::Stopping => false,
         Written::Until(until) => {
             until.is_some_and(|until| until >= end_ns)
                 || now_ns >= end_ns.saturating_add(recd_storage::window::nanos(QUIET_WAIT))
@@ -192,6 +195,9 @@ impl Cutting {
                         Written::Until(session.recording.status().written_until_ns),
                         session.finish,
                     ),
+                    None if self.parts.registry.is_stopping(key.session) => {
+                        (Written::Stopping, self.parts.config.recording.finish)
+                    }
                     None => (Written::Stopped, self.parts.config.recording.finish),
                 };
                 is_due(now, window.end_ns, written).then_some((key, finish))
@@ -415,6 +421,10 @@ mod tests {
         let end = 100 * S;
         assert!(!is_due(end - 1, end, Written::Stopped), "before its end");
         assert!(is_due(end, end, Written::Stopped));
+        assert!(
+            !is_due(end + 3600 * S, end, Written::Stopping),
+            "its files are closing"
+        );
         assert!(!is_due(end + S, end, Written::Until(Some(end - 1))));
         assert!(is_due(end + S, end, Written::Until(Some(end))));
         assert!(

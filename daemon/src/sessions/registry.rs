@@ -29,6 +29,8 @@ struct Entries {
     running: BTreeMap<String, Arc<Session>>,
     /// Names of sessions being started.
     reserved: BTreeSet<String>,
+    /// Sessions taken out to be stopped, until their files are all closed.
+    stopping: BTreeSet<SessionId>,
 }
 
 /// A name held for a session being started, given up when dropped unless the session
@@ -120,7 +122,8 @@ impl Registry {
     }
 
     /// Takes the session a request names (the only one when it names none), or all of
-    /// them, out of the registry; each is returned once nobody else holds it.
+    /// them, out of the registry to be stopped; each is returned once nobody else holds
+    /// it, and is [stopping](Self::is_stopping) until [`Registry::stopped`].
     pub fn remove(&self, name: Option<&str>, all: bool) -> Result<Vec<Session>, ErrorReply> {
         let taken: Vec<Arc<Session>> = {
             let mut entries = lock(&self.entries);
@@ -129,14 +132,13 @@ impl Registry {
             } else {
                 vec![resolve(&entries.running, name)?]
             };
-            (names.iter())
-                .filter_map(|name| entries.running.remove(name))
-                .collect()
+            entries.take(&names)
         };
         Ok(taken.into_iter().map(let_go).collect())
     }
 
-    /// Takes the sessions `expired` says are over out of the registry.
+    /// Takes the sessions `expired` says are over out of the registry, as
+    /// [`Registry::remove`] does.
     pub fn remove_where(&self, expired: impl Fn(&Session) -> bool) -> Vec<Session> {
         let taken: Vec<Arc<Session>> = {
             let mut entries = lock(&self.entries);
@@ -144,11 +146,31 @@ impl Registry {
                 .filter(|(_, session)| expired(session))
                 .map(|(name, _)| name.clone())
                 .collect();
-            (names.iter())
-                .filter_map(|name| entries.running.remove(name))
-                .collect()
+            entries.take(&names)
         };
         taken.into_iter().map(let_go).collect()
+    }
+
+    /// Whether session `id` was taken out to be stopped and its files are not all closed
+    /// yet.
+    pub fn is_stopping(&self, id: SessionId) -> bool {
+        lock(&self.entries).stopping.contains(&id)
+    }
+
+    /// Session `id` stopped: its files are closed.
+    pub fn stopped(&self, id: SessionId) {
+        lock(&self.entries).stopping.remove(&id);
+    }
+}
+
+impl Entries {
+    /// Takes the sessions called `names` out, marking them stopping.
+    fn take(&mut self, names: &[String]) -> Vec<Arc<Session>> {
+        let taken: Vec<Arc<Session>> = (names.iter())
+            .filter_map(|name| self.running.remove(name))
+            .collect();
+        self.stopping.extend(taken.iter().map(|session| session.id));
+        taken
     }
 }
 

@@ -45,6 +45,8 @@ impl Sessions {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
         }
         drop(catalog);
+        // Its files are closed and recorded: its incidents may be cut from them now.
+        self.registry.stopped(id);
         for topic in &stopped.topics {
             let topic = &topic.report;
             if topic.unknown_loss && !told_unknown_loss.contains(&topic.service) {
