@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use recd_catalog::{Catalog, CatalogError, Fingerprint, NewUpload};
 use recd_control::{Incident, UploadStatus};
 use recd_upload::{object_key, Pressure, UploadSettings, Uploaded, Uploader, UploaderHandle};
 
 use crate::config::DaemonConfig;
+use crate::locks::lock;
 
 /// The uploader and what queueing needs to know.
 pub struct Uploads {
@@ -67,15 +68,20 @@ impl Uploads {
     }
 
     /// Queues the finished file at `path` (the `index`-th of its session, holding
-    /// `messages`); false when it was queued or uploaded already.
+    /// `messages`) in `catalog`; false when it was queued or uploaded already. The file is
+    /// looked at before the catalog is locked.
     pub fn queue(
         &self,
-        catalog: &Catalog,
+        catalog: &Mutex<Catalog>,
         session: &SessionFiles,
         path: &Path,
         index: usize,
         messages: u64,
     ) -> Result<bool, CatalogError> {
+        let Some(fingerprint) = fingerprint_of(path) else {
+            return Ok(false);
+        };
+        let catalog = lock(catalog);
         let priority = session.priority || catalog.markers(path)? > 0;
         let mut extra = BTreeMap::from([("file_index".to_string(), index.to_string())]);
         // A pre-trigger session's window is its incidents' own file: it goes first too,
@@ -91,19 +97,23 @@ impl Uploads {
             extra.insert("incident".to_string(), ids.join(","));
             Place::Incident { folder: None }
         };
-        self.queue_with(catalog, session, path, messages, place, extra)
+        let file = (path, fingerprint, messages);
+        self.queue_with(&catalog, session, file, place, extra)
     }
 
     /// Queues the cut file at `path` of `incident` (holding `messages`), before every
     /// other file, with the incident in its object's metadata.
     pub fn queue_cut(
         &self,
-        catalog: &Catalog,
+        catalog: &Mutex<Catalog>,
         session: &SessionFiles,
         path: &Path,
         messages: u64,
         incident: &Incident,
     ) -> Result<bool, CatalogError> {
+        let Some(fingerprint) = fingerprint_of(path) else {
+            return Ok(false);
+        };
         let extra = BTreeMap::from([
             ("incident".to_string(), header_safe(&incident.id)),
             ("incident_note".to_string(), header_safe(&incident.note)),
@@ -115,26 +125,20 @@ impl Uploads {
         let place = Place::Incident {
             folder: Some(recd_chain::INCIDENTS_DIR),
         };
-        self.queue_with(catalog, session, path, messages, place, extra)
+        let file = (path, fingerprint, messages);
+        self.queue_with(&lock(catalog), session, file, place, extra)
     }
 
-    /// Queues `path` at its `place`, with its object's metadata and `extra` entries.
+    /// Queues the file at `path` as `fingerprint` says it is, holding `messages`, at its
+    /// `place`, with its object's metadata and `extra` entries.
     fn queue_with(
         &self,
         catalog: &Catalog,
         session: &SessionFiles,
-        path: &Path,
-        messages: u64,
+        (path, fingerprint, messages): (&Path, Fingerprint, u64),
         place: Place,
         extra: BTreeMap<String, String>,
     ) -> Result<bool, CatalogError> {
-        let fingerprint = match Fingerprint::of(path) {
-            Ok(fingerprint) => fingerprint,
-            Err(error) => {
-                tracing::warn!(file = %path.display(), "cannot queue the file for upload: {error}");
-                return Ok(false);
-            }
-        };
         let mut prefix = self.settings.prefix.render(
             &self.settings.vehicle_id,
             &session.session,
@@ -193,22 +197,20 @@ impl Uploads {
     /// Queues the session's hash chain at `chain` for upload as it is now, beside the
     /// file at `entered` (the one that last entered it, queued already): under the same
     /// prefix as the session's files, with their object metadata but what is the file's
-    /// own. Nothing when `entered` is not queued (its session does not upload).
+    /// own. Nothing when `entered` is not queued (its session does not upload). The chain
+    /// is looked at before the catalog is locked.
     pub fn queue_chain(
         &self,
-        catalog: &Catalog,
+        catalog: &Mutex<Catalog>,
         chain: &Path,
         entered: &Path,
     ) -> Result<bool, CatalogError> {
-        let Some(beside) = catalog.upload(entered)? else {
+        let Some(fingerprint) = fingerprint_of(chain) else {
             return Ok(false);
         };
-        let fingerprint = match Fingerprint::of(chain) {
-            Ok(fingerprint) => fingerprint,
-            Err(error) => {
-                tracing::warn!(file = %chain.display(), "cannot queue the chain for upload: {error}");
-                return Ok(false);
-            }
+        let catalog = lock(catalog);
+        let Some(beside) = catalog.upload(entered)? else {
+            return Ok(false);
         };
         // A cut file's key is under the session's prefix and `incidents/`.
         let folder = beside.key.rsplit_once('/').map_or("", |(folder, _)| folder);
@@ -243,6 +245,17 @@ impl Uploads {
     /// Stops the uploader (a part being sent is sent again next time).
     pub fn stop(&self) {
         self.handle.stop();
+    }
+}
+
+/// The fingerprint of the file at `path` now; `None` (and a WARN) when it cannot be read.
+fn fingerprint_of(path: &Path) -> Option<Fingerprint> {
+    match Fingerprint::of(path) {
+        Ok(fingerprint) => Some(fingerprint),
+        Err(error) => {
+            tracing::warn!(file = %path.display(), "cannot queue the file for upload: {error}");
+            None
+        }
     }
 }
 

@@ -73,9 +73,8 @@ impl FileLife {
         self.record_closed(session, file, finish);
         if let (Some(uploads), Some((files, index))) = (&self.uploads, upload) {
             if file.indexed {
-                let catalog = self.catalog();
-                if let Err(error) = uploads.queue(&catalog, files, &file.path, index, file.messages)
-                {
+                let queued = uploads.queue(&self.catalog, files, &file.path, index, file.messages);
+                if let Err(error) = queued {
                     tracing::error!(file = %file.path.display(), "cannot queue the file for upload: {error}");
                 }
             }

@@ -56,8 +56,7 @@ impl FileLife {
         let Some(uploads) = &self.uploads else {
             return;
         };
-        let catalog = self.catalog();
-        let session = match catalog.session(key.session) {
+        let session = match self.catalog().session(key.session) {
             Ok(Some(session)) => session,
             Ok(None) => return,
             Err(error) => {
@@ -71,7 +70,7 @@ impl FileLife {
             priority: true,
         };
         if let Err(failure) =
-            uploads.queue_cut(&catalog, &files, &file.path, file.messages, incident)
+            uploads.queue_cut(&self.catalog, &files, &file.path, file.messages, incident)
         {
             tracing::error!(file = %file.path.display(), "cannot queue the incident's file for upload: {failure}");
         }

@@ -16,7 +16,7 @@ mod cutting;
 mod deleting;
 mod replacing;
 
-pub use claims::{Claim, Claims};
+use claims::{Claim, Claims};
 pub use closing::{closed_state, Closed};
 pub use cutting::CutFile;
 pub use deleting::{Deleted, Deletion};
@@ -80,7 +80,7 @@ impl FileLife {
 
     /// Claims the file at `path` for an act of one's own on it (`None` while another
     /// actor deletes or replaces it).
-    pub fn claim(&self, path: &Path) -> Option<Claim> {
+    fn claim(&self, path: &Path) -> Option<Claim> {
         self.claims.claim(path)
     }
 

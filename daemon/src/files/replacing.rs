@@ -52,9 +52,10 @@ impl FileLife {
         (bytes, messages): (u64, u64),
     ) -> Result<Replaced, ReplaceError> {
         let claim = self.claim(&file.path);
-        let unchanged = claim.is_some()
-            && matches!(self.catalog().file(&file.path), Ok(Some(now)) if now.state == FileState::Complete)
-            && file.path.exists();
+        let listed = claim.is_some()
+            && matches!(self.catalog().file(&file.path), Ok(Some(now)) if now.state == FileState::Complete);
+        // Looked at with the catalog's lock let go.
+        let unchanged = listed && file.path.exists();
         if !unchanged {
             self.discard_staged(staged);
             return Ok(Replaced::Gone);

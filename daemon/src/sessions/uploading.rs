@@ -55,6 +55,8 @@ impl Sessions {
             }
         };
         let all = catalog.files(session.id).map_err(catalog_failure)?;
+        // Each file is looked at before the catalog is locked again to queue it.
+        drop(catalog);
         let session_files = SessionFiles {
             session: session.name.clone(),
             started_ns: session.started_ns,
@@ -67,7 +69,13 @@ impl Sessions {
         for file in files.iter().filter(|f| uploadable(f)) {
             let index = all.iter().position(|f| f.path == file.path).unwrap_or(0);
             let queued = uploads
-                .queue(&catalog, &session_files, &file.path, index, file.messages)
+                .queue(
+                    &self.catalog,
+                    &session_files,
+                    &file.path,
+                    index,
+                    file.messages,
+                )
                 .map_err(catalog_failure)?;
             if queued {
                 reply.queued.push(file.path.clone());

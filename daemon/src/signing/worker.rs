@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use recd_catalog::Catalog;
 use recd_chain::{ChainWriter, Kind, NewEntry, SigningKey, CHAIN_FILE, INCIDENTS_DIR};
 
-use crate::locks::lock;
 use crate::uploads::Uploads;
 
 /// Chains kept open at most (a daemon runs few sessions at once).
@@ -93,8 +92,7 @@ impl Chaining {
         }
         let chain_path = chain.path().to_path_buf();
         if let Some(uploads) = &self.uploads {
-            let catalog = lock(&self.catalog);
-            if let Err(error) = uploads.queue_chain(&catalog, &chain_path, path) {
+            if let Err(error) = uploads.queue_chain(&self.catalog, &chain_path, path) {
                 tracing::error!(file = %chain_path.display(), "cannot queue the chain for upload: {error}");
             }
         }
