@@ -227,16 +227,18 @@ fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64) {
 #[test]
 fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
     let _disk = one_at_a_time();
-    let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
-    let recd = Recd::start_configured(
-        root.path(),
-        &domain,
-        "",
-        "finish = \"zstd\"\nfinish_while_recording = true",
-        &[],
-    );
-    let (alone, _) = cameras2(&recd, &domain, "alone");
+    let recording = "finish = \"zstd\"\nfinish_while_recording = true";
+    // The reference, on a recd of its own on the same disk: where the disk lets that
+    // recording spill, the background policy it sets (throttled, not free) must not be
+    // the one finishing meets beside the second.
+    let alone = {
+        let root = tempfile::tempdir().unwrap();
+        let recd = Recd::start_configured(root.path(), &domain, "", recording, &[]);
+        cameras2(&recd, &domain, "alone").0
+    };
+    let root = tempfile::tempdir().unwrap();
+    let recd = Recd::start_configured(root.path(), &domain, "", recording, &[]);
 
     // 620 MB in 4 files to compress, at low priority, while the cameras record.
     recd.rec_json(&[
