@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use recd_catalog::{File, SessionId};
+use recd_catalog::{CatalogError, File, SessionId};
 use recd_chain::Kind;
-use recd_control::{FileState, FinishMode};
+use recd_control::{FileEntry, FileState, FinishMode};
 use recd_engine::ClosedFile;
 
 use super::FileLife;
@@ -110,6 +110,31 @@ impl FileLife {
         if let Err(error) = result {
             tracing::error!(file = %file.path.display(), "cannot record the closed file in the catalog: {error}");
         }
+    }
+
+    /// Session `session` stopped, its files as its stop report has them (what its
+    /// writers ended them with; those gone since as deleted or missing): the catalog
+    /// keeps them so, a file indexed in place since keeping what it holds now.
+    pub fn session_stopped(
+        &self,
+        session: SessionId,
+        files: &[FileEntry],
+    ) -> Result<(), CatalogError> {
+        let catalog = self.catalog();
+        for file in files {
+            catalog.upsert_file(&File {
+                session,
+                path: file.path.clone(),
+                bytes: file.bytes,
+                messages: file.messages,
+                state: file.state,
+            })?;
+        }
+        drop(catalog);
+        for file in files.iter().filter(|f| f.state == FileState::Missing) {
+            self.forget_key(&file.path);
+        }
+        Ok(())
     }
 
     /// A session rewrote a file it keeps beside its recordings (rosbag2's

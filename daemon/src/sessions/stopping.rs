@@ -1,7 +1,7 @@
 //! Stopping sessions: each taken out of the registry, its recording stopped with no lock
 //! held, its end recorded in the catalog and reported.
 
-use recd_catalog::{Catalog, CatalogError, File, SessionId};
+use recd_catalog::{Catalog, CatalogError, SessionId};
 use recd_control::{ErrorReply, FileState, SessionState, SessionStopped};
 
 use super::replies;
@@ -38,13 +38,15 @@ impl Sessions {
         let gone: Vec<bool> = (stopped.files.iter())
             .map(|file| !file.path.exists())
             .collect();
-        let mut catalog = self.catalog();
+        let catalog = self.catalog();
         mark_gone(&catalog, &mut stopped, &gone);
         add_file_health(&catalog, &mut stopped);
-        if let Err(failure) = record_stop(&mut catalog, id, state, &stopped) {
+        drop(catalog);
+        let recorded = (self.files.session_stopped(id, &stopped.files))
+            .and_then(|()| record_stop(&mut self.catalog(), id, state, &stopped));
+        if let Err(failure) = recorded {
             tracing::error!(session = %name, "cannot record the stop in the catalog: {failure}");
         }
-        drop(catalog);
         // Its files are closed and recorded: its incidents may be cut from them now.
         self.registry.stopped(id);
         for topic in &stopped.topics {
@@ -68,23 +70,14 @@ impl Sessions {
     }
 }
 
-/// Records a session's end: its files as the stop report has them, its state, and its
-/// final counts.
+/// Records a session's end: its state and its final counts (its files are the files'
+/// life's to record).
 fn record_stop(
     catalog: &mut Catalog,
     session: SessionId,
     state: SessionState,
     stopped: &SessionStopped,
 ) -> Result<(), CatalogError> {
-    for file in &stopped.files {
-        catalog.upsert_file(&File {
-            session,
-            path: file.path.clone(),
-            bytes: file.bytes,
-            messages: file.messages,
-            state: file.state,
-        })?;
-    }
     let topics: Vec<_> = stopped.topics.iter().map(|t| t.report.clone()).collect();
     let reason = stopped.write_error.as_deref();
     catalog.finish_session(session, state, reason, now_ns(), &topics)?;
