@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use recd_testkit::{
     finish_load, openssl_keys, rec, recd_refused, stopped_files, wait_until, Domain, Recd,
-    RecdLoad, SeaweedFs,
+    RecdLoad, S3Object, SeaweedFs,
 };
 use serde_json::Value;
 
@@ -222,19 +222,39 @@ fn a_key_others_may_read_or_a_bad_key_refuses_start_up() {
     );
 }
 
+/// recd under `root` signing with a key openssl made and uploading to `s3` under
+/// `fleet/car-7/<session>/` (`upload` lines added to `[upload]`); the public key's file.
+fn signing_uploading_recd(
+    root: &Path,
+    domain: &Domain,
+    s3: &SeaweedFs,
+    upload: &str,
+) -> (Recd, PathBuf) {
+    let (key, public) = openssl_keys(root, 0o600);
+    let credentials = root.join("credentials");
+    s3.credentials_file(&credentials);
+    let config = format!(
+        "[signing]\nkey_file = {key:?}\n\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n{upload}",
+        s3.endpoint, s3.bucket
+    );
+    let recd = Recd::start_configured(root, domain, &config, "", &[]);
+    (recd, public)
+}
+
+/// Whether `objects` hold the chain at `chain` as it is on disk now.
+fn holds_the_chain(objects: &[S3Object], chain: &Path) -> bool {
+    let local = recd_chain::file_digest(chain).map(|(_, digest)| recd_chain::hex(&digest));
+    (objects.iter()).any(|o| {
+        o.key.ends_with("/recd-chain.jsonl") && local.as_ref().is_ok_and(|d| *d == o.sha256)
+    })
+}
+
 #[test]
 fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder() {
     let s3 = SeaweedFs::start("recordings");
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
-    let (key, public) = openssl_keys(root.path(), 0o600);
-    let credentials = root.path().join("credentials");
-    s3.credentials_file(&credentials);
-    let config = format!(
-        "[signing]\nkey_file = {key:?}\n\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\n",
-        s3.endpoint, s3.bucket
-    );
-    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let (recd, public) = signing_uploading_recd(root.path(), &domain, &s3, "");
     let files = record(&recd, &domain, "drive", 12, &[]);
     assert!(files.len() >= 2, "{files:?}");
     let chain = files[0].parent().unwrap().join("recd-chain.jsonl");
@@ -244,11 +264,7 @@ fn the_chain_is_uploaded_beside_the_files_and_verifies_in_the_downloaded_folder(
     let mut objects = Vec::new();
     let uploaded = wait_until(Duration::from_secs(60), || {
         objects = s3.objects("fleet/car-7/drive/");
-        let local = recd_chain::file_digest(&chain).map(|(_, digest)| recd_chain::hex(&digest));
-        objects.len() == files.len() + 1
-            && (objects.iter()).any(|o| {
-                o.key.ends_with("/recd-chain.jsonl") && local.as_ref().is_ok_and(|d| *d == o.sha256)
-            })
+        objects.len() == files.len() + 1 && holds_the_chain(&objects, &chain)
     });
     assert!(uploaded, "{objects:?}\n{}", recd.log());
     let chain_object = (objects.iter())
@@ -280,14 +296,8 @@ fn with_delete_after_upload_the_chain_verifies_whole_in_the_bucket_and_on_the_ve
     let s3 = SeaweedFs::start("recordings");
     let root = tempfile::tempdir().unwrap();
     let domain = Domain::new();
-    let (key, public) = openssl_keys(root.path(), 0o600);
-    let credentials = root.path().join("credentials");
-    s3.credentials_file(&credentials);
-    let config = format!(
-        "[signing]\nkey_file = {key:?}\n\n[upload]\nendpoint = {:?}\nbucket = {:?}\ncredentials_file = {credentials:?}\nvehicle_id = \"car-7\"\nprefix = \"fleet/{{vehicle}}/{{session}}\"\ndelete_after_upload = true\n",
-        s3.endpoint, s3.bucket
-    );
-    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    let (recd, public) =
+        signing_uploading_recd(root.path(), &domain, &s3, "delete_after_upload = true\n");
     let files = record(&recd, &domain, "drive", 12, &[]);
     assert!(files.len() >= 2, "{files:?}");
     let dir = files[0].parent().unwrap().to_path_buf();
@@ -298,12 +308,9 @@ fn with_delete_after_upload_the_chain_verifies_whole_in_the_bucket_and_on_the_ve
     let mut objects = Vec::new();
     let settled = wait_until(Duration::from_secs(90), || {
         objects = s3.objects("fleet/car-7/drive/");
-        let local = recd_chain::file_digest(&chain).map(|(_, digest)| recd_chain::hex(&digest));
         files.iter().all(|file| !file.exists())
             && objects.len() == files.len() + 1
-            && (objects.iter()).any(|o| {
-                o.key.ends_with("/recd-chain.jsonl") && local.as_ref().is_ok_and(|d| *d == o.sha256)
-            })
+            && holds_the_chain(&objects, &chain)
     });
     assert!(settled, "{objects:?}\n{}", recd.log());
     assert!(

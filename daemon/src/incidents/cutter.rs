@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use recd_catalog::{Catalog, IncidentKey};
 use recd_control::{CutState, FinishMode, Incident};
+use recd_storage::window::nanos;
 use recd_storage::{CutOptions, IncidentRecord, LogWindow};
 use recd_upload::Yielding;
 
@@ -310,13 +311,14 @@ impl Cutting {
                 source,
             })?;
         }
+        let (before, after) = window_of(incident).sides(incident.time_ns);
         let record = IncidentRecord {
             id: incident.id.clone(),
             note: incident.note.clone(),
             origin: incident.origin.clone(),
             time_ns: incident.time_ns,
-            before_ns: incident.time_ns.saturating_sub(incident.start_ns),
-            after_ns: incident.end_ns.saturating_sub(incident.time_ns),
+            before_ns: nanos(before),
+            after_ns: nanos(after),
             host: crate::host::hostname(),
             session: incident.session.clone(),
             clock_sync: crate::clock_sync::evidence(),

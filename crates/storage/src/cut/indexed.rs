@@ -16,6 +16,7 @@ use mcap::records::{op, ChunkIndex, Record};
 use super::latched::is_latched;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Message, Notes};
+use crate::window::LogWindow;
 
 /// Chunks asked for ahead of the one being read (the chunks between them are not
 /// contiguous, so the kernel does not read ahead by itself).
@@ -94,7 +95,12 @@ impl Indexed<'_, '_> {
         let mut chunks: Vec<&ChunkIndex> = summary
             .chunk_indexes
             .iter()
-            .filter(|c| window.overlaps_span(Some(c.message_start_time), Some(c.message_end_time)))
+            .filter(|c| {
+                window.overlaps(&LogWindow {
+                    start_ns: c.message_start_time,
+                    end_ns: c.message_end_time,
+                })
+            })
             .collect();
         chunks.sort_by_key(|c| (c.message_start_time, c.chunk_start_offset));
         let mut announced = HashSet::new();
