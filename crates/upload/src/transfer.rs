@@ -28,7 +28,7 @@ use crate::pressure::Pressure;
 use crate::rate::RateLimit;
 use crate::reading::{Hashing, PartBuffers, PartReader};
 use crate::settings::UploadSettings;
-use crate::yielding::{Holds, Turn, Yielding, HOLD_LOOK};
+use crate::yielding::{Holds, Yielding, HOLD_LOOK};
 
 /// S3's limits: at most 10,000 parts, each but the last at least 5 MiB.
 const MAX_PARTS: u64 = 10_000;
@@ -147,7 +147,7 @@ impl Transfer<'_> {
             while sending.len() < self.settings.parallel_parts.max(1) && next < missing.len() {
                 let number = missing[next];
                 next += 1;
-                while let Turn::Hold(why) = yielding.turn(self.pressure.hold(), None, 0) {
+                while let Some(why) = self.pressure.hold() {
                     self.progress.yielding(Some(why));
                     let look_again = Instant::now() + HOLD_LOOK;
                     self.journal_until(look_again, &mut sending, &mut acknowledged, job)
@@ -164,10 +164,7 @@ impl Transfer<'_> {
                 // The stricter of max_rate and the background policy's pace.
                 let now = Instant::now();
                 let limited = (self.rate.as_mut()).map(|rate| rate.delay_for(length, now));
-                let paced = match yielding.turn(None, self.pressure.pace(), length) {
-                    Turn::Wait(delay) => Some(delay),
-                    _ => None,
-                };
+                let paced = yielding.pace_after(length, self.pressure);
                 if let Some(delay) = limited.max(paced) {
                     self.journal_until(now + delay, &mut sending, &mut acknowledged, job)
                         .await?;

@@ -39,7 +39,8 @@ pub struct Yielding {
 
 impl Yielding {
     /// What to do before reading on, having read `bytes` since the last turn, when the
-    /// recordings say `hold` and `pace`.
+    /// recordings say `hold` and `pace`. A pace of `None` starts the next pace afresh, so
+    /// a worker that looks for a hold apart from pacing asks [`Holds::hold`] alone.
     pub fn turn(&mut self, hold: Option<String>, pace: Option<u64>, bytes: u64) -> Turn {
         if let Some(why) = hold {
             return Turn::Hold(why);
@@ -47,6 +48,15 @@ impl Yielding {
         match self.paced.delay_for(pace, bytes) {
             Some(delay) if !delay.is_zero() => Turn::Wait(delay),
             _ => Turn::Go,
+        }
+    }
+
+    /// How long to wait, having read `bytes` more, for the pace `holds` sets now; a hold
+    /// is not looked at (the worker looked for one before it read).
+    pub fn pace_after(&mut self, bytes: u64, holds: &dyn Holds) -> Option<Duration> {
+        match self.turn(None, holds.pace(), bytes) {
+            Turn::Wait(delay) => Some(delay),
+            _ => None,
         }
     }
 
@@ -132,6 +142,24 @@ mod tests {
         assert!(
             delay <= Duration::from_millis(500) && delay > Duration::from_millis(400),
             "{delay:?}"
+        );
+    }
+
+    #[test]
+    fn looking_for_a_hold_between_paced_reads_keeps_the_pace() {
+        let holds = Scripted {
+            holds: Mutex::new(vec![None]),
+            pace: Some(1 << 20),
+        };
+        let mut yielding = Yielding::default();
+        // As the uploader does per part: look for a hold, read, then keep to the pace.
+        assert_eq!(holds.hold(), None);
+        assert_eq!(yielding.pace_after(1 << 19, &holds), None);
+        assert_eq!(holds.hold(), None);
+        let delay = yielding.pace_after(1 << 19, &holds);
+        assert!(
+            delay.is_some_and(|delay| delay > Duration::from_millis(400)),
+            "the second half MiB waits for the first at a MiB a second: {delay:?}"
         );
     }
 
