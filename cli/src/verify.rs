@@ -10,6 +10,12 @@ use crate::output::{outln, print_json};
 
 /// Exit status when a file is not as the chain says or the chain is broken.
 const EXIT_TAMPERED: u8 = 1;
+/// Exit status when the links and digests hold but no key was given: anyone could have
+/// written such a chain, so the files are not shown to be recd's.
+const EXIT_UNSIGNED: u8 = 3;
+/// Why a report whose links and digests hold is still not "ok" without a key.
+const NOT_CHECKED: &str = "signatures not checked (no --key): the links and digests hold, \
+     but a chain rewritten from scratch would too; give the ECU's public key with --key";
 
 /// Check a session's files against its signed hash chain.
 ///
@@ -26,10 +32,12 @@ const EXIT_TAMPERED: u8 = 1;
 /// its older entry is shown as replaced, not altered.
 ///
 /// Without --key the links and digests are checked, not the
-/// signatures: a chain rewritten from scratch would pass.
+/// signatures: a chain rewritten from scratch would pass, so the
+/// verdict is never "ok".
 ///
-/// Exit status: 0 when every file is intact and the chain whole, 1
-/// otherwise (the files and entries at fault are named).
+/// Exit status: 0 when every file is intact, the chain whole and its
+/// signatures checked; 1 when a file or the chain is at fault (named);
+/// 3 when all holds but no --key was given (signatures not checked).
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The session directory (or its objects, downloaded).
@@ -47,6 +55,9 @@ pub struct VerifyArgs {
 #[derive(serde::Serialize)]
 struct Verdict<'a> {
     ok: bool,
+    /// Why a report that found nothing wrong is not ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
     #[serde(flatten)]
     report: &'a Report,
 }
@@ -58,16 +69,23 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         None => None,
     };
     let report = recd_chain::verify(&args.dir, key.as_ref()).map_err(|e| e.to_string())?;
-    let ok = report.is_good();
+    let good = report.is_good();
+    let checked = matches!(report.signatures, Signatures::Checked { .. });
+    let reason = (good && !checked).then_some(NOT_CHECKED);
     if args.json {
         print_json(&Verdict {
-            ok,
+            ok: good && checked,
+            reason,
             report: &report,
         })?;
     } else {
         print_text(&report);
     }
-    if ok {
+    if let Some(reason) = reason {
+        eprintln!("rec verify: {reason}");
+        return Ok(ExitCode::from(EXIT_UNSIGNED));
+    }
+    if good {
         return Ok(ExitCode::SUCCESS);
     }
     if !report.problems.is_empty() {

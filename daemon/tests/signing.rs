@@ -140,6 +140,17 @@ fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_mi
         );
     }
 
+    // Without the key nothing says who wrote the chain: the same intact files are not
+    // "ok", and the exit is neither success nor the tampered one.
+    let (code, unsigned, stderr) = verify(&recd.socket, &dir, None);
+    assert_eq!(code, 3, "{unsigned:#}\n{stderr}");
+    assert_eq!(unsigned["ok"], false, "{unsigned:#}");
+    assert!(
+        (unsigned["reason"].as_str()).is_some_and(|r| r.contains("signatures not checked")),
+        "{unsigned:#}"
+    );
+    assert!(stderr.contains("signatures not checked"), "{stderr}");
+
     // One byte flipped in one file, another file deleted: both named, exit 1.
     let mut bytes = std::fs::read(&recorded[1]).unwrap();
     let middle = bytes.len() / 2;
