@@ -4,6 +4,7 @@
 //! authentic chunks that `rec decrypt --recover` turns into a readable file holding all
 //! but the last second; bad recipients stop recd at start-up.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -510,7 +511,23 @@ fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
         .unwrap()
         .to_string();
     let missing = work.path().join("no-such-recipients.txt");
+    // Whoever may write the recipients file chooses who reads every sealed file.
+    let writable = work.path().join("writable-recipients.txt");
+    std::fs::write(&writable, format!("{public}\n")).unwrap();
+    std::fs::set_permissions(&writable, PermissionsExt::from_mode(0o666)).unwrap();
+    // A line that is no public key may be anything pasted there: it is not repeated.
+    let pasted = work.path().join("pasted-recipients.txt");
+    std::fs::write(&pasted, format!("{public}\nhunter2-fleet-password\n")).unwrap();
+    std::fs::set_permissions(&pasted, PermissionsExt::from_mode(0o644)).unwrap();
     let cases = [
+        (
+            format!("recipients = {:?}", writable.to_str().unwrap()),
+            "mode 0666",
+        ),
+        (
+            format!("recipients = {:?}", pasted.to_str().unwrap()),
+            "pasted-recipients.txt:2",
+        ),
         (
             format!("recipients = [{public:?}, \"age1notakey\"]"),
             "age1notakey",
@@ -537,7 +554,7 @@ fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
         let stderr = recd_refused(&config);
         assert!(stderr.contains(named), "{line}: {stderr}");
         assert!(
-            !stderr.contains("AGE-SECRET-KEY-1"),
+            !stderr.contains("AGE-SECRET-KEY-1") && !stderr.contains("hunter2"),
             "the secret is echoed: {stderr}"
         );
     }

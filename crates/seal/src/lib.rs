@@ -39,7 +39,7 @@ pub use identities::{Identities, IdentitiesError, IdentitiesFileError};
 pub use open::{OpenError, Unlock};
 pub use parse::HeaderReadError;
 pub use reader::SealedReader;
-pub use recipients::{Recipients, RecipientsError, RecipientsFileError};
+pub use recipients::{Recipients, RecipientsError, RecipientsFileError, Shown};
 pub use recover::{recover, RecoverError, Recovered};
 pub use sealed_header::SealedHeader;
 pub use stream::{chunk_nonce, sealed_len, CHUNK_SIZE, NONCE_SIZE, TAG_SIZE};

@@ -7,6 +7,12 @@ use age::x25519::Recipient;
 
 /// The prefix of an age X25519 private key, which must never be given as a recipient.
 const IDENTITY_PREFIX: &str = "AGE-SECRET-KEY-";
+/// The prefix of an age X25519 public key; an entry without it is never repeated in a
+/// message, as it may be anything pasted there (a password, another kind of key).
+const RECIPIENT_PREFIX: &str = "age1";
+/// The permission bits a recipients file must not have: write for its group or others.
+/// Whoever may write it chooses who can read every file sealed; reading it is harmless.
+pub const WRITABLE_BITS: u32 = 0o022;
 
 /// The X25519 public keys (`age1…`) every sealed file is encrypted to; never empty.
 #[derive(Clone)]
@@ -29,12 +35,13 @@ pub enum RecipientsError {
         index: usize,
     },
     /// An entry is not an X25519 public key.
-    #[error("recipient {index} ({entry:?}) is not an age X25519 public key (age1…): {reason}")]
+    #[error("recipient {index} ({entry}) is not an age X25519 public key (age1…): {reason}")]
     Invalid {
         /// The entry's place in the list, from 1.
         index: usize,
-        /// The entry as given.
-        entry: String,
+        /// The entry as given, quoted, where it starts with `age1`; otherwise a note that
+        /// it is not shown.
+        entry: Shown,
         /// What the age crate said.
         reason: String,
     },
@@ -51,6 +58,17 @@ pub enum RecipientsFileError {
         /// The error reading it.
         #[source]
         source: std::io::Error,
+    },
+    /// Its group or others may write it.
+    #[error(
+        "the recipients file {path} has mode {mode:04o}: whoever may write it chooses who can \
+         read every file recd seals, so only its owner may (chmod go-w {path})"
+    )]
+    Writable {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
     },
     /// The file holds no recipient.
     #[error("the recipients file {path} holds no recipient (age1…, one a line)")]
@@ -70,17 +88,39 @@ pub enum RecipientsFileError {
         line: usize,
     },
     /// A line of the file is not an X25519 public key.
-    #[error("{path}:{line} ({entry:?}) is not an age X25519 public key (age1…): {reason}")]
+    #[error("{path}:{line} ({entry}) is not an age X25519 public key (age1…): {reason}")]
     Invalid {
         /// The file.
         path: PathBuf,
         /// The line, from 1.
         line: usize,
-        /// The line as written, trimmed.
-        entry: String,
+        /// The line as written, trimmed, where it starts with `age1`.
+        entry: Shown,
         /// What the age crate said.
         reason: String,
     },
+}
+
+/// An entry that is not a recipient as a message may show it: quoted where it starts
+/// with `age1` (a mistyped public key), otherwise not at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown(Option<String>);
+
+impl Shown {
+    fn of(entry: &str) -> Self {
+        let looks_public = (entry.get(..RECIPIENT_PREFIX.len()))
+            .is_some_and(|start| start.eq_ignore_ascii_case(RECIPIENT_PREFIX));
+        Self(looks_public.then(|| entry.to_owned()))
+    }
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(entry) => write!(f, "{entry:?}"),
+            None => f.write_str("not shown: it does not start with age1"),
+        }
+    }
 }
 
 /// One entry that is not a recipient.
@@ -107,7 +147,7 @@ impl Recipients {
                 EntryError::PrivateKey => RecipientsError::PrivateKey { index: i + 1 },
                 EntryError::Invalid(reason) => RecipientsError::Invalid {
                     index: i + 1,
-                    entry: entry.to_owned(),
+                    entry: Shown::of(entry),
                     reason: reason.to_owned(),
                 },
             })?;
@@ -120,12 +160,24 @@ impl Recipients {
     }
 
     /// Reads a recipients file: one `age1…` a line; blank lines and lines starting with
-    /// `#` are ignored.
+    /// `#` are ignored. Refused where its group or others may write it.
     pub fn read_file(path: &Path) -> Result<Self, RecipientsFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RecipientsFileError::Read {
+        use std::os::unix::fs::PermissionsExt;
+        let read_error = |source| RecipientsFileError::Read {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        // The mode of the file read, not of whatever the path names a moment before.
+        let mut file = std::fs::File::open(path).map_err(read_error)?;
+        let mode = file.metadata().map_err(read_error)?.permissions().mode() & 0o7777;
+        if mode & WRITABLE_BITS != 0 {
+            return Err(RecipientsFileError::Writable {
+                path: path.to_owned(),
+                mode,
+            });
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).map_err(read_error)?;
         let mut recipients = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let entry = line.trim();
@@ -140,7 +192,7 @@ impl Recipients {
                 EntryError::Invalid(reason) => RecipientsFileError::Invalid {
                     path: path.to_owned(),
                     line: i + 1,
-                    entry: entry.to_owned(),
+                    entry: Shown::of(entry),
                     reason: reason.to_owned(),
                 },
             })?;

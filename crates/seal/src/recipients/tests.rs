@@ -1,5 +1,12 @@
 use super::*;
 
+/// Writes a recipients file with these permission bits, whatever the umask.
+fn write_recipients(path: &Path, text: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 fn public_key() -> String {
     age::x25519::Identity::generate().to_public().to_string()
 }
@@ -34,8 +41,14 @@ fn names_the_bad_entry() {
     assert!(message.contains("recipient 2"), "{message}");
     assert!(message.contains(&bad), "{message}");
 
+    // An entry that is no age key at all may be anything pasted there: it is not repeated.
     let err = Recipients::parse(&["ssh-ed25519 AAAA".to_owned()]).unwrap_err();
-    assert!(err.to_string().contains("ssh-ed25519 AAAA"), "{err}");
+    assert!(!err.to_string().contains("AAAA"), "{err}");
+    assert!(!format!("{err:?}").contains("AAAA"), "{err:?}");
+    assert!(
+        err.to_string().contains("does not start with age1"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -57,7 +70,11 @@ fn reads_a_file_with_comments_and_blank_lines() {
     let (a, b) = (public_key(), public_key());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("recipients.txt");
-    std::fs::write(&path, format!("# the fleet\n{a}\n\n  # backup\n  {b}  \n")).unwrap();
+    write_recipients(
+        &path,
+        &format!("# the fleet\n{a}\n\n  # backup\n  {b}  \n"),
+        0o644,
+    );
     let recipients = Recipients::read_file(&path).unwrap();
     assert_eq!(recipients.to_strings(), vec![a, b]);
 }
@@ -66,7 +83,11 @@ fn reads_a_file_with_comments_and_blank_lines() {
 fn a_file_names_the_bad_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("recipients.txt");
-    std::fs::write(&path, format!("# fleet\n{}\nage1nope\n", public_key())).unwrap();
+    write_recipients(
+        &path,
+        &format!("# fleet\n{}\nage1nope\n", public_key()),
+        0o644,
+    );
     let err = Recipients::read_file(&path).unwrap_err();
     assert!(
         matches!(err, RecipientsFileError::Invalid { line: 3, .. }),
@@ -80,7 +101,7 @@ fn a_file_names_the_bad_line() {
 fn a_file_of_comments_only_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("recipients.txt");
-    std::fs::write(&path, "# nobody yet\n\n").unwrap();
+    write_recipients(&path, "# nobody yet\n\n", 0o644);
     let err = Recipients::read_file(&path).unwrap_err();
     assert!(matches!(err, RecipientsFileError::Empty { .. }), "{err:?}");
 }
@@ -90,4 +111,42 @@ fn a_missing_file_is_named() {
     let err = Recipients::read_file(Path::new("/nonexistent/recipients")).unwrap_err();
     assert!(matches!(err, RecipientsFileError::Read { .. }), "{err:?}");
     assert!(err.to_string().contains("/nonexistent/recipients"), "{err}");
+}
+
+#[test]
+fn a_file_line_that_is_no_age_key_is_not_repeated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recipients.txt");
+    write_recipients(&path, &format!("{}\nhunter2\n", public_key()), 0o644);
+    let err = Recipients::read_file(&path).unwrap_err();
+    assert!(
+        matches!(err, RecipientsFileError::Invalid { line: 2, .. }),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert!(!format!("{err:?}").contains("hunter2"), "{err:?}");
+}
+
+#[test]
+fn a_file_its_group_or_others_may_write_is_refused_naming_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recipients.txt");
+    for mode in [0o666, 0o664, 0o646] {
+        write_recipients(&path, &format!("{}\n", public_key()), mode);
+        let err = Recipients::read_file(&path).unwrap_err();
+        assert!(
+            matches!(err, RecipientsFileError::Writable { .. }),
+            "{mode:o}: {err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(path.to_str().unwrap())
+                && message.contains(&format!("mode {mode:04o}"))
+                && message.contains("chmod go-w"),
+            "{message}"
+        );
+    }
+    // Public keys: anyone may read them.
+    write_recipients(&path, &format!("{}\n", public_key()), 0o644);
+    assert_eq!(Recipients::read_file(&path).unwrap().len(), 1);
 }
