@@ -5,6 +5,7 @@
 mod background;
 mod clock;
 mod clock_sync;
+mod core_dumps;
 mod files;
 mod finishing;
 mod host;
@@ -138,6 +139,13 @@ fn print_man_page() -> ExitCode {
 }
 
 fn run(mut config: DaemonConfig) -> Result<(), String> {
+    // Before any key is read: from here on a crash leaves no core file to read them from.
+    if config.encryption.is_some() || config.signing.key_file.is_some() {
+        core_dumps::forbid().map_err(|e| {
+            format!("cannot keep the keys of sealing or signing out of core dumps (prctl PR_SET_DUMPABLE 0): {e}")
+        })?;
+        tracing::info!("core dumps off: sealing or signing holds keys");
+    }
     let signing_key = signing::load_key(&config.signing)?;
     if let Some(upload) = &config.upload {
         upload.check_credentials_file()?;
