@@ -112,6 +112,24 @@ impl Entry {
         sha256(&self.canonical())
     }
 
+    /// Why the entry cannot be one recd wrote: a digest field (`sha256`, `prev`,
+    /// `replaces`, `digest`) that is not 64 lowercase hex digits. The canonical encoding
+    /// writes no `replaces` as `-`, so only such a check tells `"-"` from none.
+    pub fn malformed(&self) -> Option<String> {
+        let fields = [
+            ("sha256", Some(&self.sha256)),
+            ("prev", Some(&self.prev)),
+            ("replaces", self.replaces.as_ref()),
+            ("digest", Some(&self.digest)),
+        ];
+        let (name, value) = fields
+            .into_iter()
+            .find_map(|(name, value)| Some((name, value?)).filter(|(_, v)| !is_digest_hex(v)))?;
+        Some(format!(
+            "its {name} {value:?} is not a SHA-256 as recd writes it (64 lowercase hex digits)"
+        ))
+    }
+
     /// The entry as one line of the chain file, without its newline.
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("an entry serializes")
@@ -122,6 +140,11 @@ impl Entry {
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
     let digest = ring::digest::digest(&SHA256, bytes);
     digest.as_ref().try_into().expect("SHA-256 is 32 bytes")
+}
+
+/// Whether `text` is a SHA-256 in the chain's spelling: 64 lowercase hex digits.
+fn is_digest_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// `bytes` in lowercase hex.

@@ -203,7 +203,13 @@ pub fn read_chain(dir: &Path) -> Result<Vec<Result<Entry, String>>, ReadError> {
     };
     Ok(text
         .lines()
-        .map(|line| serde_json::from_str::<Entry>(line).map_err(|e| e.to_string()))
+        .map(|line| {
+            let entry = serde_json::from_str::<Entry>(line).map_err(|e| e.to_string())?;
+            match entry.malformed() {
+                Some(reason) => Err(reason),
+                None => Ok(entry),
+            }
+        })
         .collect())
 }
 

@@ -280,6 +280,45 @@ fn a_forged_entry_fails_its_signature_and_an_edited_one_its_digest() {
 }
 
 #[test]
+fn a_digest_field_that_is_not_64_lowercase_hex_digits_is_named() {
+    let dir = session();
+    let lines = chain_lines(dir.path());
+    // "replaces -" is how the encoding writes no value: `"replaces": "-"` added to an
+    // entry that replaces nothing leaves its digest and signature as they were.
+    let mut dashed: Entry = serde_json::from_str(&lines[1]).unwrap();
+    dashed.replaces = Some("-".into());
+    assert_eq!(hex(&dashed.compute_digest()), dashed.digest);
+    // A file digest in capitals, digest and signature made anew with the key.
+    let mut capitals: Entry = serde_json::from_str(&lines[2]).unwrap();
+    capitals.sha256 = capitals.sha256.to_uppercase();
+    let digest = capitals.compute_digest();
+    capitals.digest = hex(&digest);
+    capitals.signature = base64::engine::general_purpose::STANDARD.encode(key().sign(&digest));
+    let mut edited = lines.clone();
+    edited[1] = dashed.to_line();
+    edited[2] = capitals.to_line();
+    write_lines(dir.path(), &edited);
+    let report = verify(dir.path(), Some(&public())).unwrap();
+    let unreadable: Vec<(usize, &str)> = (report.problems.iter())
+        .filter_map(|problem| match problem {
+            ChainProblem::Unreadable { line, reason } => Some((*line, reason.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unreadable.len(), 2, "{:?}", report.problems);
+    assert_eq!(unreadable[0].0, 2);
+    assert!(unreadable[0].1.contains("replaces"), "{:?}", unreadable[0]);
+    assert_eq!(unreadable[1].0, 3);
+    assert!(unreadable[1].1.contains("sha256"), "{:?}", unreadable[1]);
+    assert!(
+        unreadable[1].1.contains("64 lowercase hex"),
+        "{:?}",
+        unreadable[1]
+    );
+    assert!(!report.is_good());
+}
+
+#[test]
 fn a_reordered_or_shortened_chain_is_broken() {
     let dir = session();
     let lines = chain_lines(dir.path());
