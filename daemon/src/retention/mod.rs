@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use recd_catalog::{Catalog, CatalogError, File, SessionId};
+use recd_control::FileState;
 
 use crate::files::{Deleted, Deletion, FileLife};
 use crate::locks::lock;
@@ -139,12 +140,60 @@ fn look_at(files: &FileLife, listed: Vec<File>) -> Vec<OnDisk> {
                 device: metadata.dev(),
                 file,
             }),
+            // A file being recorded is known to the catalog just before its writer makes
+            // it (and its key kept): not there yet is not gone. Its stop report says if it
+            // went meanwhile.
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                files.found_missing(&file.path);
+                if file.state != FileState::Recording {
+                    files.found_missing(&file.path);
+                }
             }
             // Unreadable for now (permissions, an unmounted disk): left alone.
             Err(_) => {}
         }
     }
     present
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use recd_storage::SealKeys;
+
+    use super::*;
+
+    #[test]
+    fn a_file_the_catalog_knows_before_its_writer_makes_it_is_not_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let catalog = Catalog::open(dir.path(), &data).unwrap();
+        let session = catalog.begin_session("drive", &data, "{}", 0).unwrap();
+        let catalog = Arc::new(Mutex::new(catalog));
+        let keys = SealKeys::default();
+        let files = FileLife::new(catalog.clone(), None, Some(keys.clone()), None, false);
+        let (recording, closed) = (data.join("drive_0001.mcap"), data.join("drive_0000.mcap"));
+        // The catalog learns of a file just before its writer makes it (a power cut then
+        // cannot hide it): a pass between the two finds no file yet.
+        files.created(session, &recording);
+        let listed = lock(&catalog).files_on_disk().unwrap();
+        assert!(look_at(&files, listed).is_empty());
+        let state = |path: &Path| lock(&catalog).file(path).unwrap().unwrap().state;
+        assert_eq!(state(&recording), FileState::Recording);
+        // A closed file that is gone is missing.
+        files.created(session, &closed);
+        lock(&catalog)
+            .upsert_file(&File {
+                session,
+                path: closed.clone(),
+                bytes: 1,
+                messages: 1,
+                state: FileState::Complete,
+            })
+            .unwrap();
+        let listed = lock(&catalog).files_on_disk().unwrap();
+        assert!(look_at(&files, listed).is_empty());
+        assert_eq!(state(&closed), FileState::Missing);
+        assert_eq!(state(&recording), FileState::Recording);
+    }
 }
