@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use recd_testkit::{
-    finish_load, read_with_mcap_core, stopped_dropped, stopped_files, wait_until, Domain, Recd,
+    cameras2, finish_load, read_with_mcap_core, stopped_files, wait_until, Cameras2, Domain, Recd,
     RecdLoad,
 };
 use serde_json::Value;
@@ -200,45 +200,8 @@ fn killing_recd_while_it_finishes_a_file_leaves_the_original_intact() {
     );
 }
 
-/// What [`cameras2`] recorded: what it dropped or lost, the samples its writer was too
-/// late for (spilled), and the background policy's mode as it began.
-struct Cameras2 {
-    dropped: u64,
-    spilled: u64,
-    mode_at_start: String,
-}
-
-/// Records 2 FullHD cameras (iceoryx2's default queues) for 90 frames each into session
-/// `name`, its files left as recorded.
-fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> Cameras2 {
-    recd.rec_json(&[
-        "start", "--name", name, "--topic", "cam2/*", "--finish", "none",
-    ]);
-    let status = recd.rec_json(&["status", name]);
-    let mode_at_start = status[0]["backlog"]["background_mode"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no background mode in {status}"))
-        .to_string();
-    let load = domain.load(
-        &RecdLoad::new("cam2/")
-            .cameras(2)
-            .fps(30)
-            .count(90)
-            .duration(Duration::from_secs(60))
-            .wait_subscribers(1),
-    );
-    finish_load(load);
-    std::thread::sleep(Duration::from_millis(500));
-    let stopped = recd.rec_json(&["stop", name]);
-    let spilled = (stopped[0]["receive_threads"].as_array().unwrap().iter())
-        .map(|t| t["spilled"].as_u64().unwrap())
-        .sum();
-    Cameras2 {
-        dropped: stopped_dropped(&stopped),
-        spilled,
-        mode_at_start,
-    }
-}
+/// The measured recording's files are left as recorded.
+const NOT_FINISHED: &[&str] = &["--finish", "none"];
 
 #[test]
 fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
@@ -251,7 +214,7 @@ fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
     let alone = {
         let root = tempfile::tempdir().unwrap();
         let recd = Recd::start_configured(root.path(), &domain, "", recording, &[]);
-        cameras2(&recd, &domain, "alone").dropped
+        cameras2(&recd, &domain, "alone", NOT_FINISHED).dropped
     };
     let root = tempfile::tempdir().unwrap();
     let recd = Recd::start_configured(root.path(), &domain, "", recording, &[]);
@@ -285,7 +248,7 @@ fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
         dropped: beside,
         spilled,
         mode_at_start,
-    } = cameras2(&recd, &domain, "beside");
+    } = cameras2(&recd, &domain, "beside", NOT_FINISHED);
     let after = indexed(&recd);
     println!(
         "2 FullHD cameras, 180 frames: {alone} dropped alone, {beside} beside finishing ({spilled} spilled; background work {mode_at_start} as it began; files indexed meanwhile: {})",

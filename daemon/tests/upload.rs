@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    finish_load, recd_refused, stopped_dropped, stopped_files, wait_until, Domain, Recd, RecdLoad,
-    SeaweedFs, TcpProxy,
+    cameras2, finish_load, recd_refused, stopped_files, wait_until, Cameras2, Domain, Recd,
+    RecdLoad, SeaweedFs, TcpProxy,
 };
 use serde_json::Value;
 
@@ -793,31 +793,6 @@ fn upload_requests_name_what_is_wrong() {
     assert_eq!(rig.s3.objects("fleet/car-7/later/").len(), files.len());
 }
 
-/// Records 2 FullHD cameras for 90 frames each into session `name`, not uploaded;
-/// returns what it dropped or lost, and the background policy's mode as it began.
-fn cameras2(recd: &Recd, domain: &Domain, name: &str) -> (u64, String) {
-    recd.rec_json(&["start", "--name", name, "--topic", "cam2/*", "--no-upload"]);
-    let status = recd.rec_json(&["status", name]);
-    let mode_at_start = status[0]["backlog"]["background_mode"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no background mode in {status}"))
-        .to_string();
-    let load = domain.load(
-        &RecdLoad::new("cam2/")
-            .cameras(2)
-            .fps(30)
-            .count(90)
-            .duration(Duration::from_secs(60))
-            .wait_subscribers(1),
-    );
-    finish_load(load);
-    std::thread::sleep(Duration::from_millis(500));
-    (
-        stopped_dropped(&recd.rec_json(&["stop", name])),
-        mode_at_start,
-    )
-}
-
 #[test]
 fn a_recording_drops_no_more_while_files_are_uploaded_from_the_same_disk() {
     let rig = Rig::start("");
@@ -827,7 +802,7 @@ fn a_recording_drops_no_more_while_files_are_uploaded_from_the_same_disk() {
     let alone = {
         let root = tempfile::tempdir().unwrap();
         let recd = Recd::start_configured(root.path(), &rig.domain, "", "", &[]);
-        cameras2(&recd, &rig.domain, "alone").0
+        cameras2(&recd, &rig.domain, "alone", &["--no-upload"]).dropped
     };
     // 600 MB to upload, as fast as the store takes it, from the disk recorded to; queued
     // once recorded, so that the backlog's recording does not meet its own upload.
@@ -855,7 +830,11 @@ fn a_recording_drops_no_more_while_files_are_uploaded_from_the_same_disk() {
     };
     let before = held(&upload_status(&rig.recd));
     let began = Instant::now();
-    let (beside, mode_at_start) = cameras2(&rig.recd, &rig.domain, "beside");
+    let Cameras2 {
+        dropped: beside,
+        mode_at_start,
+        ..
+    } = cameras2(&rig.recd, &rig.domain, "beside", &["--no-upload"]);
     let took = began.elapsed();
     let uploaded_meanwhile = held(&upload_status(&rig.recd)) - before;
     println!("2 FullHD cameras, 180 frames: {alone} dropped alone, {beside} beside an upload ({uploaded_meanwhile} bytes uploaded meanwhile; background work {mode_at_start} as it began)");

@@ -170,8 +170,13 @@ mod tests {
         let catalog = Catalog::open(dir.path(), &data).unwrap();
         let session = catalog.begin_session("drive", &data, "{}", 0).unwrap();
         let catalog = Arc::new(Mutex::new(catalog));
-        let keys = SealKeys::default();
-        let files = FileLife::new(catalog.clone(), None, Some(keys.clone()), None, false);
+        let files = FileLife::new(
+            catalog.clone(),
+            None,
+            Some(SealKeys::default()),
+            None,
+            false,
+        );
         let (recording, closed) = (data.join("drive_0001.mcap"), data.join("drive_0000.mcap"));
         // The catalog learns of a file just before its writer makes it (a power cut then
         // cannot hide it): a pass between the two finds no file yet.
