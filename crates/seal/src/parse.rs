@@ -8,6 +8,7 @@ use age_core::format::Stanza;
 use base64::prelude::{Engine, BASE64_STANDARD_NO_PAD};
 
 use crate::header::VERSION_LINE;
+use crate::limits::{MAX_HEADER, MAX_STANZAS};
 
 /// The first line of every age v1 file, without its newline.
 const VERSION: &[u8] = VERSION_LINE.split_last().expect("a line").1;
@@ -17,10 +18,10 @@ const FORMAT_PREFIX: &[u8] = b"age-encryption.org/";
 const ARMOR: &[u8] = b"-----BEGIN AGE ENCRYPTED FILE-----";
 /// The columns of a full stanza body line.
 const BODY_COLUMNS: usize = 64;
-/// The longest header read: far beyond any header of X25519 stanzas.
-pub(crate) const MAX_HEADER: u64 = 1 << 20;
 /// Bytes of the header's HMAC-SHA256.
 pub(crate) const MAC_SIZE: usize = 32;
+/// The tag of age's passphrase stanza, which the age spec allows only alone.
+const SCRYPT_TAG: &str = "scrypt";
 
 /// Why a header could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +58,28 @@ pub enum HeaderReadError {
     /// The header goes on past [`MAX_HEADER`] bytes.
     #[error("the age header goes on past {MAX_HEADER} bytes: the file is damaged")]
     TooLong,
+    /// The header has more than [`MAX_STANZAS`] recipient stanzas.
+    #[error(
+        "the age header has {stanzas} recipient stanzas, more than the {cap} recd reads: \
+         the file was sealed to too many keys (recd never writes such a header); `age -d` \
+         reads it"
+    )]
+    TooManyStanzas {
+        /// The stanzas in the header.
+        stanzas: usize,
+        /// The cap, [`MAX_STANZAS`].
+        cap: usize,
+    },
+    /// The header has an `scrypt` (passphrase) stanza beside others.
+    #[error(
+        "the age header has an scrypt (passphrase) stanza among {stanzas} stanzas: the age \
+         spec allows it only as the one stanza, so the header was not written by age or \
+         recd, or was altered; no age implementation may open it"
+    )]
+    ScryptNotAlone {
+        /// The stanzas in the header, the scrypt one included.
+        stanzas: usize,
+    },
 }
 
 /// A header as read, before any key has been tried on it.
@@ -124,6 +147,10 @@ pub(crate) fn read<R: Read + Seek>(inner: &mut R) -> Result<ParsedHeader, Header
     mac_input.extend_from_slice(&version);
     mac_input.push(b'\n');
     let mut stanzas = Vec::new();
+    // Stanzas past the cap are read (to count them and find the header's end) but not
+    // kept.
+    let mut count = 0;
+    let mut scrypt = false;
     loop {
         let line = lines.next()?.to_vec();
         if let Some(args) = line.strip_prefix(b"-> ") {
@@ -131,12 +158,25 @@ pub(crate) fn read<R: Read + Seek>(inner: &mut R) -> Result<ParsedHeader, Header
             mac_input.extend_from_slice(&line);
             mac_input.push(b'\n');
             let body = stanza_body(&mut lines, &mut mac_input)?;
-            stanzas.push(Stanza { tag, args, body });
+            count += 1;
+            scrypt |= tag == SCRYPT_TAG;
+            if count <= MAX_STANZAS {
+                stanzas.push(Stanza { tag, args, body });
+            }
         } else if let Some(encoded) = line.strip_prefix(b"--- ") {
             let mac = decode_mac(encoded).map_err(|reason| lines.malformed(reason))?;
             mac_input.extend_from_slice(b"---");
             if stanzas.is_empty() {
                 return Err(lines.malformed("the header has no recipient stanza"));
+            }
+            if scrypt && count > 1 {
+                return Err(HeaderReadError::ScryptNotAlone { stanzas: count });
+            }
+            if count > MAX_STANZAS {
+                return Err(HeaderReadError::TooManyStanzas {
+                    stanzas: count,
+                    cap: MAX_STANZAS,
+                });
             }
             return Ok(ParsedHeader {
                 stanzas,
@@ -291,5 +331,70 @@ mod tests {
                 other => panic!("{text:?}: {:?}", other.err()),
             }
         }
+    }
+
+    /// A header of `stanzas`, each `-> TAG x` with an empty body.
+    fn header_of(tags: &[&str]) -> String {
+        let mut text = String::from("age-encryption.org/v1\n");
+        for tag in tags {
+            text.push_str(&format!("-> {tag} x\n\n"));
+        }
+        text + &format!("--- {MAC}\n")
+    }
+
+    #[test]
+    fn stanzas_up_to_the_cap_are_read_and_more_refused_with_their_count() {
+        let at_cap = parse(&header_of(&["X25519"; MAX_STANZAS])).unwrap();
+        assert_eq!(at_cap.stanzas.len(), MAX_STANZAS);
+        let over = vec!["X25519"; 1000];
+        match parse(&header_of(&over)) {
+            Err(error @ HeaderReadError::TooManyStanzas { .. }) => {
+                assert!(
+                    matches!(
+                        error,
+                        HeaderReadError::TooManyStanzas {
+                            stanzas: 1000,
+                            cap: 64
+                        }
+                    ),
+                    "{error:?}"
+                );
+                let message = error.to_string();
+                assert!(
+                    message.contains("has 1000 recipient stanzas, more than the 64 recd reads"),
+                    "{message}"
+                );
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn an_scrypt_stanza_beside_another_is_refused() {
+        assert_eq!(parse(&header_of(&["scrypt"])).unwrap().stanzas.len(), 1);
+        for tags in [
+            &["scrypt", "X25519"][..],
+            &["X25519", "scrypt"],
+            &["scrypt", "scrypt"],
+        ] {
+            match parse(&header_of(tags)) {
+                Err(error @ HeaderReadError::ScryptNotAlone { stanzas: 2 }) => {
+                    let message = error.to_string();
+                    assert!(
+                        message.contains("scrypt (passphrase) stanza among 2"),
+                        "{message}"
+                    );
+                }
+                other => panic!("{tags:?}: {:?}", other.err()),
+            }
+        }
+        // A tag that only starts with scrypt is another type.
+        assert_eq!(
+            parse(&header_of(&["scrypt2", "X25519"]))
+                .unwrap()
+                .stanzas
+                .len(),
+            2
+        );
     }
 }

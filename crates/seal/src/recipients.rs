@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use age::x25519::Recipient;
 
+use crate::limits::MAX_STANZAS;
+
 /// The prefix of an age X25519 private key, which must never be given as a recipient.
 const IDENTITY_PREFIX: &str = "AGE-SECRET-KEY-";
 /// The prefix of an age X25519 public key; an entry without it is never repeated in a
@@ -44,6 +46,17 @@ pub enum RecipientsError {
         entry: Shown,
         /// What the age crate said.
         reason: String,
+    },
+    /// More recipients than a header recd reads may have stanzas.
+    #[error(
+        "{count} recipients, more than the {cap} recd seals a file to (it refuses to read \
+         a header with more stanzas): give at most {cap} keys"
+    )]
+    TooMany {
+        /// The recipients given (each key once, where lists were joined).
+        count: usize,
+        /// The cap, [`MAX_STANZAS`].
+        cap: usize,
     },
 }
 
@@ -98,6 +111,20 @@ pub enum RecipientsFileError {
         entry: Shown,
         /// What the age crate said.
         reason: String,
+    },
+    /// The file holds more recipients than a header recd reads may have stanzas.
+    #[error(
+        "the recipients file {path} holds {count} recipients, more than the {cap} recd \
+         seals a file to (it refuses to read a header with more stanzas): keep at most \
+         {cap} keys in it"
+    )]
+    TooMany {
+        /// The file.
+        path: PathBuf,
+        /// The recipients it holds.
+        count: usize,
+        /// The cap, [`MAX_STANZAS`].
+        cap: usize,
     },
 }
 
@@ -156,6 +183,12 @@ impl Recipients {
         if recipients.is_empty() {
             return Err(RecipientsError::Empty);
         }
+        if recipients.len() > MAX_STANZAS {
+            return Err(RecipientsError::TooMany {
+                count: recipients.len(),
+                cap: MAX_STANZAS,
+            });
+        }
         Ok(Self(recipients))
     }
 
@@ -203,18 +236,32 @@ impl Recipients {
                 path: path.to_owned(),
             });
         }
+        if recipients.len() > MAX_STANZAS {
+            return Err(RecipientsFileError::TooMany {
+                path: path.to_owned(),
+                count: recipients.len(),
+                cap: MAX_STANZAS,
+            });
+        }
         Ok(Self(recipients))
     }
 
-    /// These recipients followed by `other`'s (each key once).
-    pub fn join(mut self, other: Recipients) -> Self {
+    /// These recipients followed by `other`'s (each key once); refused where they are
+    /// more than [`MAX_STANZAS`] together.
+    pub fn join(mut self, other: Recipients) -> Result<Self, RecipientsError> {
         for recipient in other.0 {
             let key = recipient.to_string();
             if !self.0.iter().any(|r| r.to_string() == key) {
                 self.0.push(recipient);
             }
         }
-        self
+        if self.0.len() > MAX_STANZAS {
+            return Err(RecipientsError::TooMany {
+                count: self.0.len(),
+                cap: MAX_STANZAS,
+            });
+        }
+        Ok(self)
     }
 
     /// The recipients, in the order given.

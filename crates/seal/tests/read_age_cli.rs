@@ -1,6 +1,7 @@
 //! What Debian's `age` CLI (the Go reference implementation) encrypts, `SealedReader` reads
 //! with an identity file made by `age-keygen`; and `recover` keeps the authentic part of
-//! such a file cut short.
+//! such a file cut short. A header past recd's stanza cap (which age reads) and an scrypt
+//! stanza beside another (which age's passphrase path refuses too) are refused naming why.
 
 mod common;
 
@@ -9,7 +10,8 @@ use std::io::{Cursor, Read, Seek, SeekFrom};
 use common::{keygen, run};
 
 use recd_seal::{
-    recover, ChunkError, Identities, OpenError, SealedHeader, SealedReader, CHUNK_SIZE,
+    recover, ChunkError, HeaderReadError, Identities, OpenError, SealedHeader, SealedReader,
+    CHUNK_SIZE, MAX_STANZAS,
 };
 
 /// `age -e -r public…` of `plaintext`.
@@ -99,5 +101,109 @@ fn a_stranger_identity_is_refused_naming_the_stanzas() {
     assert!(
         error.to_string().contains("1 recipient stanza(s) (X25519)"),
         "{error}"
+    );
+}
+
+/// `n` public keys, `first` among them, first.
+fn public_keys(first: &str, n: usize) -> Vec<String> {
+    let mut keys = vec![first.to_owned()];
+    keys.extend((1..n).map(|_| age::x25519::Identity::generate().to_public().to_string()));
+    keys
+}
+
+#[test]
+fn a_file_age_seals_to_more_keys_than_the_cap_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keygen(dir.path(), "a.key");
+    let identities = Identities::read_file(&key).unwrap();
+
+    let keys = public_keys(&public, MAX_STANZAS);
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let at_cap = age_encrypt(&keys, b"at the cap");
+    let header = SealedHeader::read(Cursor::new(&at_cap)).unwrap();
+    assert_eq!(header.stanza_types().len(), MAX_STANZAS);
+    let mut back = Vec::new();
+    SealedReader::open(Cursor::new(&at_cap), &identities)
+        .unwrap()
+        .read_to_end(&mut back)
+        .unwrap();
+    assert_eq!(back, b"at the cap");
+
+    let keys = public_keys(&public, MAX_STANZAS + 1);
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let over = age_encrypt(&keys, b"over the cap");
+    // age reads it: the file is sound, recd's cap refuses it.
+    let path = dir.path().join("over.age");
+    std::fs::write(&path, &over).unwrap();
+    let output = run(
+        "age",
+        &["-d", "-i", key.to_str().unwrap(), path.to_str().unwrap()],
+        b"",
+    );
+    assert!(output.status.success(), "age -d: {output:?}");
+    assert_eq!(output.stdout, b"over the cap");
+
+    let error = SealedHeader::read(Cursor::new(&over)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            HeaderReadError::TooManyStanzas {
+                stanzas: 65,
+                cap: 64
+            }
+        ),
+        "{error:?}"
+    );
+    let error = SealedReader::open(Cursor::new(&over), &identities).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("has 65 recipient stanzas, more than the 64 recd reads"),
+        "{message}"
+    );
+    let error = recover(Cursor::new(&over), &identities, &mut Vec::new()).unwrap_err();
+    assert!(error.to_string().contains("more than the 64"), "{error}");
+}
+
+#[test]
+fn an_scrypt_stanza_beside_an_x25519_one_is_refused_as_the_age_spec_requires() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keygen(dir.path(), "a.key");
+    let identities = Identities::read_file(&key).unwrap();
+    // age does not write such a header: -p and -r exclude each other.
+    let output = run("age", &["-e", "-p", "-r", &public], b"secret");
+    assert!(!output.status.success(), "age -p -r: {output:?}");
+    // So an scrypt stanza as age writes one (salt, work factor, the wrapped key) goes in
+    // before the X25519 one of a file age wrote.
+    let file = age_encrypt(&[&public], b"secret");
+    let version = b"age-encryption.org/v1\n";
+    assert!(file.starts_with(version));
+    let scrypt = format!("-> scrypt {} 18\n{}\n", "A".repeat(22), "A".repeat(43));
+    let mut mixed = version.to_vec();
+    mixed.extend_from_slice(scrypt.as_bytes());
+    mixed.extend_from_slice(&file[version.len()..]);
+    let path = dir.path().join("mixed.age");
+    std::fs::write(&path, &mixed).unwrap();
+
+    // age's passphrase path (`age -d` without -i) refuses it before asking for one. (With
+    // -i and a header MAC made with the file key, age 1.1.1 reads such a file through its
+    // X25519 stanza; recd follows the spec and refuses it whatever opens it.)
+    let output = run("age", &["-d", path.to_str().unwrap()], b"");
+    assert!(!output.status.success(), "age -d read it: {output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("an scrypt recipient must be the only one"),
+        "age -d said: {said}"
+    );
+
+    let error = SealedHeader::read(Cursor::new(&mixed)).unwrap_err();
+    assert!(
+        matches!(error, HeaderReadError::ScryptNotAlone { stanzas: 2 }),
+        "{error:?}"
+    );
+    let error = SealedReader::open(Cursor::new(&mixed), &identities).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("an scrypt (passphrase) stanza among 2 stanzas"),
+        "{message}"
     );
 }

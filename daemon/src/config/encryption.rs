@@ -32,7 +32,9 @@ impl EncryptionConfig {
                 })?
             };
             all = Some(match all {
-                Some(all) => all.join(some),
+                Some(all) => all
+                    .join(some)
+                    .map_err(|e| format!("recipients up to entry {}: {e}", index + 1))?,
                 None => some,
             });
         }
@@ -110,5 +112,25 @@ mod tests {
             .recipients()
             .unwrap_err()
             .contains("no recipients"));
+    }
+
+    #[test]
+    fn more_keys_in_all_than_a_header_may_have_stanzas_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("fleet.txt");
+        let keys: Vec<String> = (0..recd_seal::MAX_STANZAS)
+            .map(|_| age::x25519::Identity::generate().to_public().to_string())
+            .collect();
+        std::fs::write(&file, keys.join("\n")).unwrap();
+        let file = file.to_str().unwrap();
+        // A key the file already holds is counted once.
+        let repeated = config(&[file, &keys[0]]);
+        assert_eq!(repeated.recipients().unwrap().len(), recd_seal::MAX_STANZAS);
+        let extra = age::x25519::Identity::generate().to_public().to_string();
+        let error = config(&[file, &extra]).recipients().unwrap_err();
+        assert!(
+            error.starts_with("recipients up to entry 2: 65 recipients, more than the 64"),
+            "{error}"
+        );
     }
 }

@@ -150,3 +150,52 @@ fn a_file_its_group_or_others_may_write_is_refused_naming_the_fix() {
     write_recipients(&path, &format!("{}\n", public_key()), 0o644);
     assert_eq!(Recipients::read_file(&path).unwrap().len(), 1);
 }
+
+#[test]
+fn more_recipients_than_a_header_may_have_stanzas_are_refused() {
+    let keys: Vec<String> = (0..=MAX_STANZAS).map(|_| public_key()).collect();
+    let at_cap = Recipients::parse(&keys[..MAX_STANZAS]).unwrap();
+    assert_eq!(at_cap.len(), MAX_STANZAS);
+    let err = Recipients::parse(&keys).unwrap_err();
+    assert!(
+        matches!(err, RecipientsError::TooMany { count: 65, cap: 64 }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("65 recipients, more than the 64"),
+        "{err}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recipients.txt");
+    write_recipients(&path, &format!("# fleet\n{}\n", keys.join("\n")), 0o644);
+    let err = Recipients::read_file(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RecipientsFileError::TooMany {
+                count: 65,
+                cap: 64,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("recipients.txt holds 65 recipients, more than the 64"),
+        "{message}"
+    );
+
+    // Lists joined count each key once.
+    let one = Recipients::parse(&keys[..1]).unwrap();
+    let joined = at_cap.clone().join(one).unwrap();
+    assert_eq!(joined.len(), MAX_STANZAS);
+    let last = Recipients::parse(&keys[MAX_STANZAS..]).unwrap();
+    let err = at_cap.join(last).unwrap_err();
+    assert!(
+        matches!(err, RecipientsError::TooMany { count: 65, cap: 64 }),
+        "{err:?}"
+    );
+}
