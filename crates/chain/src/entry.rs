@@ -32,6 +32,12 @@ pub enum Kind {
     /// (`delete_after_upload`); `replaces` is the entry of the file as it was, which the
     /// bucket holds.
     Offloaded,
+    /// recd reopened the chain and found it broken, or shorter than it had written it: a
+    /// new segment begins here, for recd never extends such a chain. `file` is the chain's
+    /// own name, `prev` the zero digest (the entry vouches for nothing before it), `bytes`
+    /// the entries recd had written and `sha256` the digest of the last of them (zeros
+    /// when recd knew of none).
+    Segment,
 }
 
 impl Kind {
@@ -44,6 +50,7 @@ impl Kind {
             Kind::Metadata => "metadata",
             Kind::Deleted => "deleted",
             Kind::Offloaded => "offloaded",
+            Kind::Segment => "segment",
         }
     }
 }
@@ -128,6 +135,16 @@ impl Entry {
         Some(format!(
             "its {name} {value:?} is not a SHA-256 as recd writes it (64 lowercase hex digits)"
         ))
+    }
+
+    /// One line of a chain (without its newline) as an entry, or why it is not one recd
+    /// wrote.
+    pub fn from_line(line: &str) -> Result<Entry, String> {
+        let entry = serde_json::from_str::<Entry>(line).map_err(|e| e.to_string())?;
+        match entry.malformed() {
+            Some(reason) => Err(reason),
+            None => Ok(entry),
+        }
     }
 
     /// The entry as one line of the chain file, without its newline.

@@ -13,15 +13,21 @@
 
 mod entry;
 mod key;
+mod links;
+mod objects;
+mod problem;
 mod verify;
 mod writer;
 
 pub use entry::{file_digest, hex, Entry, Kind, ZERO_DIGEST};
 pub use key::{KeyError, PublicKey, SigningKey};
+pub use objects::{object_name, write_object, ENTRIES_DIR};
+pub use problem::ChainProblem;
 pub use verify::{
-    read_chain, verify, ChainProblem, FileReport, FileState, ReadError, Report, Signatures,
+    read_chain, verify, verify_expecting, Expected, FileReport, FileState, ReadError, Report,
+    Signatures,
 };
-pub use writer::{AppendError, ChainWriter, NewEntry, OpenError};
+pub use writer::{AppendError, ChainWriter, Damage, Head, NewEntry, OpenError};
 
 /// The chain's file name in the session directory.
 pub const CHAIN_FILE: &str = "recd-chain.jsonl";

@@ -5,11 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
 use serde::Serialize;
 
-use crate::entry::{file_digest, hex, Entry, Kind, ZERO_DIGEST};
+use crate::entry::{file_digest, hex, Entry, Kind};
 use crate::key::PublicKey;
+use crate::links::check_chain;
+use crate::objects::check_objects;
+use crate::problem::ChainProblem;
 use crate::{CHAIN_FILE, INCIDENTS_DIR};
 
 /// Why there is no chain to verify.
@@ -29,72 +31,6 @@ pub enum ReadError {
         /// Why.
         source: std::io::Error,
     },
-}
-
-/// Something wrong with the chain itself: it was edited, cut or forged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "problem", rename_all = "snake_case")]
-pub enum ChainProblem {
-    /// A line is not an entry.
-    Unreadable {
-        /// The line, from 1.
-        line: usize,
-        /// What is wrong.
-        reason: String,
-    },
-    /// An entry is not where its number says: entries were removed, added or reordered.
-    OutOfPlace {
-        /// The line, from 1.
-        line: usize,
-        /// The entry's own number.
-        seq: u64,
-    },
-    /// An entry's `prev` is not the digest of the entry before it.
-    BrokenLink {
-        /// The line, from 1.
-        line: usize,
-    },
-    /// An entry's digest is not that of what it says: it was edited.
-    AlteredEntry {
-        /// The line, from 1.
-        line: usize,
-    },
-    /// An entry's signature is not the key's: forged, or signed by another key.
-    BadSignature {
-        /// The line, from 1.
-        line: usize,
-    },
-    /// An entry replaces no earlier entry of its file.
-    BadReplaces {
-        /// The line, from 1.
-        line: usize,
-    },
-}
-
-impl std::fmt::Display for ChainProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Unreadable { line, reason } => write!(f, "line {line} is not an entry: {reason}"),
-            Self::OutOfPlace { line, seq } => write!(
-                f,
-                "line {line} holds entry {seq}: entries were removed, added or reordered"
-            ),
-            Self::BrokenLink { line } => write!(
-                f,
-                "line {line} does not link to the entry before it (broken link)"
-            ),
-            Self::AlteredEntry { line } => {
-                write!(f, "line {line} was edited: its digest does not match it")
-            }
-            Self::BadSignature { line } => write!(
-                f,
-                "line {line} is not signed by the key: forged or signed by another key"
-            ),
-            Self::BadReplaces { line } => {
-                write!(f, "line {line} replaces no earlier entry of its file")
-            }
-        }
-    }
 }
 
 /// Whether the signatures were checked.
@@ -201,16 +137,36 @@ pub fn read_chain(dir: &Path) -> Result<Vec<Result<Entry, String>>, ReadError> {
         }
         Err(source) => return Err(ReadError::Read { path, source }),
     };
-    Ok(text
-        .lines()
-        .map(|line| {
-            let entry = serde_json::from_str::<Entry>(line).map_err(|e| e.to_string())?;
-            match entry.malformed() {
-                Some(reason) => Err(reason),
-                None => Ok(entry),
+    Ok(text.lines().map(Entry::from_line).collect())
+}
+
+/// What the chain is checked against beyond itself: what the fleet last saw of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expected {
+    /// It has at least this many entries (`rec verify --min-entries`).
+    pub min_entries: Option<usize>,
+    /// It holds an entry of this digest (`rec verify --head`).
+    pub head: Option<String>,
+}
+
+impl Expected {
+    /// What of it the chain's `lines` do not meet.
+    fn unmet(&self, lines: &[Result<Entry, String>]) -> Vec<ChainProblem> {
+        let mut problems = Vec::new();
+        if let Some(expected) = self.min_entries.filter(|&n| lines.len() < n) {
+            problems.push(ChainProblem::TooFewEntries {
+                found: lines.len(),
+                expected,
+            });
+        }
+        if let Some(head) = &self.head {
+            let head = head.to_ascii_lowercase();
+            if !lines.iter().flatten().any(|entry| entry.digest == head) {
+                problems.push(ChainProblem::HeadNotFound { digest: head });
             }
-        })
-        .collect())
+        }
+        problems
+    }
 }
 
 /// Verifies the session directory `dir` (or a folder the bucket's objects of one session
@@ -218,11 +174,28 @@ pub fn read_chain(dir: &Path) -> Result<Vec<Result<Entry, String>>, ReadError> {
 /// file. A `cut` entry's file (`incidents/<name>`) is looked for in `dir`, then in the
 /// data directory above it (where recd keeps incidents on the vehicle).
 pub fn verify(dir: &Path, key: Option<&PublicKey>) -> Result<Report, ReadError> {
+    verify_expecting(dir, key, &Expected::default())
+}
+
+/// [`verify`], and the chain checked against its entry objects ([`ENTRIES_DIR`]: entries
+/// they hold that the chain lacks are named, and their files judged) and against
+/// `expected`.
+///
+/// [`ENTRIES_DIR`]: crate::ENTRIES_DIR
+pub fn verify_expecting(
+    dir: &Path,
+    key: Option<&PublicKey>,
+    expected: &Expected,
+) -> Result<Report, ReadError> {
     let lines = read_chain(dir)?;
-    let (entries, problems) = check_chain(&lines, key);
+    let (mut entries, mut problems) = check_chain(&lines, key);
+    let (lost, object_problems) = check_objects(dir, &lines, key);
+    problems.extend(object_problems);
+    problems.extend(expected.unmet(&lines));
+    entries.extend(lost);
     let mut by_file: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
     let mut order = Vec::new();
-    for entry in &entries {
+    for entry in entries.iter().filter(|entry| entry.kind != Kind::Segment) {
         let seen = by_file.entry(entry.file.as_str()).or_default();
         if seen.is_empty() {
             order.push(entry.file.as_str());
@@ -254,63 +227,6 @@ pub fn verify(dir: &Path, key: Option<&PublicKey>) -> Result<Report, ReadError> 
         problems,
         files,
     })
-}
-
-/// The entries that parsed, and what is wrong with the chain.
-fn check_chain(
-    lines: &[Result<Entry, String>],
-    key: Option<&PublicKey>,
-) -> (Vec<Entry>, Vec<ChainProblem>) {
-    let mut problems = Vec::new();
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut prev = Some(ZERO_DIGEST.to_string());
-    for (index, line) in lines.iter().enumerate() {
-        let line_number = index + 1;
-        let entry = match line {
-            Ok(entry) => entry,
-            Err(reason) => {
-                problems.push(ChainProblem::Unreadable {
-                    line: line_number,
-                    reason: reason.clone(),
-                });
-                prev = None;
-                continue;
-            }
-        };
-        if entry.seq != index as u64 {
-            problems.push(ChainProblem::OutOfPlace {
-                line: line_number,
-                seq: entry.seq,
-            });
-        }
-        // After an unreadable line the link cannot be checked; the line said so already.
-        if prev.as_ref().is_some_and(|prev| *prev != entry.prev) {
-            problems.push(ChainProblem::BrokenLink { line: line_number });
-        }
-        let digest = entry.compute_digest();
-        if hex(&digest) != entry.digest {
-            problems.push(ChainProblem::AlteredEntry { line: line_number });
-        }
-        if let Some(key) = key {
-            let signature = base64::engine::general_purpose::STANDARD
-                .decode(&entry.signature)
-                .unwrap_or_default();
-            if !key.verifies(&digest, &signature) {
-                problems.push(ChainProblem::BadSignature { line: line_number });
-            }
-        }
-        if let Some(replaces) = &entry.replaces {
-            let found = entries
-                .iter()
-                .any(|e| e.digest == *replaces && e.file == entry.file);
-            if !found {
-                problems.push(ChainProblem::BadReplaces { line: line_number });
-            }
-        }
-        prev = Some(entry.digest.clone());
-        entries.push(entry.clone());
-    }
-    (entries, problems)
 }
 
 /// The verdict on the file `name`, whose entries are `entries` (oldest first).

@@ -8,6 +8,8 @@ use base64::Engine;
 
 use crate::entry::{hex, Entry, Kind, ZERO_DIGEST};
 use crate::key::SigningKey;
+use crate::links::check_chain;
+use crate::problem::ChainProblem;
 use crate::CHAIN_FILE;
 
 /// Why a chain cannot be opened for appending.
@@ -20,16 +22,6 @@ pub enum OpenError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
-    },
-    /// A line of it is not an entry: appending would hide the damage.
-    #[error("the chain {} is damaged at line {line}: {reason}", path.display())]
-    Damaged {
-        /// The chain file.
-        path: PathBuf,
-        /// The line, from 1.
-        line: usize,
-        /// What is wrong.
-        reason: String,
     },
 }
 
@@ -61,19 +53,74 @@ pub struct NewEntry {
     pub time_ns: u64,
 }
 
+/// What recd last appended to a chain, kept apart from it (recd keeps it in its catalog)
+/// so that a chain cut short is known when recd reopens it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// Entries in the chain, the last one included.
+    pub entries: u64,
+    /// The last entry's digest.
+    pub digest: String,
+}
+
+/// Why recd does not extend the chain it reopened: its next append begins a new segment
+/// ([`Kind::Segment`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// The chain fails its own checks since its last segment began (the first problem).
+    Broken(ChainProblem),
+    /// It holds fewer entries than recd had written.
+    Shortened {
+        /// Entries recd had written.
+        written: u64,
+        /// Entries found.
+        found: u64,
+    },
+    /// The entry recd wrote last is not where it was: another holds its place.
+    Rewritten {
+        /// Its number.
+        seq: u64,
+    },
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Broken(problem) => write!(f, "it is broken: {problem}"),
+            Self::Shortened { written, found } => write!(
+                f,
+                "it holds {found} entries where recd had written {written}: it was cut"
+            ),
+            Self::Rewritten { seq } => write!(
+                f,
+                "its entry {seq} is not the one recd wrote last: it was rewritten"
+            ),
+        }
+    }
+}
+
 /// A session's chain, open for appending: the entries so far are kept to link and to
 /// find what a new entry replaces.
 #[derive(Debug)]
 pub struct ChainWriter {
     path: PathBuf,
     entries: Vec<Entry>,
+    /// Lines in the file, entries or not: the next entry's number.
+    lines: u64,
+    /// Why the next append begins a new segment.
+    damage: Option<Damage>,
+    /// What recd had written, as it was told on opening (the segment records it).
+    known: Option<Head>,
 }
 
 impl ChainWriter {
     /// Opens the chain of the session directory `dir`, made on the first append. An
     /// unfinished last line (a power cut during an append) is cut off: that entry never
-    /// was; any other damage refuses the chain.
-    pub fn open(dir: &Path) -> Result<Self, OpenError> {
+    /// was. The chain is checked (links, digests, signatures against `key`'s public key,
+    /// since its last segment) and against `known`, what recd last appended to it: where
+    /// it is broken, shorter, or rewritten, [`ChainWriter::damage`] says so and the next
+    /// append begins a new segment instead of extending it.
+    pub fn open(dir: &Path, key: &SigningKey, known: Option<Head>) -> Result<Self, OpenError> {
         let path = dir.join(CHAIN_FILE);
         let read_error = |source| OpenError::Read {
             path: path.clone(),
@@ -97,20 +144,19 @@ impl ChainWriter {
             file.set_len(kept as u64).map_err(read_error)?;
             file.sync_data().map_err(read_error)?;
         }
-        let mut entries = Vec::new();
-        for (index, line) in text.split(|&b| b == b'\n').enumerate() {
-            if line.is_empty() {
-                continue;
-            }
-            let entry: Entry =
-                serde_json::from_slice(line).map_err(|error| OpenError::Damaged {
-                    path: path.clone(),
-                    line: index + 1,
-                    reason: error.to_string(),
-                })?;
-            entries.push(entry);
-        }
-        Ok(Self { path, entries })
+        let lines: Vec<Result<Entry, String>> = String::from_utf8_lossy(&text)
+            .lines()
+            .map(Entry::from_line)
+            .collect();
+        let (entries, problems) = check_chain(&lines, Some(&key.public_key()));
+        let damage = damage(&lines, problems, known.as_ref());
+        Ok(Self {
+            path,
+            entries,
+            lines: lines.len() as u64,
+            damage,
+            known,
+        })
     }
 
     /// The chain file.
@@ -121,6 +167,11 @@ impl ChainWriter {
     /// The entries so far.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// Why the next append begins a new segment, if it does.
+    pub fn damage(&self) -> Option<&Damage> {
+        self.damage.as_ref()
     }
 
     /// The newest entry naming `file`.
@@ -137,25 +188,48 @@ impl ChainWriter {
     }
 
     /// Appends `new`, linked to the last entry and signed with `key`; a `finished`,
-    /// `deleted` or `offloaded` entry replaces the newest entry of its file. Returns the
-    /// entry once it is on disk.
-    pub fn append(&mut self, key: &SigningKey, new: NewEntry) -> Result<&Entry, AppendError> {
+    /// `deleted` or `offloaded` entry replaces the newest entry of its file. Where the
+    /// chain was found damaged, a `segment` entry goes first. Returns the entries appended,
+    /// once they are on disk.
+    pub fn append(&mut self, key: &SigningKey, new: NewEntry) -> Result<Vec<Entry>, AppendError> {
+        let mut appended = Vec::new();
+        if self.damage.is_some() {
+            let known = self.known.clone();
+            let segment = NewEntry {
+                kind: Kind::Segment,
+                file: CHAIN_FILE.to_string(),
+                bytes: known.as_ref().map_or(0, |head| head.entries),
+                sha256: known
+                    .as_ref()
+                    .and_then(|head| unhex(&head.digest))
+                    .unwrap_or([0; 32]),
+                time_ns: new.time_ns,
+            };
+            appended.push(self.append_one(key, segment)?);
+            self.damage = None;
+        }
+        appended.push(self.append_one(key, new)?);
+        Ok(appended)
+    }
+
+    fn append_one(&mut self, key: &SigningKey, new: NewEntry) -> Result<Entry, AppendError> {
         let replaces = match new.kind {
             Kind::Finished | Kind::Deleted | Kind::Offloaded => {
                 self.newest(&new.file).map(|e| e.digest.clone())
             }
             _ => None,
         };
+        let prev = match (new.kind, self.entries.last()) {
+            (Kind::Segment, _) | (_, None) => ZERO_DIGEST.to_string(),
+            (_, Some(last)) => last.digest.clone(),
+        };
         let mut entry = Entry {
-            seq: self.entries.len() as u64,
+            seq: self.lines,
             kind: new.kind,
             file: new.file,
             bytes: new.bytes,
             sha256: hex(&new.sha256),
-            prev: self
-                .entries
-                .last()
-                .map_or_else(|| ZERO_DIGEST.to_string(), |last| last.digest.clone()),
+            prev,
             time_ns: new.time_ns,
             replaces,
             digest: String::new(),
@@ -169,8 +243,13 @@ impl ChainWriter {
                 path: self.path.clone(),
                 source,
             })?;
-        self.entries.push(entry);
-        Ok(self.entries.last().expect("just pushed"))
+        self.entries.push(entry.clone());
+        self.lines += 1;
+        self.known = Some(Head {
+            entries: self.lines,
+            digest: entry.digest.clone(),
+        });
+        Ok(entry)
     }
 
     fn write_line(&self, entry: &Entry) -> std::io::Result<()> {
@@ -192,75 +271,56 @@ impl ChainWriter {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::key::SigningKey;
-
-    fn key() -> SigningKey {
-        SigningKey::from_pem(crate::key::tests::PRIVATE, "test").unwrap()
+/// Why a chain of `lines`, with `problems` found in it, must not be extended, given what
+/// recd `known` it had written last.
+fn damage(
+    lines: &[Result<Entry, String>],
+    problems: Vec<ChainProblem>,
+    known: Option<&Head>,
+) -> Option<Damage> {
+    // Problems before the last segment were found when it began; it is not begun again.
+    let segment_line = problems
+        .iter()
+        .filter_map(|problem| match problem {
+            ChainProblem::NewSegment { line, .. } => Some(*line),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let broken = problems.into_iter().find(|problem| {
+        !matches!(problem, ChainProblem::NewSegment { .. })
+            && problem.line().is_some_and(|line| line >= segment_line)
+    });
+    if let Some(problem) = broken {
+        return Some(Damage::Broken(problem));
     }
-
-    fn new(kind: Kind, file: &str, content: &[u8]) -> NewEntry {
-        NewEntry {
-            kind,
-            file: file.into(),
-            bytes: content.len() as u64,
-            sha256: crate::entry::sha256(content),
-            time_ns: 1,
-        }
+    let known = known.filter(|head| head.entries > 0)?;
+    let found = lines.len() as u64;
+    if found < known.entries {
+        return Some(Damage::Shortened {
+            written: known.entries,
+            found,
+        });
     }
-
-    #[test]
-    fn entries_link_to_the_one_before_and_finished_replaces_recorded() {
-        let dir = tempfile::tempdir().unwrap();
-        let key = key();
-        let mut chain = ChainWriter::open(dir.path()).unwrap();
-        let first = chain
-            .append(&key, new(Kind::Recorded, "a.mcap", b"a"))
-            .unwrap()
-            .clone();
-        assert_eq!(first.seq, 0);
-        assert_eq!(first.prev, ZERO_DIGEST);
-        assert_eq!(first.replaces, None);
-        let second = chain
-            .append(&key, new(Kind::Finished, "a.mcap", b"aa"))
-            .unwrap()
-            .clone();
-        assert_eq!(second.seq, 1);
-        assert_eq!(second.prev, first.digest);
-        assert_eq!(second.replaces.as_ref(), Some(&first.digest));
-        assert!(chain.is_current("a.mcap", 2, &crate::entry::sha256(b"aa")));
-        assert!(!chain.is_current("a.mcap", 1, &crate::entry::sha256(b"a")));
-
-        let again = ChainWriter::open(dir.path()).unwrap();
-        assert_eq!(again.entries(), &[first, second]);
-    }
-
-    #[test]
-    fn an_unfinished_last_line_is_cut_off_and_other_damage_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let key = key();
-        let mut chain = ChainWriter::open(dir.path()).unwrap();
-        chain
-            .append(&key, new(Kind::Recorded, "a.mcap", b"a"))
-            .unwrap();
-        let path = chain.path().to_path_buf();
-        let whole = std::fs::read(&path).unwrap();
-        let mut torn = whole.clone();
-        torn.extend_from_slice(b"{\"seq\":1,\"ki");
-        std::fs::write(&path, &torn).unwrap();
-        let chain = ChainWriter::open(dir.path()).unwrap();
-        assert_eq!(chain.entries().len(), 1);
-        assert_eq!(std::fs::read(&path).unwrap(), whole);
-
-        let mut damaged = whole.clone();
-        damaged.extend_from_slice(b"not an entry\n");
-        std::fs::write(&path, &damaged).unwrap();
-        let error = ChainWriter::open(dir.path()).unwrap_err();
-        assert!(
-            matches!(error, OpenError::Damaged { line: 2, .. }),
-            "{error}"
-        );
+    let seq = known.entries - 1;
+    let last = lines.get(seq as usize).and_then(|line| line.as_ref().ok());
+    match last {
+        Some(entry) if entry.digest == known.digest => None,
+        _ => Some(Damage::Rewritten { seq }),
     }
 }
+
+/// The 32 bytes a digest's hex spells, if it is one.
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    if text.len() != 64 {
+        return None;
+    }
+    for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests;

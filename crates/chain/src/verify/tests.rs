@@ -2,6 +2,7 @@ use super::*;
 use crate::entry::sha256;
 use crate::key::SigningKey;
 use crate::writer::{ChainWriter, NewEntry};
+use base64::Engine;
 
 /// Another key, as a forger would sign with.
 const OTHER: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIKYOOxlFEl5qWLwLtvF4DTj37pkJscSTGjWikQiRxqzN\n-----END PRIVATE KEY-----\n";
@@ -38,7 +39,7 @@ fn record(chain: &mut ChainWriter, key: &SigningKey, dir: &Path, name: &str, kin
 fn session() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
-    let mut chain = ChainWriter::open(dir.path()).unwrap();
+    let mut chain = ChainWriter::open(dir.path(), &key, None).unwrap();
     for name in ["s_0000.mcap", "s_0001.mcap", "s_0002.mcap.age"] {
         record(&mut chain, &key, dir.path(), name, Kind::Recorded);
     }
@@ -118,7 +119,7 @@ fn altered_missing_and_unlisted_files_are_named() {
 fn a_file_deleted_by_recd_is_told_from_a_missing_one() {
     let dir = session();
     let key = key();
-    let mut chain = ChainWriter::open(dir.path()).unwrap();
+    let mut chain = ChainWriter::open(dir.path(), &key, None).unwrap();
     std::fs::remove_file(dir.path().join("s_0001.mcap")).unwrap();
     chain
         .append(
@@ -139,7 +140,7 @@ fn a_file_deleted_by_recd_is_told_from_a_missing_one() {
 
 /// Enters a deletion of `name` (`kind`: deleted or offloaded) in `dir`'s chain.
 fn delete(dir: &Path, name: &str, kind: Kind) {
-    let mut chain = ChainWriter::open(dir).unwrap();
+    let mut chain = ChainWriter::open(dir, &key(), None).unwrap();
     chain
         .append(
             &key(),
@@ -206,7 +207,7 @@ fn a_cut_file_is_found_beside_the_session_or_in_the_data_directory() {
     let session = data.path().join("drive");
     std::fs::create_dir(&session).unwrap();
     let key = key();
-    let mut chain = ChainWriter::open(&session).unwrap();
+    let mut chain = ChainWriter::open(&session, &key, None).unwrap();
     record(
         &mut chain,
         &key,
@@ -363,4 +364,96 @@ fn a_directory_without_a_chain_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let error = verify(dir.path(), None).unwrap_err();
     assert!(error.to_string().contains("holds no chain"), "{error}");
+}
+
+/// Writes every entry of `dir`'s chain as its object, as recd does when uploading.
+fn write_objects(dir: &Path) {
+    for line in chain_lines(dir) {
+        let entry: Entry = serde_json::from_str(&line).unwrap();
+        crate::objects::write_object(dir, &entry).unwrap();
+    }
+}
+
+#[test]
+fn a_chain_cut_by_two_entries_and_their_files_is_named_from_the_entry_objects() {
+    let dir = session();
+    write_objects(dir.path());
+    assert!(verify(dir.path(), Some(&public())).unwrap().is_good());
+    // Cut as a thief would: the last two entries and the files they name (the chain left
+    // is whole), the objects as the bucket keeps them.
+    let lines = chain_lines(dir.path());
+    write_lines(dir.path(), &lines[..2]);
+    std::fs::remove_file(dir.path().join("s_0002.mcap.age")).unwrap();
+    std::fs::remove_file(dir.path().join("s_0000.mcap")).unwrap();
+    let plain = verify(dir.path(), Some(&public()));
+    let report = verify_expecting(dir.path(), Some(&public()), &Expected::default()).unwrap();
+    assert_eq!(plain.unwrap(), report, "verify reads the objects too");
+    let cut: Vec<(u64, &str)> = (report.problems.iter())
+        .filter_map(|problem| match problem {
+            ChainProblem::NotInChain { seq, file, .. } => Some((*seq, file.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cut, [(2, "s_0002.mcap.age"), (3, "s_0000.mcap")]);
+    assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
+    assert_eq!(
+        states(&report),
+        [
+            ("s_0000.mcap", FileState::Missing),
+            ("s_0001.mcap", FileState::Intact),
+            ("s_0002.mcap.age", FileState::Missing),
+        ]
+    );
+}
+
+#[test]
+fn an_entry_object_not_signed_by_the_key_is_named_and_not_believed() {
+    let dir = session();
+    write_objects(dir.path());
+    let mut forged: Entry = serde_json::from_str(&chain_lines(dir.path())[3]).unwrap();
+    forged.seq = 4;
+    forged.file = "planted.mcap".into();
+    forged.digest = hex(&forged.compute_digest());
+    let other = SigningKey::from_pem(OTHER, "other").unwrap();
+    forged.signature =
+        base64::engine::general_purpose::STANDARD.encode(other.sign(&forged.compute_digest()));
+    let name = crate::objects::object_name(&forged);
+    crate::objects::write_object(dir.path(), &forged).unwrap();
+    let report = verify(dir.path(), Some(&public())).unwrap();
+    assert_eq!(
+        report.problems,
+        [ChainProblem::BadObject {
+            object: name,
+            reason: "it is not signed by the key (forged or another key's)".into()
+        }]
+    );
+    assert!(report.files.iter().all(|f| f.file != "planted.mcap"));
+}
+
+#[test]
+fn what_the_fleet_last_saw_is_checked_min_entries_and_head() {
+    let dir = session();
+    let lines = chain_lines(dir.path());
+    let head: Entry = serde_json::from_str(&lines[3]).unwrap();
+    let met = Expected {
+        min_entries: Some(4),
+        head: Some(head.digest.to_uppercase()),
+    };
+    assert!(verify_expecting(dir.path(), Some(&public()), &met)
+        .unwrap()
+        .is_good());
+    write_lines(dir.path(), &lines[..3]);
+    let report = verify_expecting(dir.path(), Some(&public()), &met).unwrap();
+    assert_eq!(
+        report.problems,
+        [
+            ChainProblem::TooFewEntries {
+                found: 3,
+                expected: 4
+            },
+            ChainProblem::HeadNotFound {
+                digest: head.digest.clone()
+            }
+        ]
+    );
 }
