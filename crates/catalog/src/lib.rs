@@ -13,6 +13,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod backlog;
+mod chain_heads;
 mod error;
 mod files;
 mod finishing;
@@ -31,6 +32,7 @@ use paths::DataDir;
 use rusqlite::Connection;
 
 pub use backlog::{DeletedBefore, OldestWaiting};
+pub use chain_heads::ChainHead;
 pub use error::CatalogError;
 pub use files::File;
 pub use incident_tally::IncidentTally;
