@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use recd_chain::{FileReport, FileState, Kind, PublicKey, Report, Signatures};
+use recd_chain::{Expected, FileReport, FileState, Kind, PublicKey, Report, Signatures};
 
 use crate::output::{outln, print_json};
 
@@ -31,6 +31,14 @@ const NOT_CHECKED: &str = "signatures not checked (no --key): the links and dige
 /// in the chain). A finished file replaces its recording in place;
 /// its older entry is shown as replaced, not altered.
 ///
+/// Each entry is also kept as an object of its own in recd-chain.d/
+/// beside the chain (uploaded once, never overwritten): an entry
+/// there that the chain lacks is named, with its file, for the chain
+/// was cut. Where recd reopened a chain it found cut or broken, it
+/// began a new segment rather than extend it; the line is named.
+/// --min-entries and --head check the chain against what the fleet
+/// last saw of it.
+///
 /// Without --key the links and digests are checked, not the
 /// signatures: a chain rewritten from scratch would pass, so the
 /// verdict is never "ok".
@@ -46,9 +54,28 @@ pub struct VerifyArgs {
     /// The ECU's public key, PEM (`openssl pkey -pubout`).
     #[arg(long, value_name = "PUBLIC")]
     key: Option<PathBuf>,
+    /// Fail unless the chain has at least N entries: as many as the
+    /// fleet last saw (`entries` of an earlier report).
+    #[arg(long, value_name = "N")]
+    min_entries: Option<usize>,
+    /// Fail unless the chain holds the entry of this digest: the head
+    /// the fleet last saw (the `digest` of its last line, 64 hex digits).
+    #[arg(long, value_name = "DIGEST", value_parser = parse_digest)]
+    head: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+/// A digest as `--head` takes it: 64 hex digits, either case.
+fn parse_digest(text: &str) -> Result<String, String> {
+    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "{text:?} is not an entry's digest: 64 hex digits, as the chain's `digest` field"
+        ))
+    }
 }
 
 /// The report with its verdict, as `--json` prints it.
@@ -68,7 +95,12 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode, String> {
         Some(path) => Some(PublicKey::load(path).map_err(|e| e.to_string())?),
         None => None,
     };
-    let report = recd_chain::verify(&args.dir, key.as_ref()).map_err(|e| e.to_string())?;
+    let expected = Expected {
+        min_entries: args.min_entries,
+        head: args.head.clone(),
+    };
+    let report = recd_chain::verify_expecting(&args.dir, key.as_ref(), &expected)
+        .map_err(|e| e.to_string())?;
     let good = report.is_good();
     let checked = matches!(report.signatures, Signatures::Checked { .. });
     let reason = (good && !checked).then_some(NOT_CHECKED);

@@ -197,44 +197,70 @@ impl Uploads {
     /// Queues the session's hash chain at `chain` for upload as it is now, beside the
     /// file at `entered` (the one that last entered it, queued already): under the same
     /// prefix as the session's files, with their object metadata but what is the file's
-    /// own. Nothing when `entered` is not queued (its session does not upload). The chain
-    /// is looked at before the catalog is locked.
+    /// own (or, when `entered` is not queued, where the chain went before). Nothing when
+    /// neither is queued (its session does not upload). The chain is looked at before the
+    /// catalog is locked.
     pub fn queue_chain(
         &self,
         catalog: &Mutex<Catalog>,
         chain: &Path,
         entered: &Path,
     ) -> Result<bool, CatalogError> {
-        let Some(fingerprint) = fingerprint_of(chain) else {
+        self.queue_beside_chain(catalog, chain, (chain, entered), None)
+    }
+
+    /// Queues the entry object at `object` (in the session's `recd-chain.d/`) of the chain
+    /// at `chain`, beside the file at `entered` as [`Uploads::queue_chain`] does, under
+    /// `recd-chain.d/`: uploaded once and never overwritten, so that the bucket keeps every
+    /// entry even when the vehicle's chain is cut.
+    pub fn queue_chain_entry(
+        &self,
+        catalog: &Mutex<Catalog>,
+        object: &Path,
+        chain: &Path,
+        entered: &Path,
+    ) -> Result<bool, CatalogError> {
+        let folder = Some(recd_chain::ENTRIES_DIR);
+        self.queue_beside_chain(catalog, object, (chain, entered), folder)
+    }
+
+    /// Queues `path`, the chain itself (uploaded again as it grows) or, under `folder`, one
+    /// of its entry objects (uploaded once), where [`chain_beside`] puts the chain.
+    fn queue_beside_chain(
+        &self,
+        catalog: &Mutex<Catalog>,
+        path: &Path,
+        (chain, entered): (&Path, &Path),
+        folder: Option<&str>,
+    ) -> Result<bool, CatalogError> {
+        let Some(fingerprint) = fingerprint_of(path) else {
             return Ok(false);
         };
         let catalog = lock(catalog);
-        let Some(beside) = catalog.upload(entered)? else {
+        let Some(beside) = chain_beside(&catalog, chain, entered, fingerprint.bytes)? else {
             return Ok(false);
         };
-        // A cut file's key is under the session's prefix and `incidents/`.
-        let folder = beside.key.rsplit_once('/').map_or("", |(folder, _)| folder);
-        let prefix = folder
-            .strip_suffix(&format!("/{}", recd_chain::INCIDENTS_DIR))
-            .unwrap_or(folder);
-        let own = ["messages", "bytes", "file_index", "health"];
-        let mut metadata: BTreeMap<String, String> = (beside.metadata.into_iter())
-            .filter(|(key, _)| !own.contains(&key.as_str()) && !key.starts_with("incident"))
-            .collect();
-        metadata.insert("bytes".into(), fingerprint.bytes.to_string());
-        catalog.queue_upload_again(
-            &NewUpload {
-                path: chain.to_path_buf(),
-                key: object_key(prefix, chain),
-                priority: beside.priority,
-                incident: false,
-                fingerprint,
-                metadata,
-            },
-            crate::clock::now_ns(),
-        )?;
-        self.handle.wake();
-        Ok(true)
+        let prefix = match folder {
+            Some(folder) => format!("{}/{folder}", beside.prefix),
+            None => beside.prefix,
+        };
+        let upload = NewUpload {
+            path: path.to_path_buf(),
+            key: object_key(&prefix, path),
+            priority: beside.priority,
+            incident: false,
+            fingerprint,
+            metadata: beside.metadata,
+        };
+        let now = crate::clock::now_ns();
+        let queued = match folder {
+            None => catalog.queue_upload_again(&upload, now).map(|()| true)?,
+            Some(_) => catalog.queue_upload(&upload, now)?,
+        };
+        if queued {
+            self.handle.wake();
+        }
+        Ok(queued)
     }
 
     /// The queue and the uploader's state.
@@ -246,6 +272,45 @@ impl Uploads {
     pub fn stop(&self) {
         self.handle.stop();
     }
+}
+
+/// Where a session's chain (and its entry objects) go in the bucket, and with what.
+struct ChainPlace {
+    /// The session's prefix.
+    prefix: String,
+    /// Whether the session's files go first.
+    priority: bool,
+    /// The object metadata of the session's files, less what is each file's own.
+    metadata: BTreeMap<String, String>,
+}
+
+/// Where the chain at `chain` and its entries go: beside the file at `entered` (the one
+/// that last entered it) when that is queued, else where the chain went before; `None`
+/// when neither is queued (its session does not upload). `bytes` is what is queued.
+fn chain_beside(
+    catalog: &Catalog,
+    chain: &Path,
+    entered: &Path,
+    bytes: u64,
+) -> Result<Option<ChainPlace>, CatalogError> {
+    let Some(beside) = catalog.upload(entered)?.or(catalog.upload(chain)?) else {
+        return Ok(None);
+    };
+    // A cut file's key is under the session's prefix and `incidents/`.
+    let folder = beside.key.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let prefix = folder
+        .strip_suffix(&format!("/{}", recd_chain::INCIDENTS_DIR))
+        .unwrap_or(folder);
+    let own = ["messages", "bytes", "file_index", "health"];
+    let mut metadata: BTreeMap<String, String> = (beside.metadata.into_iter())
+        .filter(|(key, _)| !own.contains(&key.as_str()) && !key.starts_with("incident"))
+        .collect();
+    metadata.insert("bytes".into(), bytes.to_string());
+    Ok(Some(ChainPlace {
+        prefix: prefix.to_string(),
+        priority: beside.priority,
+        metadata,
+    }))
 }
 
 /// The fingerprint of the file at `path` now; `None` (and a WARN) when it cannot be read.

@@ -8,8 +8,9 @@ under a prefix, and prints ONE JSON array, objects in key order:
 fashion), "e_tag" the object's ETag without its quotes, "metadata" its user metadata (keys
 without the x-amz-meta- prefix, as boto3 gives them). Addressing is path-style, the region
 us-east-1. With DOWNLOAD_DIR, each object's bytes are also written to DOWNLOAD_DIR/<the
-key's last segment>. Usage: s3_objects.py ENDPOINT ACCESS_KEY SECRET_KEY BUCKET PREFIX
-[DOWNLOAD_DIR]
+key's last segment>, or with LAYOUT "tree" to DOWNLOAD_DIR/<the key less PREFIX>, folders
+made. Usage: s3_objects.py ENDPOINT ACCESS_KEY SECRET_KEY BUCKET PREFIX [DOWNLOAD_DIR
+[LAYOUT]]
 """
 
 import hashlib
@@ -28,6 +29,7 @@ def main(
     bucket: str,
     prefix: str,
     download_dir: str | None = None,
+    layout: str = "flat",
 ) -> None:
     s3 = boto3.client(
         "s3",
@@ -49,7 +51,13 @@ def main(
             digest = hashlib.sha256()
             copy = None
             if download_dir is not None:
-                copy = open(os.path.join(download_dir, listed["Key"].rsplit("/", 1)[-1]), "wb")
+                if layout == "tree":
+                    relative = listed["Key"][len(prefix) :].lstrip("/")
+                else:
+                    relative = listed["Key"].rsplit("/", 1)[-1]
+                target = os.path.join(download_dir, relative)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                copy = open(target, "wb")
             for chunk in response["Body"].iter_chunks(1 << 20):
                 digest.update(chunk)
                 if copy is not None:
@@ -69,4 +77,4 @@ def main(
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:7])
+    main(*sys.argv[1:8])

@@ -148,18 +148,22 @@ impl SeaweedFs {
 
     /// Every object under `prefix` as boto3 lists and reads it back, in key order.
     pub fn objects(&self, prefix: &str) -> Vec<S3Object> {
-        self.read_back(self.s3_objects_script(prefix))
+        self.read_back(&mut self.s3_objects_script(prefix))
     }
 
     /// [`SeaweedFs::objects`], each object's bytes also written into `dir` under the last
     /// segment of its key.
     pub fn download(&self, prefix: &str, dir: &Path) -> Vec<S3Object> {
-        let mut script = self.s3_objects_script(prefix);
-        script.arg(dir);
-        self.read_back(script)
+        self.read_back(self.s3_objects_script(prefix).arg(dir))
     }
 
-    fn read_back(&self, mut script: Command) -> Vec<S3Object> {
+    /// [`SeaweedFs::download`] under each key less `prefix`, folders made: a session's
+    /// objects as the fleet downloads them (its `incidents/` and `recd-chain.d/` kept).
+    pub fn download_tree(&self, prefix: &str, dir: &Path) -> Vec<S3Object> {
+        self.read_back(self.s3_objects_script(prefix).arg(dir).arg("tree"))
+    }
+
+    fn read_back(&self, script: &mut Command) -> Vec<S3Object> {
         let output = wait_bounded(
             script
                 .stdout(Stdio::piped())

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use recd_catalog::Catalog;
-use recd_chain::{ChainWriter, Kind, NewEntry, SigningKey, CHAIN_FILE, INCIDENTS_DIR};
+use recd_catalog::{Catalog, ChainHead};
+use recd_chain::{ChainWriter, Entry, Head, Kind, NewEntry, SigningKey, CHAIN_FILE, INCIDENTS_DIR};
 
+use crate::locks::lock;
 use crate::uploads::Uploads;
 
 /// Chains kept open at most (a daemon runs few sessions at once).
@@ -38,11 +39,13 @@ impl Chaining {
 
     /// Enters the file at `path` in the chain of session directory `dir` as `kind`. Only
     /// a recorded or cut file starts a chain: a session recorded before signing was on
-    /// gets none for its finished files.
+    /// gets none for its finished files. Each entry is also written as its own object
+    /// (`recd-chain.d/`) and queued for upload when uploads are on, and what recd appended
+    /// last is kept in the catalog.
     pub fn enter(&mut self, dir: &Path, path: &Path, kind: Kind) {
         let name = name_in_chain(dir, path);
         let starts = matches!(kind, Kind::Recorded | Kind::Cut);
-        if !starts && !self.chains.contains_key(dir) && !dir.join(CHAIN_FILE).exists() {
+        if !starts && !self.chains.contains_key(dir) && !self.has_chain(dir) {
             return;
         }
         let (bytes, sha256) = if kind.is_deletion() {
@@ -59,16 +62,16 @@ impl Chaining {
         if self.chains.len() >= OPEN_CHAINS && !self.chains.contains_key(dir) {
             self.chains.clear();
         }
-        let chain = match self.chains.entry(dir.to_path_buf()) {
-            std::collections::hash_map::Entry::Occupied(open) => open.into_mut(),
-            std::collections::hash_map::Entry::Vacant(vacant) => match ChainWriter::open(dir) {
-                Ok(chain) => vacant.insert(chain),
+        if !self.chains.contains_key(dir) {
+            match self.reopen(dir) {
+                Ok(chain) => self.chains.insert(dir.to_path_buf(), chain),
                 Err(error) => {
                     tracing::error!(file = %path.display(), "the file is not chained: {error}");
                     return;
                 }
-            },
-        };
+            };
+        }
+        let chain = self.chains.get_mut(dir).expect("opened above");
         if !kind.is_deletion() && chain.is_current(&name, bytes, &sha256) {
             return;
         }
@@ -79,22 +82,80 @@ impl Chaining {
             sha256,
             time_ns: crate::clock::now_ns().max(0) as u64,
         };
-        match chain.append(&self.key, new) {
-            Ok(entry) => {
-                tracing::debug!(file = %path.display(), kind = %kind, seq = entry.seq, "chained");
-            }
+        let appended = match chain.append(&self.key, new) {
+            Ok(appended) => appended,
             Err(error) => {
                 tracing::error!(file = %path.display(), "the file is not chained: {error}");
                 // Read again before the next append: the file may hold part of a line.
                 self.chains.remove(dir);
                 return;
             }
-        }
+        };
         let chain_path = chain.path().to_path_buf();
+        self.keep_head(dir, &appended);
+        for entry in &appended {
+            tracing::debug!(file = %path.display(), kind = %entry.kind, seq = entry.seq, "chained");
+        }
         if let Some(uploads) = &self.uploads {
+            for entry in &appended {
+                let queued = recd_chain::write_object(dir, entry)
+                    .map_err(|error| error.to_string())
+                    .and_then(|object| {
+                        (uploads.queue_chain_entry(&self.catalog, &object, &chain_path, path))
+                            .map_err(|error| error.to_string())
+                    });
+                if let Err(error) = queued {
+                    tracing::error!(file = %chain_path.display(), seq = entry.seq, "cannot queue the chain's entry for upload: {error}");
+                }
+            }
             if let Err(error) = uploads.queue_chain(&self.catalog, &chain_path, path) {
                 tracing::error!(file = %chain_path.display(), "cannot queue the chain for upload: {error}");
             }
+        }
+    }
+
+    /// Whether the session directory `dir` has a chain: its file, or (where it was deleted)
+    /// recd's record of having appended to it.
+    fn has_chain(&self, dir: &Path) -> bool {
+        dir.join(CHAIN_FILE).exists()
+            || lock(&self.catalog)
+                .chain_head(dir)
+                .is_ok_and(|head| head.is_some())
+    }
+
+    /// Opens the chain of `dir`, checked against what recd last appended to it; a chain
+    /// found broken or cut is not extended (the next entry begins a new segment), and the
+    /// log says so.
+    fn reopen(&self, dir: &Path) -> Result<ChainWriter, String> {
+        let known = lock(&self.catalog)
+            .chain_head(dir)
+            .map_err(|error| format!("cannot read the chain's head from the catalog: {error}"))?
+            .map(|head| Head {
+                entries: head.entries,
+                digest: head.digest,
+            });
+        let chain = ChainWriter::open(dir, &self.key, known).map_err(|error| error.to_string())?;
+        if let Some(damage) = chain.damage() {
+            tracing::warn!(
+                chain = %chain.path().display(),
+                "recd does not extend the chain: {damage}; its next entry begins a new segment (rec verify names it)"
+            );
+        }
+        Ok(chain)
+    }
+
+    /// Records in the catalog the last of the entries just `appended` to the chain of
+    /// `dir`: what the chain must still hold when recd reopens it.
+    fn keep_head(&self, dir: &Path, appended: &[Entry]) {
+        let Some(last) = appended.last() else {
+            return;
+        };
+        let head = ChainHead {
+            entries: last.seq + 1,
+            digest: last.digest.clone(),
+        };
+        if let Err(error) = lock(&self.catalog).set_chain_head(dir, &head) {
+            tracing::error!(dir = %dir.display(), "cannot keep the chain's head in the catalog: a cut of the chain will not be noticed on reopening: {error}");
         }
     }
 }
