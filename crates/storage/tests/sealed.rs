@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::{validate_with_mcap_crate, write_sample};
@@ -247,4 +247,52 @@ fn a_cut_reads_sealed_inputs_with_their_keys_an_empty_one_as_empty_and_seals_its
         expected.len()
     );
     assert!(sealing.keys.get(&output).is_some(), "the cut's key is kept");
+}
+
+#[test]
+fn only_the_input_still_being_written_is_read_as_growing_an_altered_last_chunk_fails_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, sealing) = sealing();
+    let recorded = dir.path().join("s_0000.mcap.age");
+    let expected = write_sample(&recorded, sealed_options(&sealing), 40);
+    let mut file = std::fs::read(&recorded).unwrap();
+    assert!(
+        file.len() > 3 * CHUNK_SIZE,
+        "several chunks: {}",
+        file.len()
+    );
+    // A byte of the last chunk flipped: the file reads as one whose last chunk is still
+    // being written, but it was closed.
+    let last = file.len() - 20;
+    file[last] ^= 1;
+    std::fs::write(&recorded, &file).unwrap();
+    let window = recd_storage::LogWindow {
+        start_ns: 0,
+        end_ns: u64::MAX,
+    };
+    let cut = |growing: Vec<PathBuf>, name: &str| {
+        let options = recd_storage::CutOptions {
+            sealing: Some(sealing.clone()),
+            growing,
+            ..recd_storage::CutOptions::default()
+        };
+        let output = dir.path().join(name);
+        recd_storage::cut(std::slice::from_ref(&recorded), window, &output, &options)
+    };
+    let error = cut(Vec::new(), "closed.mcap.age").unwrap_err().to_string();
+    assert!(
+        error.contains(&recorded.display().to_string())
+            && error.contains("altered")
+            && error.contains("chunk "),
+        "{error}"
+    );
+    assert!(!dir.path().join("closed.mcap.age").exists());
+    // Were it still being written, its whole chunks are what it holds so far.
+    let report = cut(vec![recorded.clone()], "growing.mcap.age").unwrap();
+    assert!(
+        report.messages > 0 && report.messages < expected.len() as u64,
+        "{} of {}",
+        report.messages,
+        expected.len()
+    );
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use recd_catalog::{Catalog, IncidentKey};
-use recd_control::{CutState, FinishMode, Incident};
+use recd_control::{CutState, FileState, FinishMode, Incident};
 use recd_storage::window::nanos;
 use recd_storage::{CutOptions, IncidentRecord, LogWindow};
 use recd_upload::Yielding;
@@ -237,9 +237,14 @@ impl Cutting {
             let family = naming::family_of(&file.path).unwrap_or(single);
             families.entry(family).or_default().push(file.path.clone());
         }
+        // Only these are read as growing: any other sealed input must authenticate whole.
+        let growing: Vec<PathBuf> = (files.iter())
+            .filter(|file| file.state == FileState::Recording)
+            .map(|file| file.path.clone())
+            .collect();
         let mut made = Vec::new();
         for (family, inputs) in &families {
-            match self.cut_family(&incident, family, inputs, finish) {
+            match self.cut_family(&incident, family, (inputs, &growing), finish) {
                 Ok(Some(file)) => made.push(file),
                 Ok(None) => {}
                 Err(why) => {
@@ -284,13 +289,14 @@ impl Cutting {
         }
     }
 
-    /// Cuts `inputs` (one source family) into the incident's file for `family`: its path,
-    /// bytes and messages, or `None` when the window holds none of them.
+    /// Cuts `inputs` (one source family; those `growing` still being written) into the
+    /// incident's file for `family`: its path, bytes and messages, or `None` when the
+    /// window holds none of them.
     fn cut_family(
         &self,
         incident: &Incident,
         family: &str,
-        inputs: &[PathBuf],
+        (inputs, growing): (&[PathBuf], &[PathBuf]),
         finish: FinishMode,
     ) -> Result<Option<CutFile>, CutFailed> {
         let data_dir = &self.parts.config.data_dir;
@@ -343,6 +349,7 @@ impl Cutting {
             cancel: Some(self.stop.clone()),
             pace: Some(self.pace()),
             sealing,
+            growing: growing.to_vec(),
             ..CutOptions::default()
         };
         let report = recd_storage::cut(inputs, window_of(incident), &output, &options)?;

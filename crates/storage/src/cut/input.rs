@@ -43,9 +43,10 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
                 "it is sealed, and recd no longer holds its key (it was written before recd restarted)",
             ))
         })?;
-        let input =
-            Pread::sealed(&file, &key).map_err(|error| read_error(std::io::Error::other(error)))?;
-        // Of a sealed file: its whole sealed chunks.
+        let growing = ctx.growing.iter().any(|input| input == path);
+        let input = Pread::sealed(&file, &key, growing)
+            .map_err(|error| read_error(std::io::Error::other(error)))?;
+        // Of a sealed file still being written: its whole sealed chunks.
         let size = input.len().map_err(read_error)?;
         if size == 0 {
             return send_empty(path, events);

@@ -62,6 +62,10 @@ pub struct CutOptions {
     /// Read sealed inputs with the keys kept here, and seal the output (under a fresh
     /// key, kept here too): no plaintext reaches the disk.
     pub sealing: Option<crate::sealing::Sealing>,
+    /// The inputs still being written: a sealed one of these is read up to its last whole
+    /// chunk. Every other sealed input must authenticate to its end, or the cut fails
+    /// naming it and the chunk.
+    pub growing: Vec<PathBuf>,
 }
 
 impl Default for CutOptions {
@@ -76,6 +80,7 @@ impl Default for CutOptions {
             cancel: None,
             pace: None,
             sealing: None,
+            growing: Vec::new(),
         }
     }
 }
@@ -92,6 +97,7 @@ impl std::fmt::Debug for CutOptions {
             .field("cancel", &self.cancel)
             .field("pace", &self.pace.as_ref().map(|_| "…"))
             .field("sealing", &self.sealing)
+            .field("growing", &self.growing)
             .finish()
     }
 }
@@ -245,6 +251,7 @@ pub fn cut(
         stop: &stop,
         pace: options.pace.as_deref(),
         keys: options.sealing.as_ref().map(|sealing| &sealing.keys),
+        growing: &options.growing,
     };
     let (out, kept_key) = CopyOutput::new(temporary.as_file_mut(), options.sealing.as_ref())
         .map_err(|e| write_error(output)(io::Error::other(e)))?;

@@ -31,9 +31,15 @@ impl<'f> Pread<'f> {
         Self::with(Source::Plain(file))
     }
 
-    /// The plaintext of the sealed `file`, read with its `key`.
-    pub fn sealed(file: &'f File, key: &SealKey) -> Result<Self, OpenError> {
-        let reader = SealedReader::open_growing_with_key(file, key)?;
+    /// The plaintext of the sealed `file`, read with its `key`: of a file still being
+    /// written (`growing`), its whole chunks so far; of any other, all of it, which must
+    /// authenticate to its end.
+    pub fn sealed(file: &'f File, key: &SealKey, growing: bool) -> Result<Self, OpenError> {
+        let reader = if growing {
+            SealedReader::open_growing_with_key(file, key)?
+        } else {
+            SealedReader::open_with_key(file, key)?
+        };
         Ok(Self::with(Source::Sealed(Box::new(RefCell::new(reader)))))
     }
 

@@ -153,6 +153,8 @@ pub(super) struct Context<'a> {
     pub pace: Option<&'a (dyn Fn(u64) + Send + Sync)>,
     /// The keys of sealed inputs.
     pub keys: Option<&'a crate::sealing::SealKeys>,
+    /// The inputs still being written.
+    pub growing: &'a [std::path::PathBuf],
 }
 
 impl Context<'_> {
