@@ -97,6 +97,7 @@ impl Backend for WebBackend {
             free_bytes: recd_storage::space_of(data_dir).ok().map(|s| s.available),
             min_free_space: self.sessions.config().min_free_space.as_u64(),
             clock_sync: Some(self.clock_sync()),
+            seal_keys: self.sessions.seal_keys_held().map(|held| held as u64),
         }
     }
 

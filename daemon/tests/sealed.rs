@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    assert_cut_is_window, ext4_image, openssl_keys, read_mcap, read_with_mcap_core, recd_refused,
-    script_done, shm_camera, wait_until, Domain, Mount, Recd, SeaweedFs,
+    assert_cut_is_window, ext4_image, http_get, openssl_keys, read_mcap, read_with_mcap_core,
+    recd_refused, script_done, shm_camera, wait_until, Domain, Mount, Recd, SeaweedFs,
 };
 use serde_json::Value;
 
@@ -424,7 +424,10 @@ fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() 
     let root = tempfile::tempdir().unwrap();
     let (identity, public) = fleet_identity(root.path());
     let (key, signing_public) = openssl_keys(root.path(), 0o600);
-    let config = format!("{}\n[signing]\nkey_file = {key:?}\n", encryption(&public));
+    let config = format!(
+        "{}\n[signing]\nkey_file = {key:?}\n\n[http]\nlisten = \"127.0.0.1:0\"\n",
+        encryption(&public)
+    );
     let recd = Recd::start_with(root.path(), &domain, &config, &[]);
     start_drive(&recd, "1MiB");
     script_done(marker_publisher(&domain, 120), Duration::from_secs(60));
@@ -432,6 +435,14 @@ fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() 
     recd.rec_json(&["stop", "drive"]);
     let files = paths(&recd.listed("drive"), "files");
     assert!(files.len() >= 3, "{files:?}");
+    // recd holds the key of each file it sealed, and says how many in /metrics.
+    let seal_keys = || {
+        let metrics = http_get(recd.http_address(), "/metrics").body;
+        (metrics.lines())
+            .find_map(|line| line.strip_prefix("recd_seal_keys "))
+            .map(|count| count.trim().parse::<f64>().unwrap())
+    };
+    assert_eq!(seal_keys(), Some(files.len() as f64));
     let dir = files[0].parent().unwrap().to_path_buf();
     let verify = |expect_ok: bool| {
         let output = recd.rec(&[
@@ -470,6 +481,14 @@ fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() 
     bytes[in_chunk_1] ^= 0x20;
     std::fs::write(altered, bytes).unwrap();
     std::fs::remove_file(&files[2]).unwrap();
+    // The deleted file's key is forgotten once retention finds it gone.
+    let forgotten = (files.len() - 1) as f64;
+    assert!(
+        wait_until(Duration::from_secs(30), || seal_keys() == Some(forgotten)),
+        "{:?}\n{}",
+        seal_keys(),
+        recd.log()
+    );
 
     let plain = tempfile::tempdir().unwrap();
     let decrypted = Command::new(recd_testkit::binary("rec"))

@@ -34,6 +34,9 @@ pub struct DaemonFacts {
     /// What the host knows of its clock's synchronisation (`unknown (…)` when nothing
     /// says it is synchronised).
     pub clock_sync: Option<String>,
+    /// File keys of sealed files recd holds in memory (to cut those files); `None` when
+    /// sealing is off.
+    pub seal_keys: Option<u64>,
 }
 
 /// One readiness check.

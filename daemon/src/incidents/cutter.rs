@@ -249,7 +249,7 @@ impl Cutting {
                 Ok(None) => {}
                 Err(why) => {
                     for file in &made {
-                        let _ = std::fs::remove_file(&file.path);
+                        self.discard(&file.path);
                     }
                     if self.stop.load(Ordering::Relaxed) {
                         return;
@@ -286,6 +286,15 @@ impl Cutting {
                 session = incident.session,
                 "the incident's window holds no message of its session: no file cut"
             );
+        }
+    }
+
+    /// Removes a cut file that is not kept (empty, or its incident's cut failed), and
+    /// forgets its seal key with it.
+    fn discard(&self, path: &std::path::Path) {
+        let _ = std::fs::remove_file(path);
+        if let Some(sealing) = &self.parts.sealing {
+            sealing.keys.forget(path);
         }
     }
 
@@ -359,7 +368,7 @@ impl Cutting {
             }
         }
         if report.messages == 0 {
-            let _ = std::fs::remove_file(&output);
+            self.discard(&output);
             return Ok(None);
         }
         Ok(Some(CutFile {

@@ -144,6 +144,11 @@ impl Sessions {
         &self.config.data_dir
     }
 
+    /// How many file keys of sealed files recd holds; `None` when sealing is off.
+    pub fn seal_keys_held(&self) -> Option<usize> {
+        self.sealing.as_ref().map(|sealing| sealing.keys.len())
+    }
+
     /// The incidents.
     pub fn incidents(&self) -> &Incidents {
         &self.incidents

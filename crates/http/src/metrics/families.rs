@@ -298,7 +298,7 @@ pub fn session_state(session: &SessionStatus) -> &'static str {
     }
 }
 
-/// The data directory's free space.
+/// The data directory's free space, and the seal keys held.
 fn disk_families(snapshot: &Snapshot) -> Vec<Family> {
     let facts = &snapshot.facts;
     let mut families = vec![Family::new(
@@ -317,6 +317,18 @@ fn disk_families(snapshot: &Snapshot) -> Vec<Family> {
                 Kind::Gauge,
             )
             .with(vec![], free as f64),
+        );
+    }
+    if let Some(keys) = facts.seal_keys {
+        families.push(
+            Family::new(
+                "seal_keys",
+                "File keys of sealed files recd holds in memory, to cut those files; each is \
+                 forgotten once its file is deleted.",
+                None,
+                Kind::Gauge,
+            )
+            .with(vec![], keys as f64),
         );
     }
     families

@@ -76,6 +76,7 @@ fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
         facts: DaemonFacts {
             free_bytes: Some(5 << 30),
             min_free_space: 1 << 30,
+            seal_keys: Some(4),
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
@@ -133,6 +134,7 @@ fn topics_sessions_and_disk_are_named_as_prometheus_expects() {
         "recd_receive_takebacks_total{session=\"drive\",source=\"iceoryx2\"} 3",
         "recd_data_free_bytes 5368709120",
         "recd_data_min_free_bytes 1073741824",
+        "recd_seal_keys 4",
         "recd_files_waiting_to_finish 2",
         "recd_finish_oldest_waiting_seconds 61.5",
         "recd_files_deleted_unfinished_total 3",
