@@ -145,8 +145,14 @@ fn print_text(report: &Report) {
     } else {
         "BROKEN"
     };
+    let origin = report.origin.as_ref().map_or_else(String::new, |origin| {
+        format!(
+            "; made in session {} on host {}",
+            origin.session, origin.host
+        )
+    });
     outln!(
-        "chain {}: {} entries, {links}; {signatures}",
+        "chain {}: {} entries, {links}; {signatures}{origin}",
         report.chain.display(),
         report.entries
     );

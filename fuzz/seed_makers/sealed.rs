@@ -196,6 +196,8 @@ impl Chain {
                 .map_or(ZERO_DIGEST.to_string(), |e| e.digest.clone()),
             time_ns: 1_795_000_000_000_000_000 + self.entries.len() as u64,
             replaces: replaces.map(|i| self.entries[i].digest.clone()),
+            session: None,
+            host: None,
             digest: String::new(),
             signature: String::new(),
         };

@@ -90,19 +90,47 @@ pub struct Entry {
     /// The digest of the entry this one supersedes (`finished`, `deleted`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces: Option<String>,
+    /// The session's directory name, where it was made (entry version 2, signed with the
+    /// rest, with `host`); none in entries recd wrote before (version 1), which still
+    /// verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The host recd ran on (version 2, with `session`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// SHA-256 over [`Entry::canonical`], hex.
     pub digest: String,
     /// Ed25519 signature over the digest's 32 bytes, base64.
     pub signature: String,
 }
 
+/// Where an entry was made: bound into its signed bytes, so that a chain copied into
+/// another session's folder, or another vehicle's, says whose it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The session's directory name (unique under the data directory, where names repeat).
+    pub session: String,
+    /// The host recd ran on.
+    pub host: String,
+}
+
 impl Entry {
     /// The bytes the entry's digest is over: a versioned line per field in a fixed order,
-    /// the file name as a JSON string (so that no name can pass for another field).
+    /// text as JSON strings (so that no name can pass for another field). Version 2 adds
+    /// the entry's [`Origin`] first; an entry without one is encoded as version 1.
     pub fn canonical(&self) -> Vec<u8> {
-        let file = serde_json::to_string(&self.file).expect("a string serializes");
+        let text = |value: &str| serde_json::to_string(value).expect("a string serializes");
+        let file = text(&self.file);
+        let version = match self.origin() {
+            None => "recd-chain 1\n".to_string(),
+            Some(origin) => format!(
+                "recd-chain 2\nsession {}\nhost {}\n",
+                text(&origin.session),
+                text(&origin.host)
+            ),
+        };
         format!(
-            "recd-chain 1\nseq {}\nkind {}\nfile {file}\nbytes {}\nsha256 {}\nprev {}\ntime_ns {}\nreplaces {}\n",
+            "{version}seq {}\nkind {}\nfile {file}\nbytes {}\nsha256 {}\nprev {}\ntime_ns {}\nreplaces {}\n",
             self.seq,
             self.kind,
             self.bytes,
@@ -114,15 +142,30 @@ impl Entry {
         .into_bytes()
     }
 
+    /// Where the entry was made: version 2 entries say it, version 1 entries do not.
+    pub fn origin(&self) -> Option<Origin> {
+        Some(Origin {
+            session: self.session.clone()?,
+            host: self.host.clone()?,
+        })
+    }
+
     /// SHA-256 over the canonical encoding: what [`Entry::digest`] must be.
     pub fn compute_digest(&self) -> [u8; 32] {
         sha256(&self.canonical())
     }
 
-    /// Why the entry cannot be one recd wrote: a digest field (`sha256`, `prev`,
-    /// `replaces`, `digest`) that is not 64 lowercase hex digits. The canonical encoding
+    /// Why the entry cannot be one recd wrote: a session without a host or the reverse,
+    /// or a digest field (`sha256`, `prev`, `replaces`, `digest`) that is not 64 lowercase
+    /// hex digits. The canonical encoding
     /// writes no `replaces` as `-`, so only such a check tells `"-"` from none.
     pub fn malformed(&self) -> Option<String> {
+        if self.session.is_some() != self.host.is_some() {
+            return Some(
+                "it names its session or its host without the other (a version 2 entry names both)"
+                    .into(),
+            );
+        }
         let fields = [
             ("sha256", Some(&self.sha256)),
             ("prev", Some(&self.prev)),
@@ -207,9 +250,59 @@ mod tests {
             prev: hex(&[1; 32]),
             time_ns: 1_700_000_000_000_000_000,
             replaces: Some(hex(&[2; 32])),
+            session: None,
+            host: None,
             digest: String::new(),
             signature: String::new(),
         }
+    }
+
+    /// [`entry`] as version 2: made in session `drive_2` on host `ecu-3`.
+    fn entry_v2() -> Entry {
+        Entry {
+            session: Some("drive_2".into()),
+            host: Some("ecu-3".into()),
+            ..entry()
+        }
+    }
+
+    #[test]
+    fn a_version_2_entry_binds_its_session_and_host_into_its_digest() {
+        let text = String::from_utf8(entry_v2().canonical()).unwrap();
+        assert!(
+            text.starts_with("recd-chain 2\nsession \"drive_2\"\nhost \"ecu-3\"\nseq 3\n"),
+            "{text}"
+        );
+        let v1 = String::from_utf8(entry().canonical()).unwrap();
+        assert_eq!(
+            text.split_once("seq ").unwrap().1,
+            v1.split_once("seq ").unwrap().1
+        );
+        let base = entry_v2().compute_digest();
+        assert_ne!(entry().compute_digest(), base);
+        let changes: [fn(&mut Entry); 2] = [
+            |e| e.session = Some("drive".into()),
+            |e| e.host = Some("ecu-4".into()),
+        ];
+        for change in changes {
+            let mut changed = entry_v2();
+            change(&mut changed);
+            assert_ne!(changed.compute_digest(), base, "{changed:?}");
+        }
+        let line = entry_v2().to_line();
+        assert!(
+            line.contains("\"session\":\"drive_2\",\"host\":\"ecu-3\""),
+            "{line}"
+        );
+        assert!(!entry().to_line().contains("session"));
+    }
+
+    #[test]
+    fn a_session_without_a_host_is_not_an_entry_recd_wrote() {
+        let mut half = entry_v2();
+        half.host = None;
+        half.digest = hex(&[3; 32]);
+        assert!(half.malformed().unwrap().contains("without the other"));
     }
 
     #[test]

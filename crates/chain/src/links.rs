@@ -1,10 +1,11 @@
 //! The chain's own checks, line by line: each entry in its place, linked to the one before
-//! it, its digest its own and signed by the key, replacing only an entry of its file. A
-//! `segment` entry begins anew: it links to nothing, and says why recd began it.
+//! it, its digest its own and signed by the key, replacing only an entry of its file, made
+//! where the entries before it were. A `segment` entry begins anew: it links to nothing,
+//! and says why recd began it.
 
 use base64::Engine;
 
-use crate::entry::{hex, Entry, Kind, ZERO_DIGEST};
+use crate::entry::{hex, Entry, Kind, Origin, ZERO_DIGEST};
 use crate::key::PublicKey;
 use crate::problem::ChainProblem;
 
@@ -17,6 +18,7 @@ pub(crate) fn check_chain(
     let mut problems = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut prev = Some(ZERO_DIGEST.to_string());
+    let mut chain_origin: Option<Origin> = None;
     for (index, line) in lines.iter().enumerate() {
         let line_number = index + 1;
         let entry = match line {
@@ -46,6 +48,17 @@ pub(crate) fn check_chain(
         // After an unreadable line the link cannot be checked; the line said so already.
         if prev.as_ref().is_some_and(|prev| *prev != entry.prev) {
             problems.push(ChainProblem::BrokenLink { line: line_number });
+        }
+        if let Some(origin) = entry.origin() {
+            match &chain_origin {
+                None => chain_origin = Some(origin),
+                Some(chain) if *chain != origin => problems.push(ChainProblem::OtherOrigin {
+                    line: line_number,
+                    origin,
+                    chain: chain.clone(),
+                }),
+                Some(_) => {}
+            }
         }
         problems.extend(check_entry(entry, key).map(|problem| problem.at(line_number)));
         if let Some(replaces) = &entry.replaces {

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::entry::Origin;
+
 /// Something wrong with the chain itself: it was edited, cut or forged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "problem", rename_all = "snake_case")]
@@ -39,6 +41,16 @@ pub enum ChainProblem {
     BadReplaces {
         /// The line, from 1.
         line: usize,
+    },
+    /// An entry was made in another session or on another host than the entries before it
+    /// (version 2 entries): entries of another chain.
+    OtherOrigin {
+        /// The line, from 1.
+        line: usize,
+        /// Where it says it was made.
+        origin: Origin,
+        /// Where the entries before it were made.
+        chain: Origin,
     },
     /// recd reopened the chain, found it broken or shorter than it had written it, and
     /// began a new segment here rather than extend it.
@@ -89,6 +101,7 @@ impl ChainProblem {
             | Self::AlteredEntry { line }
             | Self::BadSignature { line }
             | Self::BadReplaces { line }
+            | Self::OtherOrigin { line, .. }
             | Self::NewSegment { line, .. } => Some(*line),
             Self::NotInChain { .. }
             | Self::BadObject { .. }
@@ -120,6 +133,16 @@ impl std::fmt::Display for ChainProblem {
             Self::BadReplaces { line } => {
                 write!(f, "line {line} replaces no earlier entry of its file")
             }
+            Self::OtherOrigin {
+                line,
+                origin,
+                chain,
+            } => write!(
+                f,
+                "line {line} was made in session {} on host {}, not where the entries before it \
+                 were (session {} on host {}): it is another chain's",
+                origin.session, origin.host, chain.session, chain.host
+            ),
             Self::NewSegment { line, found } => write!(
                 f,
                 "a new segment begins at line {line}: when recd reopened the chain, {found}; \

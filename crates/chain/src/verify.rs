@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::entry::{file_digest, hex, Entry, Kind};
+use crate::entry::{file_digest, hex, Entry, Kind, Origin};
 use crate::key::PublicKey;
 use crate::links::check_chain;
 use crate::objects::check_objects;
@@ -112,6 +112,9 @@ pub struct Report {
     /// Whether signatures were checked.
     #[serde(flatten)]
     pub signatures: Signatures,
+    /// Where its entries were made, as its first version 2 entry says (none for a chain
+    /// of version 1 entries).
+    pub origin: Option<Origin>,
     /// What is wrong with the chain itself.
     pub problems: Vec<ChainProblem>,
     /// Every file: those the chain names, in the order they entered, then the unlisted.
@@ -224,6 +227,7 @@ pub fn verify_expecting(
         signatures: key.map_or(Signatures::NotChecked, |key| Signatures::Checked {
             key: key.fingerprint(),
         }),
+        origin: lines.iter().flatten().find_map(Entry::origin),
         problems,
         files,
     })

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 
-use crate::entry::{hex, Entry, Kind, ZERO_DIGEST};
+use crate::entry::{hex, Entry, Kind, Origin, ZERO_DIGEST};
 use crate::key::SigningKey;
 use crate::links::check_chain;
 use crate::problem::ChainProblem;
@@ -111,6 +111,8 @@ pub struct ChainWriter {
     damage: Option<Damage>,
     /// What recd had written, as it was told on opening (the segment records it).
     known: Option<Head>,
+    /// Where new entries are made (version 2 entries), if told.
+    origin: Option<Origin>,
 }
 
 impl ChainWriter {
@@ -156,7 +158,13 @@ impl ChainWriter {
             lines: lines.len() as u64,
             damage,
             known,
+            origin: None,
         })
+    }
+
+    /// Entries appended from now on say they were made in `origin` (version 2).
+    pub fn set_origin(&mut self, origin: Origin) {
+        self.origin = Some(origin);
     }
 
     /// The chain file.
@@ -232,6 +240,8 @@ impl ChainWriter {
             prev,
             time_ns: new.time_ns,
             replaces,
+            session: self.origin.as_ref().map(|origin| origin.session.clone()),
+            host: self.origin.as_ref().map(|origin| origin.host.clone()),
             digest: String::new(),
             signature: String::new(),
         };

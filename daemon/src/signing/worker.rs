@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use recd_catalog::{Catalog, ChainHead};
-use recd_chain::{ChainWriter, Entry, Head, Kind, NewEntry, SigningKey, CHAIN_FILE, INCIDENTS_DIR};
+use recd_chain::{
+    ChainWriter, Entry, Head, Kind, NewEntry, Origin, SigningKey, CHAIN_FILE, INCIDENTS_DIR,
+};
 
 use crate::locks::lock;
 use crate::uploads::Uploads;
@@ -125,7 +127,7 @@ impl Chaining {
 
     /// Opens the chain of `dir`, checked against what recd last appended to it; a chain
     /// found broken or cut is not extended (the next entry begins a new segment), and the
-    /// log says so.
+    /// log says so. Its new entries name the session's directory and this host.
     fn reopen(&self, dir: &Path) -> Result<ChainWriter, String> {
         let known = lock(&self.catalog)
             .chain_head(dir)
@@ -134,7 +136,14 @@ impl Chaining {
                 entries: head.entries,
                 digest: head.digest,
             });
-        let chain = ChainWriter::open(dir, &self.key, known).map_err(|error| error.to_string())?;
+        let mut chain =
+            ChainWriter::open(dir, &self.key, known).map_err(|error| error.to_string())?;
+        chain.set_origin(Origin {
+            session: dir
+                .file_name()
+                .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
+            host: crate::host::hostname(),
+        });
         if let Some(damage) = chain.damage() {
             tracing::warn!(
                 chain = %chain.path().display(),

@@ -134,6 +134,13 @@ fn closed_and_finished_files_are_signed_and_rec_verify_names_an_altered_and_a_mi
     assert!(all_finished, "{report:#}\n{}", recd.log());
     assert_eq!(report["ok"], true);
     assert_eq!(report["signatures"], "checked");
+    // Each entry names its session's directory and the host, signed with the rest.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(
+        report["origin"],
+        serde_json::json!({"session": "drive", "host": host.trim()}),
+        "{report:#}"
+    );
     for name in &names {
         let file = (report["files"].as_array().unwrap().iter())
             .find(|f| f["file"] == name.as_str())

@@ -187,3 +187,40 @@ fn a_chain_whose_last_entry_recd_wrote_was_replaced_is_not_extended() {
         )]
     );
 }
+
+#[test]
+fn entries_say_where_they_were_made_and_an_entry_of_another_origin_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let here = Origin {
+        session: "drive_2".into(),
+        host: "ecu-3".into(),
+    };
+    let mut chain = ChainWriter::open(dir.path(), &key, None).unwrap();
+    chain.set_origin(here.clone());
+    std::fs::write(dir.path().join("a.mcap"), b"a").unwrap();
+    let entry = append_one(&mut chain, Kind::Recorded, "a.mcap", b"a");
+    assert_eq!(entry.origin(), Some(here.clone()));
+    let report = verify(dir.path(), Some(&key.public_key())).unwrap();
+    assert!(report.is_good(), "{report:?}");
+    assert_eq!(report.origin, Some(here.clone()));
+
+    // An entry signed by the same key, made for another session, spliced in after it.
+    let elsewhere = Origin {
+        session: "drive".into(),
+        host: "ecu-3".into(),
+    };
+    let mut other = ChainWriter::open(dir.path(), &key, None).unwrap();
+    other.set_origin(elsewhere.clone());
+    std::fs::write(dir.path().join("b.mcap"), b"b").unwrap();
+    append_one(&mut other, Kind::Recorded, "b.mcap", b"b");
+    let report = verify(dir.path(), Some(&key.public_key())).unwrap();
+    assert_eq!(
+        report.problems,
+        [ChainProblem::OtherOrigin {
+            line: 2,
+            origin: elsewhere,
+            chain: here,
+        }]
+    );
+}
