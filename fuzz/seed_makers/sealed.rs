@@ -176,6 +176,8 @@ fn headers(dir: &Path) {
 struct Chain {
     key: SigningKey,
     entries: Vec<Entry>,
+    /// The session and host version 2 entries name; none for version 1 entries.
+    origin: Option<(&'static str, &'static str)>,
 }
 
 impl Chain {
@@ -196,8 +198,8 @@ impl Chain {
                 .map_or(ZERO_DIGEST.to_string(), |e| e.digest.clone()),
             time_ns: 1_795_000_000_000_000_000 + self.entries.len() as u64,
             replaces: replaces.map(|i| self.entries[i].digest.clone()),
-            session: None,
-            host: None,
+            session: self.origin.map(|(session, _)| session.to_string()),
+            host: self.origin.map(|(_, host)| host.to_string()),
             digest: String::new(),
             signature: String::new(),
         };
@@ -229,6 +231,7 @@ fn chains(dir: &Path) {
     let mut chain = Chain {
         key: key(),
         entries: Vec::new(),
+        origin: None,
     };
     chain.add(
         Kind::Recorded,
@@ -254,9 +257,27 @@ fn chains(dir: &Path) {
         &whole.as_bytes()[..whole.len() - 40],
     );
 
+    // Version 2 entries: made in the chain target's session folder (`session`), and in
+    // another one.
+    for (name, origin) in [
+        ("intact_v2.jsonl", ("session", "ecu-1")),
+        ("made_elsewhere_v2.jsonl", ("drive_2", "ecu-2")),
+    ] {
+        let mut chain = Chain {
+            key: key(),
+            entries: Vec::new(),
+            origin: Some(origin),
+        };
+        chain.add(Kind::Recorded, s0.0, Some(s0.1), None);
+        chain.add(Kind::Recorded, s1.0, Some(s1.1), None);
+        chain.add(Kind::Cut, cut.0, Some(cut.1), None);
+        write(dir, name, chain.text().as_bytes());
+    }
+
     let mut chain = Chain {
         key: key(),
         entries: Vec::new(),
+        origin: None,
     };
     chain.add(Kind::Recorded, "s_0002.mcap", Some("gone since"), None);
     chain.add(
@@ -275,6 +296,7 @@ fn chains(dir: &Path) {
     let mut chain = Chain {
         key: SigningKey::from_pem(other, "other key").expect("other key"),
         entries: Vec::new(),
+        origin: None,
     };
     chain.add(Kind::Recorded, s0.0, Some(s0.1), None);
     chain.add(Kind::Recorded, s1.0, Some(s1.1), None);
