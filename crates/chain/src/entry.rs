@@ -209,11 +209,7 @@ fn is_digest_hex(text: &str) -> bool {
 
 /// `bytes` in lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
+    ::hex::encode(bytes)
 }
 
 /// The size and SHA-256 of the file at `path`, read to its end in 1 MiB reads.

@@ -273,7 +273,7 @@ impl Transfer<'_> {
                 "the bucket's ETag for part {} is {}, not the MD5 of the part read from the file{}: recd cannot verify the object (does the bucket encrypt with SSE-KMS?); the local file is kept",
                 number + 1,
                 answer.e_tag,
-                md5.map(|m| format!(" ({})", hex(&m))).unwrap_or_default(),
+                md5.map(|m| format!(" ({})", hex::encode(m))).unwrap_or_default(),
             )));
         };
         if md5.is_none() && answer.checksum_crc64nvme.is_none() {
@@ -444,7 +444,7 @@ fn composite_e_tag(parts: &[JournaledPart]) -> String {
         md5.update(part.md5);
     }
     let digest: [u8; 16] = md5.finalize().into();
-    format!("{}-{}", hex(&digest), parts.len())
+    format!("{}-{}", hex::encode(digest), parts.len())
 }
 
 /// What the bucket answered to a part, as object_store keeps it in the part's id: its
@@ -466,19 +466,9 @@ impl PartAnswer {
 
 /// The MD5 a part's ETag gives (32 hex digits, quoted or not), if it is one.
 fn part_md5(e_tag: &str) -> Option<[u8; 16]> {
-    let digits = e_tag.trim_matches('"').as_bytes();
-    if digits.len() != 32 || !digits.iter().all(u8::is_ascii_hexdigit) {
-        return None;
-    }
     let mut md5 = [0; 16];
-    for (byte, pair) in md5.iter_mut().zip(digits.chunks(2)) {
-        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-    }
+    hex::decode_to_slice(e_tag.trim_matches('"'), &mut md5).ok()?;
     Some(md5)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Where `after_reindex` keeps the zstd copy of `file` until it is uploaded.
