@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use recd_chain::Head;
 use rusqlite::{params, OptionalExtension};
 
 use crate::{Catalog, CatalogError};
@@ -16,25 +17,16 @@ CREATE TABLE IF NOT EXISTS chain_heads (
 );
 ";
 
-/// The last entry recd appended to a chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainHead {
-    /// Entries in the chain, the last one included.
-    pub entries: u64,
-    /// The last entry's digest, hex.
-    pub digest: String,
-}
-
 impl Catalog {
     /// The head recd last appended to the chain of session directory `directory`.
-    pub fn chain_head(&self, directory: &Path) -> Result<Option<ChainHead>, CatalogError> {
+    pub fn chain_head(&self, directory: &Path) -> Result<Option<Head>, CatalogError> {
         Ok(self
             .connection
             .query_row(
                 "SELECT entries, digest FROM chain_heads WHERE directory = ?1",
                 params![self.data_dir.store(directory)],
                 |row| {
-                    Ok(ChainHead {
+                    Ok(Head {
                         entries: row.get::<_, i64>(0)? as u64,
                         digest: row.get(1)?,
                     })
@@ -44,7 +36,7 @@ impl Catalog {
     }
 
     /// Records `head` as what recd last appended to the chain of `directory`.
-    pub fn set_chain_head(&self, directory: &Path, head: &ChainHead) -> Result<(), CatalogError> {
+    pub fn set_chain_head(&self, directory: &Path, head: &Head) -> Result<(), CatalogError> {
         self.connection.execute(
             "INSERT INTO chain_heads (directory, entries, digest) VALUES (?1, ?2, ?3)
              ON CONFLICT(directory) DO UPDATE SET entries = ?2, digest = ?3",
@@ -68,12 +60,12 @@ mod tests {
         let catalog = Catalog::open(state.path(), Path::new("/data")).unwrap();
         let drive = Path::new("/data/drive");
         assert_eq!(catalog.chain_head(drive).unwrap(), None);
-        let first = ChainHead {
+        let first = Head {
             entries: 1,
             digest: "a".repeat(64),
         };
         catalog.set_chain_head(drive, &first).unwrap();
-        let second = ChainHead {
+        let second = Head {
             entries: 2,
             digest: "b".repeat(64),
         };

@@ -32,7 +32,6 @@ use paths::DataDir;
 use rusqlite::Connection;
 
 pub use backlog::{DeletedBefore, OldestWaiting};
-pub use chain_heads::ChainHead;
 pub use error::CatalogError;
 pub use files::File;
 pub use incident_tally::IncidentTally;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use recd_catalog::{Catalog, ChainHead};
+use recd_catalog::Catalog;
 use recd_chain::{
     ChainWriter, Entry, Head, Kind, NewEntry, Origin, SigningKey, CHAIN_FILE, INCIDENTS_DIR,
 };
@@ -131,11 +131,7 @@ impl Chaining {
     fn reopen(&self, dir: &Path) -> Result<ChainWriter, String> {
         let known = lock(&self.catalog)
             .chain_head(dir)
-            .map_err(|error| format!("cannot read the chain's head from the catalog: {error}"))?
-            .map(|head| Head {
-                entries: head.entries,
-                digest: head.digest,
-            });
+            .map_err(|error| format!("cannot read the chain's head from the catalog: {error}"))?;
         let mut chain =
             ChainWriter::open(dir, &self.key, known).map_err(|error| error.to_string())?;
         chain.set_origin(Origin {
@@ -159,7 +155,7 @@ impl Chaining {
         let Some(last) = appended.last() else {
             return;
         };
-        let head = ChainHead {
+        let head = Head {
             entries: last.seq + 1,
             digest: last.digest.clone(),
         };
