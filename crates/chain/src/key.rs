@@ -7,7 +7,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use base64::Engine;
+use recd_locked::Locked;
 use ring::signature::{Ed25519KeyPair, KeyPair, UnparsedPublicKey, ED25519};
+use zeroize::Zeroizing;
 
 /// Permission bits a private key file must not have: any for its group or others.
 pub const KEY_EXPOSING_BITS: u32 = 0o077;
@@ -47,12 +49,24 @@ pub enum KeyError {
         /// What is wrong.
         reason: String,
     },
+    /// No locked page could be allocated to hold the key.
+    #[error("cannot hold the signing key from {path} in locked memory: {reason}")]
+    Memory {
+        /// The file (or "the key" for text given directly).
+        path: String,
+        /// Why.
+        reason: String,
+    },
 }
 
-/// The private key entries are signed with.
+/// The private key entries are signed with. The key pair lives in a page of its own,
+/// locked into memory (never swapped, where `LimitMEMLOCK` allows), left out of core
+/// dumps and wiped when it is dropped ([`Locked`]); the file's text and DER are wiped as
+/// soon as it is parsed. Not covered: the copy of the pair on the stack while ring builds
+/// it, before it is moved into its page.
 #[derive(Debug)]
 pub struct SigningKey {
-    pair: Ed25519KeyPair,
+    pair: Locked<Ed25519KeyPair>,
 }
 
 impl SigningKey {
@@ -65,11 +79,15 @@ impl SigningKey {
             reason: error.to_string(),
         };
         let mut file = std::fs::File::open(path).map_err(unreadable)?;
-        let mode = file.metadata().map_err(unreadable)?.mode() & 0o7777;
+        let metadata = file.metadata().map_err(unreadable)?;
+        let mode = metadata.mode() & 0o7777;
         if mode & KEY_EXPOSING_BITS != 0 {
             return Err(KeyError::Exposed { path: shown, mode });
         }
-        let mut text = String::new();
+        // Sized up front, so that reading does not grow the buffer and leave the text
+        // behind in a freed one.
+        let capacity = usize::try_from(metadata.len()).unwrap_or(0) + 1;
+        let mut text = Zeroizing::new(String::with_capacity(capacity));
         file.read_to_string(&mut text).map_err(unreadable)?;
         Self::from_pem(&text, &shown)
     }
@@ -83,6 +101,10 @@ impl SigningKey {
         let der = pem_body(pem, "PRIVATE KEY").map_err(invalid)?;
         let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(&der)
             .map_err(|e| invalid(format!("not an Ed25519 key ({e})")))?;
+        let pair = Locked::new(pair).map_err(|e| KeyError::Memory {
+            path: source.to_string(),
+            reason: e.to_string(),
+        })?;
         Ok(Self { pair })
     }
 
@@ -159,8 +181,9 @@ fn invalid<'a>(source: &'a str, expected: &'static str) -> impl Fn(String) -> Ke
     }
 }
 
-/// The DER between `-----BEGIN {label}-----` and `-----END {label}-----`.
-fn pem_body(pem: &str, label: &str) -> Result<Vec<u8>, String> {
+/// The DER between `-----BEGIN {label}-----` and `-----END {label}-----`; it and the
+/// base64 text it was decoded from are wiped when dropped (a private key's are secret).
+fn pem_body(pem: &str, label: &str) -> Result<Zeroizing<Vec<u8>>, String> {
     let begin = format!("-----BEGIN {label}-----");
     let end = format!("-----END {label}-----");
     let start = pem.find(&begin).ok_or_else(|| format!("no {begin} line"))? + begin.len();
@@ -168,12 +191,12 @@ fn pem_body(pem: &str, label: &str) -> Result<Vec<u8>, String> {
         .find(&end)
         .ok_or_else(|| format!("no {end} line"))?
         + start;
-    let body: String = pem[start..stop]
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    // Sized up front, so that no freed buffer keeps part of it.
+    let mut body = Zeroizing::new(String::with_capacity(stop - start));
+    body.extend(pem[start..stop].chars().filter(|c| !c.is_whitespace()));
     base64::engine::general_purpose::STANDARD
-        .decode(body)
+        .decode(body.as_bytes())
+        .map(Zeroizing::new)
         .map_err(|e| format!("bad base64 ({e})"))
 }
 
@@ -190,6 +213,10 @@ pub(crate) mod tests {
     #[test]
     fn reads_the_keys_openssl_writes_and_they_match() {
         let key = SigningKey::from_pem(PRIVATE, "test").unwrap();
+        assert!(
+            key.pair.is_locked(),
+            "the tests run as root: mlock must hold"
+        );
         let public = PublicKey::from_pem(PUBLIC, "test").unwrap();
         assert_eq!(key.public_key(), public);
         assert_eq!(public.to_pem(), PUBLIC);

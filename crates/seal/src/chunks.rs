@@ -3,6 +3,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
+use recd_locked::Locked;
 use ring::aead::{Aad, LessSafeKey, Nonce, Tag};
 
 use crate::layout::{Layout, STORED_CHUNK};
@@ -102,7 +103,8 @@ pub(crate) struct Opening {
 
 /// Opens chunks into one buffer, allocated once, or straight into the caller's.
 pub(crate) struct ChunkOpener {
-    key: LessSafeKey,
+    /// The payload key, in a locked page.
+    key: Locked<LessSafeKey>,
     /// The plaintext of the chunk opened last into it.
     buf: Box<[u8]>,
     /// Where `inner` stands, when known: sequential chunks need no seek.
@@ -111,7 +113,7 @@ pub(crate) struct ChunkOpener {
 
 impl ChunkOpener {
     /// An opener of chunks sealed under `key`.
-    pub(crate) fn new(key: LessSafeKey) -> Self {
+    pub(crate) fn new(key: Locked<LessSafeKey>) -> Self {
         Self {
             key,
             buf: vec![0; CHUNK_SIZE].into_boxed_slice(),

@@ -3,6 +3,7 @@
 
 use age::Recipient as _;
 use age_core::format::{FileKey, Stanza};
+use age_core::secrecy::ExposeSecret;
 use base64::prelude::{Engine, BASE64_STANDARD_NO_PAD};
 use ring::hmac;
 
@@ -45,7 +46,7 @@ pub(crate) fn build(file_key: &FileKey, recipients: &Recipients) -> Result<Vec<u
         }
     }
     header.extend_from_slice(b"---");
-    let mac = hmac::sign(&header_mac_key(file_key), &header);
+    let mac = hmac::sign(&header_mac_key(file_key.expose_secret()), &header);
     header.push(b' ');
     header.extend_from_slice(BASE64_STANDARD_NO_PAD.encode(mac.as_ref()).as_bytes());
     header.push(b'\n');

@@ -4,7 +4,9 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use age::Identity as _;
-use age_core::format::FileKey;
+use age_core::format::{FileKey, FILE_KEY_BYTES};
+use age_core::secrecy::ExposeSecret;
+use recd_locked::{LockError, Locked};
 use ring::aead::LessSafeKey;
 use ring::hmac;
 
@@ -72,22 +74,32 @@ pub enum OpenError {
     /// Reading the file failed.
     #[error("reading the sealed file: {0}")]
     Io(#[source] io::Error),
+    /// No locked page could be allocated for the payload key.
+    #[error(transparent)]
+    KeyMemory(#[from] LockError),
 }
 
-/// A file opened: where its chunks are and the key that opens them.
+/// A file opened: where its chunks are and the key that opens them (in a locked page).
 pub(crate) struct Opened {
     pub(crate) layout: Layout,
-    pub(crate) payload_key: LessSafeKey,
+    pub(crate) payload_key: Locked<LessSafeKey>,
 }
 
 /// Opens `inner` (reading its header from its start) with `unlock`.
 pub(crate) fn open<R: Read + Seek>(inner: &mut R, unlock: Unlock) -> Result<Opened, OpenError> {
     let header = parse::read(inner)?;
     match unlock {
-        Unlock::Key(key) => finish(inner, &header, key.file_key(), OpenError::WrongKey),
+        Unlock::Key(key) => finish(inner, &header, key.bytes(), OpenError::WrongKey),
         Unlock::Identities(identities) => {
+            // age's FileKey (its own heap copy, wiped when dropped) lives only until the
+            // payload key is derived.
             let file_key = unwrap(&header, identities)?;
-            finish(inner, &header, &file_key, OpenError::HeaderAltered)
+            finish(
+                inner,
+                &header,
+                file_key.expose_secret(),
+                OpenError::HeaderAltered,
+            )
         }
     }
 }
@@ -113,7 +125,7 @@ fn unwrap(header: &ParsedHeader, identities: &Identities) -> Result<FileKey, Ope
 fn finish<R: Read + Seek>(
     inner: &mut R,
     header: &ParsedHeader,
-    file_key: &FileKey,
+    file_key: &[u8; FILE_KEY_BYTES],
     mismatch: OpenError,
 ) -> Result<Opened, OpenError> {
     hmac::verify(&header_mac_key(file_key), &header.mac_input, &header.mac)
@@ -133,6 +145,6 @@ fn finish<R: Read + Seek>(
         .map_err(OpenError::Io)?;
     Ok(Opened {
         layout,
-        payload_key: payload_key(file_key, &nonce),
+        payload_key: payload_key(file_key, &nonce)?,
     })
 }

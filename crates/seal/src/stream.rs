@@ -1,6 +1,7 @@
 //! age's STREAM: the payload in 64 KiB chunks, each sealed with ChaCha20-Poly1305 under a
 //! nonce made of the chunk's number and whether it is the last.
 
+use recd_locked::Locked;
 use ring::aead::{Aad, LessSafeKey, Nonce};
 
 /// Plaintext bytes in every chunk but the last.
@@ -29,13 +30,14 @@ pub fn sealed_len(plaintext_len: u64) -> u64 {
 
 /// Seals the chunks of one payload in order.
 pub(crate) struct ChunkSealer {
-    key: LessSafeKey,
+    /// The payload key, in a locked page: reaching it costs one pointer.
+    key: Locked<LessSafeKey>,
     counter: u64,
 }
 
 impl ChunkSealer {
     /// A sealer whose first chunk is number 0.
-    pub(crate) fn new(key: LessSafeKey) -> Self {
+    pub(crate) fn new(key: Locked<LessSafeKey>) -> Self {
         Self { key, counter: 0 }
     }
 
@@ -91,7 +93,7 @@ mod tests {
     fn a_chunk_grows_by_its_tag_and_the_counter_advances() {
         let key =
             LessSafeKey::new(aead::UnboundKey::new(&aead::CHACHA20_POLY1305, &[9; 32]).unwrap());
-        let mut sealer = ChunkSealer::new(key);
+        let mut sealer = ChunkSealer::new(Locked::new(key).unwrap());
         let mut chunk = vec![1; CHUNK_SIZE];
         sealer.seal(&mut chunk, false);
         assert_eq!(chunk.len(), CHUNK_SIZE + TAG_SIZE);

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use age_core::format::{FileKey, FILE_KEY_BYTES};
+use recd_locked::LockError;
 use ring::rand::{SecureRandom, SystemRandom};
 
 use crate::file_key::SealKey;
@@ -23,6 +23,9 @@ pub enum SealError {
     /// Writing the header and nonce failed.
     #[error("writing the age header: {0}")]
     Io(#[source] io::Error),
+    /// No locked page could be allocated for the file key or the payload key.
+    #[error(transparent)]
+    KeyMemory(#[from] LockError),
 }
 
 /// Why a sealed file could not be finished.
@@ -63,18 +66,21 @@ impl<W: Write> SealedWriter<W> {
     /// and the payload nonce to `inner`.
     pub fn new(mut inner: W, recipients: &Recipients) -> Result<Self, SealError> {
         let random = SystemRandom::new();
-        let file_key = FileKey::try_init_with_mut(|key: &mut [u8; FILE_KEY_BYTES]| {
-            random.fill(key).map_err(|_| SealError::Random)
-        })?;
+        // Drawn straight into its locked page.
+        let mut key = SealKey::zeroed()?;
+        random
+            .fill(key.bytes_mut())
+            .map_err(|_| SealError::Random)?;
         let mut nonce = [0u8; NONCE_SIZE];
         random.fill(&mut nonce).map_err(|_| SealError::Random)?;
-        let header = header::build(&file_key, recipients)?;
+        // age's copy of the key, for wrapping, is dropped (and wiped) with this statement.
+        let header = header::build(&key.to_age(), recipients)?;
         inner.write_all(&header).map_err(SealError::Io)?;
         inner.write_all(&nonce).map_err(SealError::Io)?;
-        let sealer = ChunkSealer::new(payload_key(&file_key, &nonce));
+        let sealer = ChunkSealer::new(payload_key(key.bytes(), &nonce)?);
         Ok(Self {
             inner,
-            key: SealKey(file_key),
+            key,
             sealer,
             chunk: Vec::with_capacity(CHUNK_SIZE + TAG_SIZE),
             header_len: header.len() as u64,
