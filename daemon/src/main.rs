@@ -145,6 +145,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
             format!("cannot keep the keys of sealing or signing out of core dumps (prctl PR_SET_DUMPABLE 0): {e}")
         })?;
         tracing::info!("core dumps off: sealing or signing holds keys");
+        core_dumps::warn_if_keys_may_swap();
     }
     let signing_key = signing::load_key(&config.signing)?;
     if let Some(upload) = &config.upload {

@@ -1,12 +1,14 @@
 //! recd holding keys (sealing, signing) leaves no core file when it is aborted, as
 //! systemd's watchdog aborts it, even where `ulimit -c` allows one; the same recd without
-//! keys does leave one, which shows the test's core pattern and limit at work.
+//! keys does leave one, which shows the test's core pattern and limit at work. Its keys
+//! live in pages locked into memory and left out of core dumps (`/proc/PID/smaps` shows
+//! them), and where no page can be locked it says at start-up that keys may reach swap.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_testkit::{openssl_keys, Domain, Recd};
+use recd_testkit::{openssl_keys, wait_until, Domain, Recd};
 
 const CORE_PATTERN: &str = "/proc/sys/kernel/core_pattern";
 
@@ -82,13 +84,124 @@ fn recd_holding_keys_leaves_no_core_file_when_aborted() {
     std::fs::remove_file(&left[0]).unwrap();
 
     let keyed = tempfile::tempdir().unwrap();
-    let (key, _) = openssl_keys(keyed.path(), 0o600);
-    let fleet = age::x25519::Identity::generate().to_public();
-    let config =
-        format!("[signing]\nkey_file = {key:?}\n\n[encryption]\nrecipients = \"{fleet}\"\n");
+    let config = keys_config(keyed.path());
     let (dumped, left) = aborted(keyed.path(), &domain, &config, cores_dir.path());
     assert!(
         !dumped && left.is_empty(),
         "recd sealing and signing left a core file: dumped {dumped}, {left:?}"
+    );
+}
+
+/// Mappings of process `pid` left out of core dumps (`VmFlags` `dd`): how many of them are
+/// locked into memory too (`lo`), and how many are not.
+fn undumped_mappings(pid: u32) -> (usize, usize) {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).expect("recd's smaps");
+    let (mut locked, mut unlocked) = (0, 0);
+    for flags in smaps.lines().filter_map(|l| l.strip_prefix("VmFlags:")) {
+        let flags: Vec<&str> = flags.split_whitespace().collect();
+        if flags.contains(&"dd") {
+            if flags.contains(&"lo") {
+                locked += 1;
+            } else {
+                unlocked += 1;
+            }
+        }
+    }
+    (locked, unlocked)
+}
+
+/// The sealed files in `root`'s data directory.
+fn sealed_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("data")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().ends_with(".age") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// `[signing]` with a key made in `dir`, and `[encryption]` to a fresh fleet key.
+fn keys_config(dir: &Path) -> String {
+    let (key, _) = openssl_keys(dir, 0o600);
+    let fleet = age::x25519::Identity::generate().to_public();
+    format!("[signing]\nkey_file = {key:?}\n\n[encryption]\nrecipients = \"{fleet}\"\n")
+}
+
+#[test]
+fn recd_keeps_its_keys_in_locked_pages_left_out_of_core_dumps() {
+    let domain = Domain::new();
+    // Without keys: no page is both undumped and locked (the kernel's own undumped
+    // mappings, such as [vvar], are not locked; the spill pools are locked, not undumped).
+    let plain = tempfile::tempdir().unwrap();
+    let recd = Recd::start(plain.path(), &domain);
+    recd.rec_json(&["start", "--name", "drive", "--topic", "*"]);
+    let (locked, kernel_undumped) = undumped_mappings(recd.pid());
+    assert_eq!(locked, 0, "recd without keys has locked undumped pages");
+    drop(recd);
+
+    let keyed = tempfile::tempdir().unwrap();
+    let config = keys_config(keyed.path());
+    let recd = Recd::start_with(keyed.path(), &domain, &config, &[]);
+    // Before any session: the signing key's page alone (start-up's probe page is gone).
+    assert_eq!(
+        undumped_mappings(recd.pid()),
+        (1, kernel_undumped),
+        "{}",
+        recd.log()
+    );
+    recd.rec_json(&["start", "--name", "drive", "--topic", "*"]);
+    assert!(
+        wait_until(Duration::from_secs(10), || !sealed_files(keyed.path())
+            .is_empty()),
+        "the session opened no sealed file\n{}",
+        recd.log()
+    );
+    let files = sealed_files(keyed.path()).len();
+    // Each file being written holds its file key and its payload key in pages of their
+    // own (and recd's map of the keys it keeps, a copy of the file key).
+    let (locked, unlocked) = undumped_mappings(recd.pid());
+    assert!(
+        locked > 2 * files && unlocked == kernel_undumped,
+        "{files} sealed file(s), {locked} locked undumped pages, {unlocked} unlocked\n{}",
+        recd.log()
+    );
+    assert!(
+        !recd.log().contains("keys may reach swap"),
+        "{}",
+        recd.log()
+    );
+    drop(recd);
+
+    // No page can be locked (no lock budget, no CAP_IPC_LOCK): recd says so, and its key
+    // is still left out of core dumps.
+    let unlockable = tempfile::tempdir().unwrap();
+    let config = keys_config(unlockable.path());
+    let wrapper = [
+        "setpriv",
+        "--bounding-set=-ipc_lock",
+        "prlimit",
+        "--memlock=0:0",
+        "--",
+    ];
+    let recd = Recd::start_wrapped(unlockable.path(), &domain, &wrapper, &config, "", &[]);
+    let log = recd.log();
+    let warning = log.lines().find(|l| l.contains("keys may reach swap"));
+    assert!(
+        warning.is_some_and(|w| w.contains("WARN")
+            && w.contains("LimitMEMLOCK")
+            && w.contains("CAP_IPC_LOCK")),
+        "{log}"
+    );
+    assert_eq!(
+        undumped_mappings(recd.pid()),
+        (0, kernel_undumped + 1),
+        "{log}"
     );
 }

@@ -168,6 +168,10 @@ fn systemd_size(value: &str) -> u64 {
     digits.parse::<u64>().expect("a number of bytes") << shift
 }
 
+/// The locked memory the unit leaves for keys beside the spill pools: 16,384 pages of
+/// 4 KiB, one per key held (sealing's file and payload keys, the signing key).
+const KEY_PAGES_HEADROOM: u64 = 64 << 20;
+
 #[test]
 fn the_memlock_limit_holds_the_spill_pools_of_max_sessions_sessions() {
     let unit = std::fs::read_to_string(UNIT).expect("read systemd/recd.service");
@@ -189,12 +193,14 @@ fn the_memlock_limit_holds_the_spill_pools_of_max_sessions_sessions() {
         .expect("a size");
     assert_eq!(
         limit,
-        sessions * spill.as_u64(),
-        "LimitMEMLOCK should be max_sessions ({sessions}) x spill_bytes ({spill})"
+        sessions * spill.as_u64() + KEY_PAGES_HEADROOM,
+        "LimitMEMLOCK should be max_sessions ({sessions}) x spill_bytes ({spill}), plus 64 MiB \
+         for key pages"
     );
     // The comment says the same.
     assert!(
-        unit.contains(&format!("max_sessions ({sessions}) x spill_bytes")),
+        unit.contains(&format!("max_sessions ({sessions}) x spill_bytes"))
+            && unit.contains("Plus 64 MiB for keys"),
         "{unit}"
     );
 }
