@@ -3,7 +3,8 @@
 //! 250 MiB of messages of 1 MiB, 10 KiB, 100 B, and mixed (70 % / 20 % / 10 % of the
 //! bytes), with real-looking content, written to /dev/shm and to the ordinary disk.
 //!
-//! - `recd`: our streaming writer, unchunked, without and with the data-section CRC;
+//! - `recd`: our streaming writer, unchunked, without and with the data-section CRC, and
+//!   with the SHA-256 of the stored bytes a signed recording's chain enters (`recd-digest`);
 //! - `mcap-crate`: the `mcap` crate's writer with the same options behind a BufWriter;
 //! - `plain-write`: the same number of bytes written sequentially in 1 MiB blocks;
 //! - `reindex`: our reindexer on the recorded file, uncompressed and zstd.
@@ -74,6 +75,12 @@ fn write_recd(path: &Path, workload: &Workload, data_crc: bool) {
         data_crc,
         ..WriterOptions::default()
     };
+    write_recd_with(path, workload, options);
+}
+
+fn write_recd_with(path: &Path, workload: &Workload, options: WriterOptions) {
+    // recd never overwrites a file; the reference writers truncate theirs.
+    let _ = std::fs::remove_file(path);
     let mut writer = StreamWriter::create(path, options).unwrap();
     let channel = writer
         .add_channel(None, "/bench", "raw", &Default::default())
@@ -162,6 +169,13 @@ fn writers(c: &mut Criterion) {
             });
             group.bench_function(id("recd-crc"), |b| {
                 b.iter(|| write_recd(&path, workload, true))
+            });
+            let digest = WriterOptions {
+                stored_digest: true,
+                ..WriterOptions::default()
+            };
+            group.bench_function(id("recd-digest"), |b| {
+                b.iter(|| write_recd_with(&path, workload, digest.clone()))
             });
             group.bench_function(id("mcap-crate"), |b| {
                 b.iter(|| write_mcap_crate(&path, workload, false))

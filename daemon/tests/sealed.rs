@@ -10,34 +10,15 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use recd_testkit::{
-    assert_cut_is_window, ext4_image, http_get, openssl_keys, read_mcap, read_with_mcap_core,
-    recd_refused, script_done, shm_camera, wait_until, Domain, Mount, Recd, SeaweedFs,
+    age_identity, assert_cut_is_window, ext4_image, http_get, openssl_keys, read_mcap,
+    read_with_mcap_core, recd_refused, script_done, shm_camera, wait_until, Domain, Mount, Recd,
+    SeaweedFs,
 };
 use serde_json::Value;
 
 /// What every camera sample carries after its index: found anywhere on the raw disk, it
 /// is plaintext that escaped.
 const MARKER: &str = "RECD-SEALED-MARKER-5f1c9a7e";
-
-/// A fleet identity made by Debian's `age-keygen`: (identity file, public key).
-fn fleet_identity(dir: &Path) -> (PathBuf, String) {
-    let identity = dir.join("fleet.key");
-    let made = Command::new("age-keygen")
-        .arg("-o")
-        .arg(&identity)
-        .output()
-        .expect("age-keygen runs (Debian package age, scripts/setup)");
-    assert!(made.status.success(), "{made:?}");
-    let public = Command::new("age-keygen")
-        .arg("-y")
-        .arg(&identity)
-        .output()
-        .unwrap();
-    assert!(public.status.success(), "{public:?}");
-    let public = String::from_utf8(public.stdout).unwrap().trim().to_string();
-    assert!(public.starts_with("age1"), "{public}");
-    (identity, public)
-}
 
 /// A 256 MiB ext4 image in `work`, loop-mounted on `work/disk`.
 fn loop_disk(work: &Path) -> (PathBuf, Mount) {
@@ -133,7 +114,7 @@ fn now_ns() -> u64 {
 fn sealed_files_decrypt_with_the_fleet_identity_and_a_power_cut_leaves_no_plaintext_on_the_disk() {
     let domain = Domain::new();
     let work = tempfile::tempdir().unwrap();
-    let (identity, public) = fleet_identity(work.path());
+    let (identity, public) = age_identity(work.path());
     let (image, disk) = loop_disk(work.path());
     let config = format!("min_free_space = \"16MiB\"\n{}", encryption(&public));
     let mut recd = Recd::start_with(disk.path(), &domain, &config, &[]);
@@ -281,7 +262,7 @@ fn paths(listed: &Value, key: &str) -> Vec<PathBuf> {
 fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintext() {
     let domain = Domain::new();
     let work = tempfile::tempdir().unwrap();
-    let (identity, public) = fleet_identity(work.path());
+    let (identity, public) = age_identity(work.path());
     let (image, disk) = loop_disk(work.path());
     let s3 = SeaweedFs::start("recordings");
     let config = format!(
@@ -422,7 +403,7 @@ fn finishing_an_incident_cut_and_uploads_stay_sealed_and_no_step_writes_plaintex
 fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() {
     let domain = Domain::new();
     let root = tempfile::tempdir().unwrap();
-    let (identity, public) = fleet_identity(root.path());
+    let (identity, public) = age_identity(root.path());
     let (key, signing_public) = openssl_keys(root.path(), 0o600);
     let config = format!(
         "{}\n[signing]\nkey_file = {key:?}\n\n[http]\nlisten = \"127.0.0.1:0\"\n",
@@ -522,7 +503,7 @@ fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() 
 #[test]
 fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
     let work = tempfile::tempdir().unwrap();
-    let (identity, public) = fleet_identity(work.path());
+    let (identity, public) = age_identity(work.path());
     let secret = std::fs::read_to_string(&identity)
         .unwrap()
         .lines()

@@ -118,6 +118,11 @@ pub struct RecordingConfig {
     /// that a power cut loses no more than unsealed recording does. Not serialized.
     #[serde(skip)]
     pub sealing: Option<recd_storage::Sealing>,
+    /// Hash each file's bytes as they are stored (SHA-256; the ciphertext of a sealed
+    /// file), given with its close ([`ClosedFile::stored`](crate::ClosedFile)): what a hash
+    /// chain enters without reading the file back. Not serialized.
+    #[serde(skip)]
+    pub stored_digest: bool,
     /// Aids for tests that need a slow or late recorder; never serialized, so they stay
     /// out of the files' `recorder` metadata and the daemon's configuration.
     #[serde(skip)]
@@ -177,6 +182,7 @@ impl Default for RecordingConfig {
             pre_trigger: None,
             attachments: Vec::new(),
             sealing: None,
+            stored_digest: false,
             test_hooks: TestHooks::default(),
             expect: Vec::new(),
             throttles: Vec::new(),

@@ -1,4 +1,5 @@
-//! Keys made by the tools a fleet uses: Ed25519 signing keys by openssl.
+//! Keys made by the tools a fleet uses: Ed25519 signing keys by openssl, age identities by
+//! Debian's `age-keygen`.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -25,4 +26,25 @@ pub fn openssl_keys(dir: &Path, mode: u32) -> (PathBuf, PathBuf) {
         .expect("openssl runs");
     assert!(derived.success());
     (key, public)
+}
+
+/// A fleet identity made by Debian's `age-keygen` in `dir` (`fleet.key`): the identity
+/// file and its public key (`age1…`).
+pub fn age_identity(dir: &Path) -> (PathBuf, String) {
+    let identity = dir.join("fleet.key");
+    let made = Command::new("age-keygen")
+        .arg("-o")
+        .arg(&identity)
+        .output()
+        .expect("age-keygen runs (Debian package age, scripts/setup)");
+    assert!(made.status.success(), "{made:?}");
+    let public = Command::new("age-keygen")
+        .arg("-y")
+        .arg(&identity)
+        .output()
+        .unwrap();
+    assert!(public.status.success(), "{public:?}");
+    let public = String::from_utf8(public.stdout).unwrap().trim().to_string();
+    assert!(public.starts_with("age1"), "{public}");
+    (identity, public)
 }

@@ -37,7 +37,7 @@ pub use cut_check::{assert_cut_is_window, held_messages, HeldMessage};
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};
 pub use hogs::{available_memory, Hogs, FILLER_DISK_RESERVE};
 pub use http::{http_get, http_request, HttpReply};
-pub use keys::openssl_keys;
+pub use keys::{age_identity, openssl_keys};
 pub use load::{MessageInfoHeader, RecdLoad};
 pub use man::render_man_page;
 pub use mount::{ext4_image, Mount};

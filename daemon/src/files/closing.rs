@@ -58,8 +58,9 @@ impl FileLife {
 
     /// A session closed a file: the catalog records what it holds (its health verdict and
     /// log-time span too), it waits to be finished and uploaded as its session asks, and
-    /// it enters the session's chain as recorded. Finishing waits for that entry, so that
-    /// the recorded bytes are chained before they are replaced.
+    /// it enters the session's chain as recorded, with the digest its writer took of the
+    /// bytes it stored. Finishing waits for that entry, so that the recorded bytes are
+    /// chained before they are replaced.
     pub fn closed(&self, closed: Closed<'_>) {
         let Closed {
             session,
@@ -82,7 +83,7 @@ impl FileLife {
         if let Some(signing) = &self.signing {
             // A recording's directory is its session's, where the chain is.
             let directory = file.path.parent().unwrap_or(Path::new("/"));
-            signing.enter(directory, &file.path, Kind::Recorded, true);
+            signing.enter_recorded(directory, &file.path, file.stored);
         }
     }
 
@@ -141,7 +142,7 @@ impl FileLife {
     /// `metadata.yaml` in `directory`): it enters the chain as it is now.
     pub fn rewritten(&self, directory: &Path, path: &Path) {
         if let Some(signing) = &self.signing {
-            signing.enter(directory, path, Kind::Metadata, false);
+            signing.enter(directory, path, Kind::Metadata);
         }
     }
 }

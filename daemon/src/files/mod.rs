@@ -102,7 +102,7 @@ impl FileLife {
             return;
         };
         if let Some(directory) = self.session_directory(session) {
-            signing.enter(&directory, path, kind, false);
+            signing.enter(&directory, path, kind);
         }
     }
 

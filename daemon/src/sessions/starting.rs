@@ -62,6 +62,8 @@ impl Sessions {
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         config.throttles.extend_from_slice(&self.config.topic);
         config.sealing = self.sealing.clone();
+        // The chain enters each file with the digest its writer took: no read back.
+        config.stored_digest = self.signing.is_some();
         let uploads = match (request.upload, self.uploads()) {
             (Some(true), None) => {
                 return Err(error(

@@ -1,8 +1,11 @@
 //! Tamper evidence (`[signing] key_file`): every file a session closes, every file
 //! finishing puts in place of one, and every incident cut of the session enters the
-//! session's hash chain ([`recd_chain`]), signed with the ECU's key. The files are read
-//! back from disk by one thread of its own at background priority, never by a writer;
-//! after each entry the chain is queued for upload beside the session's files.
+//! session's hash chain ([`recd_chain`]), signed with the ECU's key. A recorded file enters
+//! with the digest its writer took of the bytes as it stored them, so that bytes changed
+//! on the disk after they were written are found altered, not chained; only the files
+//! recd rewrites itself (finished, cut, a file a write error ended) are read back, by one
+//! thread of its own at background priority, never by a writer. After each entry the
+//! chain is queued for upload beside the session's files.
 //!
 //! Finishing waits for a closed file to be chained ([`Signing::settle`]) before it may
 //! replace it, so that the recorded bytes are the ones chained first; the finished file
@@ -48,6 +51,8 @@ struct Job {
     /// The file.
     path: PathBuf,
     kind: Kind,
+    /// The file's size and SHA-256 as its writer stored them; `None`: read it back.
+    stored: Option<(u64, [u8; 32])>,
 }
 
 /// Files waiting to be chained, by path, so that finishing can wait for one.
@@ -100,7 +105,7 @@ impl Signing {
                     tracing::warn!("signing runs at normal priority: the kernel refused {refused}");
                 }
                 for job in jobs {
-                    chaining.enter(&job.dir, &job.path, job.kind);
+                    chaining.enter(&job.dir, &job.path, job.kind, job.stored);
                     done.done(&job.path);
                 }
             })
@@ -112,29 +117,45 @@ impl Signing {
         })
     }
 
-    /// The file at `path` will enter the chain of `dir` ([`Signing::enter`]); finishing
+    /// The file at `path` will enter the chain of `dir` ([`Signing::enter_recorded`]); finishing
     /// waits for it from now on.
     pub fn expect(&self, path: &Path) {
         self.pending.add(path);
     }
 
     /// Enters the file at `path` in the chain of session directory `dir` as `kind`,
-    /// after the files queued before it; `expected` when [`Signing::expect`] said so.
-    pub fn enter(&self, dir: &Path, path: &Path, kind: Kind, expected: bool) {
-        if !expected {
-            self.pending.add(path);
-        }
-        let job = Job {
+    /// after the files queued before it, read back for its digest.
+    pub fn enter(&self, dir: &Path, path: &Path, kind: Kind) {
+        self.pending.add(path);
+        self.send(Job {
             dir: dir.to_path_buf(),
             path: path.to_path_buf(),
             kind,
-        };
+            stored: None,
+        });
+    }
+
+    /// Enters the file a session recorded at `path` in the chain of `dir`, as [`Signing::expect`]
+    /// said it would, with the size and SHA-256 its writer `stored` (read back when
+    /// `None`: a write error ended it).
+    pub fn enter_recorded(&self, dir: &Path, path: &Path, stored: Option<(u64, [u8; 32])>) {
+        self.send(Job {
+            dir: dir.to_path_buf(),
+            path: path.to_path_buf(),
+            kind: Kind::Recorded,
+            stored,
+        });
+    }
+
+    /// Queues `job` for the signing thread; once recd is stopping the file is not chained.
+    fn send(&self, job: Job) {
+        let path = job.path.clone();
         let sent = match &*lock(&self.sender) {
             Some(sender) => sender.send(job).is_ok(),
             None => false,
         };
         if !sent {
-            self.pending.done(path);
+            self.pending.done(&path);
             tracing::warn!(file = %path.display(), "recd is stopping: the file is not chained");
         }
     }

@@ -39,12 +39,13 @@ impl Chaining {
         }
     }
 
-    /// Enters the file at `path` in the chain of session directory `dir` as `kind`. Only
+    /// Enters the file at `path` in the chain of session directory `dir` as `kind`, with
+    /// the size and SHA-256 its writer `stored`, or else read back from it. Only
     /// a recorded or cut file starts a chain: a session recorded before signing was on
     /// gets none for its finished files. Each entry is also written as its own object
     /// (`recd-chain.d/`) and queued for upload when uploads are on, and what recd appended
     /// last is kept in the catalog.
-    pub fn enter(&mut self, dir: &Path, path: &Path, kind: Kind) {
+    pub fn enter(&mut self, dir: &Path, path: &Path, kind: Kind, stored: Option<(u64, [u8; 32])>) {
         let name = name_in_chain(dir, path);
         let starts = matches!(kind, Kind::Recorded | Kind::Cut);
         if !starts && !self.chains.contains_key(dir) && !self.has_chain(dir) {
@@ -52,6 +53,8 @@ impl Chaining {
         }
         let (bytes, sha256) = if kind.is_deletion() {
             (0, [0; 32])
+        } else if let Some(stored) = stored {
+            stored
         } else {
             match recd_chain::file_digest(path) {
                 Ok(digest) => digest,

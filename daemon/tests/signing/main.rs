@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use recd_testkit::{
-    finish_load, openssl_keys, rec, recd_refused, stopped_files, wait_until, Domain, Recd, RecdLoad,
+    age_identity, finish_load, openssl_keys, rec, recd_refused, stopped_files, wait_until, Domain,
+    Recd, RecdLoad,
 };
 use serde_json::Value;
 
@@ -472,4 +473,69 @@ fn a_chain_cut_while_recd_was_stopped_is_not_extended_and_rec_verify_names_the_n
         "{}",
         recd.log()
     );
+}
+
+/// age alone does not say who wrote a file: anyone with the fleet's public key makes one
+/// that `age -d` accepts. A sealed recording replaced by such a file before recd hashed
+/// it (here while it was still being written, the widest such gap) is named altered: the
+/// chain holds the digest the writer took of the bytes it stored, not what the disk held
+/// when the chain's entry was made.
+#[test]
+fn a_sealed_file_replaced_before_it_was_chained_is_named_altered() {
+    let root = tempfile::tempdir().unwrap();
+    let domain = Domain::new();
+    let (identity, fleet) = age_identity(root.path());
+    let (key, public) = openssl_keys(root.path(), 0o600);
+    let config =
+        format!("[signing]\nkey_file = {key:?}\n\n[encryption]\nrecipients = [{fleet:?}]\n");
+    let recd = Recd::start_configured(root.path(), &domain, &config, "", &[]);
+    recd.rec_json(&["start", "--name", "drive", "--topic", "cam/*"]);
+    finish_load(camera(&domain, 100_000, 10));
+    assert!(recd.wait_written("drive", 10), "{}", recd.log());
+    let dir = root.path().join("data").join("drive");
+    let sealed: Vec<PathBuf> = (std::fs::read_dir(&dir).unwrap().flatten())
+        .map(|entry| entry.path())
+        .filter(|path| path.to_string_lossy().ends_with(".mcap.age"))
+        .collect();
+    assert_eq!(sealed.len(), 1, "{sealed:?}");
+    let file = &sealed[0];
+
+    // The forger seals a file of his own to the fleet with Debian's age and puts it in
+    // place of the one recd is writing.
+    let forged_plain = root.path().join("forged.mcap");
+    std::fs::write(&forged_plain, b"not what the camera saw").unwrap();
+    let forged = root.path().join("forged.mcap.age");
+    let sealed_by_age = std::process::Command::new("age")
+        .args(["-r", &fleet, "-o"])
+        .arg(&forged)
+        .arg(&forged_plain)
+        .output()
+        .expect("age runs");
+    assert!(sealed_by_age.status.success(), "{sealed_by_age:?}");
+    std::fs::rename(&forged, file).unwrap();
+    recd.rec_json(&["stop", "drive"]);
+
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let mut report = Value::Null;
+    let chained = wait_until(Duration::from_secs(30), || {
+        report = verify(&recd.socket, &dir, Some(&public)).1;
+        files_of(&report).iter().any(|(file, _, _)| *file == name)
+    });
+    assert!(chained, "{report:#}\n{}", recd.log());
+    let (code, report, stderr) = verify(&recd.socket, &dir, Some(&public));
+    assert_eq!(code, 1, "{report:#}\n{stderr}");
+    assert!(
+        files_of(&report).contains(&(name.clone(), "altered".into(), "recorded".into())),
+        "{report:#}"
+    );
+    // Yet age takes the forgery for a file sealed to the fleet.
+    let decrypted = std::process::Command::new("age")
+        .arg("-d")
+        .arg("-i")
+        .arg(&identity)
+        .arg(file)
+        .output()
+        .expect("age runs");
+    assert!(decrypted.status.success(), "{decrypted:?}");
+    assert_eq!(decrypted.stdout, b"not what the camera saw");
 }

@@ -39,6 +39,12 @@ pub struct ClosedFile {
     /// it holds none).
     #[serde(default)]
     pub time_range: Option<(u64, u64)>,
+    /// Its size and the SHA-256 of its bytes as the writer stored them, taken as they
+    /// were written ([`RecordingConfig::stored_digest`](crate::RecordingConfig)); `None`
+    /// when not asked for, or when a write error ended the file (it was cut and partly
+    /// rewritten, and must be read back). Not serialized.
+    #[serde(skip)]
+    pub stored: Option<(u64, [u8; 32])>,
 }
 
 fn indexed_by_default() -> bool {
@@ -186,6 +192,7 @@ impl FilePlan {
                     ..Durability::default()
                 },
                 sealing: config.sealing.clone(),
+                stored_digest: config.stored_digest,
                 ..WriterOptions::default()
             },
             metadata,
@@ -528,6 +535,7 @@ fn end_file(
         indexed: summary.indexed,
         health: Some(health.verdict),
         time_range: summary.time_range,
+        stored: (summary.stored_sha256).map(|sha256| (summary.bytes, sha256)),
     };
     progress
         .closed_files

@@ -35,9 +35,9 @@ impl StreamWriter {
         .map_err(|e| self.io(e))?;
         self.write_tail(&tail)?;
         self.file.sync_data().map_err(|e| self.io(e))?;
-        let bytes = match &self.sealed {
-            Some(sink) => sink.stored_in_file(),
-            None => self.written,
+        let (bytes, stored_sha256) = match &mut self.sealed {
+            Some(sink) => (sink.stored_in_file(), sink.take_stored_sha256()),
+            None => (self.written, self.stored_digest.take().map(|d| d.finish())),
         };
         Ok(FileSummary {
             path: self.path.clone(),
@@ -47,6 +47,7 @@ impl StreamWriter {
             time_range: self.stats.time_range,
             data_crc,
             indexed: true,
+            stored_sha256,
         })
     }
 
@@ -93,6 +94,7 @@ impl StreamWriter {
                 time_range: kept.time_range,
                 data_crc: None,
                 indexed,
+                stored_sha256: None,
             },
             unwritten,
             error,

@@ -24,6 +24,7 @@ mod options;
 mod sealed;
 mod sealed_output;
 mod staging;
+mod stored_digest;
 
 pub use error::WriteError;
 pub use open::probe_io_mode;
@@ -32,6 +33,7 @@ pub use options::WriterOptions;
 use layout::{ChannelEntry, FileStats, SchemaEntry};
 use open::{open_new, write_back_policy};
 use sealed::SealedSink;
+use stored_digest::StoredDigest;
 
 /// The direct-I/O staging of a sealed file: every byte of it is staged (no payload can be
 /// written from the caller's memory), so it leaves in writes as large as a camera frame
@@ -92,6 +94,11 @@ pub struct FileSummary {
     /// when a write error left no room for them (the file then ends on its last complete
     /// record, and `rec reindex` indexes it).
     pub indexed: bool,
+    /// The SHA-256 of the file's `bytes` as the writer stored them (the ciphertext of a
+    /// sealed file), taken as they were written: with
+    /// [`WriterOptions::stored_digest`], for a file closed whole; `None` otherwise (a file
+    /// ended on a write error was cut and partly rewritten, and must be read back).
+    pub stored_sha256: Option<[u8; 32]>,
 }
 
 /// Streams unchunked MCAP to a file: Header, Schema and Channel records as they are added,
@@ -141,6 +148,9 @@ pub struct StreamWriter {
     /// The sealing of the file, when it is sealed (then `written` counts plaintext).
     sealed: Option<SealedSink>,
     data_crc: Option<crc32fast::Hasher>,
+    /// The digest of the bytes stored so far, when asked for and the file is not sealed
+    /// (a sealed file's output hashes its ciphertext).
+    stored_digest: Option<StoredDigest>,
     schemas: Vec<SchemaEntry>,
     channels: Vec<ChannelEntry>,
     /// Messages whose write call succeeded (some may still be batched).
@@ -184,6 +194,7 @@ impl StreamWriter {
                 sealing,
                 direct_io,
                 SEALED_STAGING,
+                options.stored_digest,
             )?),
             None => None,
         };
@@ -198,6 +209,7 @@ impl StreamWriter {
             pending: Vec::with_capacity(options.batch_size + MESSAGE_PREFIX_LEN),
             written: 0,
             data_crc: None,
+            stored_digest: None,
             schemas: Vec::new(),
             channels: Vec::new(),
             stats: FileStats::default(),
@@ -452,7 +464,12 @@ impl StreamWriter {
             let direct_io = self.options.io_mode == IoMode::Direct;
             let staging = SEALED_STAGING;
             self.sealed = Some(SealedSink::start(
-                &self.file, &next, sealing, direct_io, staging,
+                &self.file,
+                &next,
+                sealing,
+                direct_io,
+                staging,
+                self.options.stored_digest,
             )?);
         }
         self.path = next;
@@ -508,6 +525,8 @@ impl StreamWriter {
 
     fn start_file(&mut self) -> Result<(), WriteError> {
         self.data_crc = self.options.data_crc.then(crc32fast::Hasher::new);
+        self.stored_digest =
+            (self.options.stored_digest && self.sealed.is_none()).then(StoredDigest::new);
         self.pending.clear();
         layout::append_file_start(
             &mut self.pending,

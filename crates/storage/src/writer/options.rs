@@ -28,6 +28,10 @@ pub struct WriterOptions {
     /// serialized settings.
     #[serde(skip)]
     pub sealing: Option<Sealing>,
+    /// Hash every file's bytes as they are stored (SHA-256; the ciphertext of a sealed
+    /// file), for [`FileSummary::stored_sha256`](super::FileSummary::stored_sha256).
+    #[serde(skip)]
+    pub stored_digest: bool,
 }
 
 impl Default for WriterOptions {
@@ -41,6 +45,7 @@ impl Default for WriterOptions {
             durability: Durability::default(),
             io_mode: IoMode::default(),
             sealing: None,
+            stored_digest: false,
         }
     }
 }

@@ -29,6 +29,8 @@ pub(super) struct SealedSink {
     last_len: u64,
     /// The last chunk was sealed and written.
     finished: bool,
+    /// The digest of every stored byte, once the last chunk was written (when asked for).
+    stored_sha256: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for SealedSink {
@@ -40,19 +42,21 @@ impl std::fmt::Debug for SealedSink {
 impl SealedSink {
     /// Writes the age header of a new file to `file` (a second descriptor of it is kept;
     /// with `direct` its bytes are staged for direct I/O in blocks of at most `staging`
-    /// bytes) and keeps the file's key in `sealing.keys` under `path`.
+    /// bytes) and keeps the file's key in `sealing.keys` under `path`; with `digest`, every
+    /// byte stored is hashed as it leaves.
     pub(super) fn start(
         file: &File,
         path: &Path,
         sealing: &Sealing,
         direct: bool,
         staging: usize,
+        digest: bool,
     ) -> Result<Self, WriteError> {
         let seal_error = |source| WriteError::Seal {
             path: path.to_path_buf(),
             source,
         };
-        let output = SealedOutput::new(file, path, direct, staging).map_err(|source| {
+        let output = SealedOutput::new(file, path, direct, staging, digest).map_err(|source| {
             WriteError::Create {
                 path: path.to_path_buf(),
                 source,
@@ -65,6 +69,7 @@ impl SealedSink {
             writer: Some(writer),
             last_len: 0,
             finished: false,
+            stored_sha256: None,
         })
     }
 
@@ -97,8 +102,15 @@ impl SealedSink {
         let mut output = writer.finish().map_err(io::Error::other)?;
         output.finish()?;
         self.last_len = output.in_file();
+        self.stored_sha256 = output.stored_sha256();
         self.finished = true;
         Ok(())
+    }
+
+    /// The digest of the whole file as stored, once its last chunk was written (taken:
+    /// `None` the second time).
+    pub(super) fn take_stored_sha256(&mut self) -> Option<[u8; 32]> {
+        self.stored_sha256.take()
     }
 
     /// Bytes that reached the kernel.
@@ -219,6 +231,7 @@ impl StreamWriter {
                 time_range: kept.time_range,
                 data_crc: None,
                 indexed: false,
+                stored_sha256: None,
             },
             unwritten,
             error,

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::stored_digest::StoredDigest;
 use crate::direct::DirectSink;
 
 /// The staging of a sealed file written with direct I/O.
@@ -24,12 +25,20 @@ pub(super) struct SealedOutput {
     direct: Option<Direct>,
     /// Without direct I/O: bytes handed to the kernel.
     written: u64,
+    /// The digest of the stored bytes (header, nonce, sealed chunks), when asked for.
+    digest: Option<StoredDigest>,
 }
 
 impl SealedOutput {
     /// A second descriptor of `file` (at `path`); with `direct`, staged in blocks of at
-    /// most `staging` bytes.
-    pub(super) fn new(file: &File, path: &Path, direct: bool, staging: usize) -> io::Result<Self> {
+    /// most `staging` bytes; with `digest`, hashing what it stores.
+    pub(super) fn new(
+        file: &File,
+        path: &Path,
+        direct: bool,
+        staging: usize,
+        digest: bool,
+    ) -> io::Result<Self> {
         let direct = match direct {
             true => Some(Direct {
                 sink: DirectSink::new(staging),
@@ -42,7 +51,13 @@ impl SealedOutput {
             file: file.try_clone()?,
             direct,
             written: 0,
+            digest: digest.then(StoredDigest::new),
         })
+    }
+
+    /// The digest of every byte stored, when asked for.
+    pub(super) fn stored_sha256(self) -> Option<[u8; 32]> {
+        self.digest.map(StoredDigest::finish)
     }
 
     /// The bytes of the file handed to the kernel, from its start.
@@ -78,11 +93,17 @@ impl Write for SealedOutput {
         match &mut self.direct {
             Some(direct) => {
                 direct.sink.stage(&self.file, buf)?;
+                if let Some(digest) = &mut self.digest {
+                    digest.update(buf);
+                }
                 Ok(buf.len())
             }
             None => {
                 let n = self.file.write(buf)?;
                 self.written += n as u64;
+                if let Some(digest) = &mut self.digest {
+                    digest.update(&buf[..n]);
+                }
                 Ok(n)
             }
         }

@@ -85,11 +85,17 @@ impl StreamWriter {
         self.hand_to_sealed(parts)
     }
 
-    /// Adds the batch and `parts` to the data section's CRC, when it is computed.
+    /// Adds the batch and `parts` to the data section's CRC and to the stored bytes'
+    /// digest, when they are computed: an unsealed file stores them as they are, in this
+    /// order.
     fn checksum(&mut self, parts: &[&[u8]]) {
         if let Some(crc) = &mut self.data_crc {
             crc.update(&self.pending);
             parts.iter().for_each(|part| crc.update(part));
+        }
+        if let Some(digest) = &mut self.stored_digest {
+            digest.update(&self.pending);
+            parts.iter().for_each(|part| digest.update(part));
         }
     }
 
@@ -137,6 +143,9 @@ impl StreamWriter {
     /// A sealed file's last chunk is sealed with the tail in it.
     pub(super) fn write_tail(&mut self, tail: &[u8]) -> Result<(), WriteError> {
         let record_boundary = self.written;
+        if let Some(digest) = &mut self.stored_digest {
+            digest.update(tail);
+        }
         if let Some(sink) = &mut self.sealed {
             let result = sink.write(tail).and_then(|()| sink.finish());
             self.written += tail.len() as u64;
