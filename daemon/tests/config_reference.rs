@@ -66,6 +66,7 @@ fn populated() -> DaemonConfig {
             recipients: vec![
                 "age14mr5y4kau0un5pgywt83rt2g9y6fs00hqs577wcjh66lmp958ahsxfxvpc".into(),
             ],
+            key_reach: Duration::from_secs(7200),
         }),
         rule: vec![recd_rules::RuleConfig {
             name: "lidar_lost".into(),

@@ -252,6 +252,14 @@ fn marker_publisher(domain: &Domain, count: u32) -> std::process::Child {
 }
 
 /// The paths of `listed`'s entries under `key` (`files`, `cut_files`).
+/// The seal keys recd holds, as its `/metrics` says (`recd_seal_keys`).
+fn seal_keys(recd: &Recd) -> Option<f64> {
+    let metrics = http_get(recd.http_address(), "/metrics").body;
+    (metrics.lines())
+        .find_map(|line| line.strip_prefix("recd_seal_keys "))
+        .map(|count| count.trim().parse::<f64>().unwrap())
+}
+
 fn paths(listed: &Value, key: &str) -> Vec<PathBuf> {
     (listed[key].as_array().unwrap().iter())
         .map(|f| PathBuf::from(f["path"].as_str().or(f.as_str()).unwrap()))
@@ -417,12 +425,7 @@ fn a_changed_byte_fails_decryption_at_its_chunk_and_rec_verify_names_the_file() 
     let files = paths(&recd.listed("drive"), "files");
     assert!(files.len() >= 3, "{files:?}");
     // recd holds the key of each file it sealed, and says how many in /metrics.
-    let seal_keys = || {
-        let metrics = http_get(recd.http_address(), "/metrics").body;
-        (metrics.lines())
-            .find_map(|line| line.strip_prefix("recd_seal_keys "))
-            .map(|count| count.trim().parse::<f64>().unwrap())
-    };
+    let seal_keys = || seal_keys(&recd);
     assert_eq!(seal_keys(), Some(files.len() as f64));
     let dir = files[0].parent().unwrap().to_path_buf();
     let verify = |expect_ok: bool| {
@@ -558,4 +561,53 @@ fn a_bad_recipient_stops_recd_at_start_up_naming_it() {
             "the secret is echoed: {stderr}"
         );
     }
+}
+
+/// A sealed file's key is held only while an incident can still reach the file: once it is
+/// finished, pinned by nothing and older than `[encryption] key_reach`, recd forgets it
+/// (`/metrics` shows the count fall to the open file's alone), and a trigger whose window
+/// reaches such a file is refused naming the rule, while one within the reach is taken.
+#[test]
+fn keys_beyond_key_reach_are_forgotten_and_a_trigger_reaching_their_files_is_refused() {
+    let domain = Domain::new();
+    let root = tempfile::tempdir().unwrap();
+    let (_, public) = age_identity(root.path());
+    let config = format!(
+        "{}key_reach = \"2s\"\n\n[http]\nlisten = \"127.0.0.1:0\"\n",
+        encryption(&public)
+    );
+    let recd = Recd::start_with(root.path(), &domain, &config, &[]);
+    start_drive(&recd, "1MiB");
+    script_done(marker_publisher(&domain, 120), Duration::from_secs(60));
+    let seal_keys = || seal_keys(&recd);
+    // The closed files settle 2 s after their last message; keys are looked over every
+    // 10 s. The open file's key stays.
+    assert!(
+        wait_until(Duration::from_secs(40), || seal_keys() == Some(1.0)),
+        "{:?}\n{}",
+        seal_keys(),
+        recd.log()
+    );
+    let status = recd.rec_json(&["status", "drive"]);
+    let directory = PathBuf::from(status[0]["directory"].as_str().unwrap());
+    let sealed = (std::fs::read_dir(&directory).unwrap().flatten())
+        .filter(|entry| entry.path().to_string_lossy().ends_with(".mcap.age"))
+        .count();
+    assert!(sealed >= 3, "{sealed} files in {}", directory.display());
+
+    let refused = recd.rec(&["trigger", "drive", "--before", "60s"]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success()
+            && said.contains("no longer holds the key of drive_")
+            && said.contains("key_reach (2s)"),
+        "{}: {said}",
+        refused.status
+    );
+    let taken = recd.rec(&["trigger", "drive", "--before", "1s"]);
+    assert!(
+        taken.status.success(),
+        "{}",
+        String::from_utf8_lossy(&taken.stderr)
+    );
 }

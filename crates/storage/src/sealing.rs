@@ -70,6 +70,16 @@ impl SealKeys {
         self.lock().remove(path);
     }
 
+    /// Whether the key of the file at `path` is kept.
+    pub fn holds(&self, path: &Path) -> bool {
+        self.lock().contains_key(path)
+    }
+
+    /// The paths of the files whose keys are kept.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.lock().keys().cloned().collect()
+    }
+
     /// The number of keys kept.
     pub fn len(&self) -> usize {
         self.lock().len()

@@ -2,9 +2,16 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use recd_seal::Recipients;
 use serde::{Deserialize, Serialize};
+
+use super::units;
+
+/// The default of `key_reach`: an hour back, well beyond the 30 s a trigger or a rule
+/// keeps before its moment unless told otherwise.
+pub const DEFAULT_KEY_REACH: Duration = Duration::from_secs(3600);
 
 /// The `[encryption]` table of recd.toml; its presence turns sealing on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,9 +22,46 @@ pub struct EncryptionConfig {
     /// a list. Every file is sealed to all of them.
     #[serde(deserialize_with = "one_or_many")]
     pub recipients: Vec<String>,
+    /// How far back from now an incident may still cut a sealed session's files: recd
+    /// forgets a file's key once the file is finished, no incident pins it, and its newest
+    /// message is older than this; a trigger whose window reaches a file whose key is
+    /// gone is refused, naming it. At most 7 days.
+    #[serde(default = "default_key_reach", with = "units::duration")]
+    pub key_reach: Duration,
+}
+
+fn default_key_reach() -> Duration {
+    DEFAULT_KEY_REACH
 }
 
 impl EncryptionConfig {
+    /// `key_reach` within the longest side a window may have, and no `[[rule]]` or
+    /// `[[preset]]` asking to keep more before its moment than it: their cuts would find
+    /// keys gone. `befores` names each asker and its `before`.
+    pub fn check_reach<'a>(
+        &self,
+        befores: impl IntoIterator<Item = (String, Duration)> + 'a,
+    ) -> Result<(), String> {
+        let max = recd_storage::window::MAX_SIDE;
+        if self.key_reach > max {
+            return Err(format!(
+                "[encryption] key_reach {} is longer than the {} a window may reach back",
+                humantime::format_duration(self.key_reach),
+                humantime::format_duration(max)
+            ));
+        }
+        for (asker, before) in befores {
+            if before > self.key_reach {
+                return Err(format!(
+                    "{asker} keeps {} before its moment, further back than [encryption] key_reach ({}): recd forgets a sealed file's key beyond it, so the cut could not read the file; raise key_reach or shorten before",
+                    humantime::format_duration(before),
+                    humantime::format_duration(self.key_reach)
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The recipients, each key and file read and checked; the error names the entry.
     pub fn recipients(&self) -> Result<Recipients, String> {
         let mut all: Option<Recipients> = None;
@@ -75,6 +119,7 @@ mod tests {
     fn config(recipients: &[&str]) -> EncryptionConfig {
         EncryptionConfig {
             recipients: recipients.iter().map(|s| s.to_string()).collect(),
+            key_reach: DEFAULT_KEY_REACH,
         }
     }
 
@@ -130,6 +175,32 @@ mod tests {
         let error = config(&[file, &extra]).recipients().unwrap_err();
         assert!(
             error.starts_with("recipients up to entry 2: 65 recipients, more than the 64"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_rule_reaching_back_past_key_reach_or_a_reach_beyond_a_week_is_refused() {
+        let public = age::x25519::Identity::generate().to_public().to_string();
+        let parse = |extra: &str| {
+            crate::config::DaemonConfig::parse(&format!(
+                "[encryption]\nrecipients = {public:?}\n{extra}"
+            ))
+        };
+        assert_eq!(
+            parse("").unwrap().encryption.unwrap().key_reach,
+            DEFAULT_KEY_REACH
+        );
+        let rule = "\n[[rule]]\nname = \"late\"\nhealth = \"lidar/*\"\nstates = [\"stalled\"]\nbefore = \"2h\"\n";
+        let error = parse(rule).unwrap_err();
+        assert!(
+            error.contains("[[rule]] \"late\" keeps 2h") && error.contains("key_reach (1h)"),
+            "{error}"
+        );
+        assert!(parse(&format!("key_reach = \"3h\"\n{rule}")).is_ok());
+        let error = parse("key_reach = \"8days\"\n").unwrap_err();
+        assert!(
+            error.contains("key_reach 8days") && error.contains("7days"),
             "{error}"
         );
     }

@@ -332,6 +332,14 @@ impl DaemonConfig {
         config.http.settings()?;
         http::validate_presets(&config.preset)?;
         let rules = config.rules()?;
+        if let Some(encryption) = &config.encryption {
+            let rule_befores =
+                (rules.iter()).map(|rule| (format!("[[rule]] {:?}", rule.name), rule.before));
+            let preset_befores = (config.preset.iter()).filter_map(|preset| {
+                Some((format!("[[preset]] {:?}", preset.name), preset.before?))
+            });
+            encryption.check_reach(rule_befores.chain(preset_befores))?;
+        }
         if let Some(rule) = rules.iter().find(|rule| rule.fleet) {
             if !config.remote_control.enabled {
                 return Err(format!(

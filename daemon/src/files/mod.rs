@@ -14,6 +14,7 @@ mod claims;
 mod closing;
 mod cutting;
 mod deleting;
+mod keys;
 mod replacing;
 
 use claims::{Claim, Claims};
@@ -23,6 +24,7 @@ pub use deleting::{Deleted, Deletion};
 pub use replacing::{ReplaceError, Replaced};
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use recd_catalog::{Catalog, SessionId};
@@ -45,6 +47,8 @@ pub struct FileLife {
     /// `[upload] delete_after_upload`.
     delete_after_upload: bool,
     claims: Claims,
+    /// When settled files' keys were last looked for (ns since the epoch; 0: never).
+    keys_swept_ns: AtomicU64,
 }
 
 impl FileLife {
@@ -65,6 +69,7 @@ impl FileLife {
             uploads,
             delete_after_upload,
             claims: Claims::default(),
+            keys_swept_ns: AtomicU64::new(0),
         }
     }
 

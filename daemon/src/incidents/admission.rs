@@ -1,5 +1,9 @@
 //! Whether a new incident fits beside those pinning files already: the bytes it will pin
-//! estimated, against the bound on pinned bytes (`[incidents] max_pinned_size`).
+//! estimated, against the bound on pinned bytes (`[incidents] max_pinned_size`); and
+//! whether its cut can read a sealed session's files (recd still holds their keys).
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use recd_storage::LogWindow;
 
@@ -44,9 +48,49 @@ pub fn refusal(pinned: Pinned, estimate: u64, bound: u64, default_bound: bool) -
     })
 }
 
+/// Why an incident of sealed session `session` cannot be cut, in words naming the files
+/// whose keys recd no longer holds (`keyless`, of those its window overlaps) and the
+/// rule; `None` when it holds every key. `key_reach` is `[encryption] key_reach`.
+pub fn keyless_refusal(session: &str, keyless: &[PathBuf], key_reach: Duration) -> Option<String> {
+    let first = keyless.first()?;
+    let name = |path: &PathBuf| {
+        (path.file_name()).map_or_else(String::new, |name| name.to_string_lossy().into_owned())
+    };
+    let more = match keyless.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Some(format!(
+        "incident refused: session {session:?} is sealed and recd no longer holds the key of {}{more}, which the window reaches, so it cannot cut it: recd forgets a finished file's key once its newest message is older than [encryption] key_reach ({}) and no incident pins it, and a restart forgets every key; start the window within key_reach of now (the files stay on the disk, sealed to the fleet, for an upload whole)",
+        name(first),
+        humantime::format_duration(key_reach)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_reaching_a_file_without_its_key_is_refused_naming_it_and_the_rule() {
+        let reach = Duration::from_secs(3600);
+        assert_eq!(keyless_refusal("drive", &[], reach), None);
+        let files = [
+            PathBuf::from("/d/drive/drive_0000.mcap.age"),
+            PathBuf::from("/d/drive/drive_0001.mcap.age"),
+        ];
+        let reason = keyless_refusal("drive", &files, reach).unwrap();
+        for part in [
+            "\"drive\"",
+            "drive_0000.mcap.age and 1 more",
+            "key_reach (1h)",
+            "restart",
+        ] {
+            assert!(reason.contains(part), "{part:?} in {reason}");
+        }
+        let one = keyless_refusal("drive", &files[1..], reach).unwrap();
+        assert!(one.contains("key of drive_0001.mcap.age, which"), "{one}");
+    }
 
     const S: u64 = 1_000_000_000;
 

@@ -46,15 +46,19 @@ pub struct Incidents {
     ledger: ledger::TriggerLedger,
     /// Incidents refused for want of room, by origin.
     refused: Mutex<Refused>,
+    /// The keys of sealed files, when `[encryption]` is set: a cut needs its inputs'.
+    keys: Option<recd_storage::SealKeys>,
 }
 
 impl Incidents {
     /// Incidents of the sessions in `registry`, kept in `catalog` under `config`
-    /// (`[incidents]`, the data directory, `max_total_size`).
+    /// (`[incidents]`, the data directory, `max_total_size`); `keys` are the sealed
+    /// files' keys, when sealing is on.
     pub fn new(
         catalog: Arc<Mutex<Catalog>>,
         registry: Arc<Registry>,
         config: Arc<DaemonConfig>,
+        keys: Option<recd_storage::SealKeys>,
     ) -> Self {
         Self {
             catalog,
@@ -62,6 +66,7 @@ impl Incidents {
             config,
             ledger: Default::default(),
             refused: Mutex::default(),
+            keys,
         }
     }
 

@@ -13,7 +13,7 @@ use recd_control::{
 use recd_storage::window::ON_DISK_BEFORE;
 use recd_storage::LogWindow;
 
-use super::admission::{estimate, refusal, Pinned};
+use super::admission::{estimate, keyless_refusal, refusal, Pinned};
 use super::ids::fresh_id;
 use super::moment::{lead, Sides};
 use super::{on_disk_bytes, Incidents};
@@ -69,6 +69,10 @@ impl Incidents {
                     crate::clock::rfc3339(window.end_ns)
                 ),
             ));
+        }
+        if let Some(reason) = self.keyless(name, &found.overlapping) {
+            tracing::warn!(session = %name, id = found.id, origin, "{reason}");
+            return Err(error(ErrorKind::InvalidArgument, reason));
         }
         let pinned = Pinned {
             bytes: on_disk_bytes(&found.pinned_paths),
@@ -170,6 +174,18 @@ impl Incidents {
             pinned_paths: catalog.pinned_paths().map_err(catalog_failure)?,
             pinned_incidents: catalog.incident_tally().map_err(catalog_failure)?.pinned,
         }))
+    }
+
+    /// Why the cut of an incident of session `name` could not read the `overlapping`
+    /// files: sealed ones whose keys recd no longer holds.
+    fn keyless(&self, name: &str, overlapping: &[PathBuf]) -> Option<String> {
+        let keys = self.keys.as_ref()?;
+        let reach = self.config.encryption.as_ref()?.key_reach;
+        let keyless: Vec<PathBuf> = (overlapping.iter())
+            .filter(|path| recd_storage::is_sealed(path) && !keys.holds(path))
+            .cloned()
+            .collect();
+        keyless_refusal(name, &keyless, reach)
     }
 
     /// The answer to a trigger that took (or had taken, `repeated`) `incident`.

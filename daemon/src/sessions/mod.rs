@@ -92,7 +92,8 @@ impl Sessions {
             background.clone(),
         ));
         let registry = Arc::new(Registry::default());
-        let incidents = Incidents::new(catalog.clone(), registry.clone(), config.clone());
+        let keys = sealing.as_ref().map(|sealing| sealing.keys.clone());
+        let incidents = Incidents::new(catalog.clone(), registry.clone(), config.clone(), keys);
         Self {
             rules: rules_target::rules_of(&config),
             catalog,

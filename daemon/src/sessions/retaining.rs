@@ -1,5 +1,6 @@
 //! Retention's pass over the sessions' files, at each load sample: the oldest finished
-//! files beyond `max_total_size` and each session's `--max-files` and `--max-age` go.
+//! files beyond `max_total_size` and each session's `--max-files` and `--max-age` go, and
+//! the seal keys of files no incident can reach any more are forgotten.
 //! What must stay is read from the catalog under its lock; the pass itself holds no lock
 //! while it looks at or deletes files ([`crate::retention`]).
 
@@ -51,6 +52,9 @@ impl Sessions {
                 return;
             }
         };
+        if let Some(encryption) = &self.config.encryption {
+            self.files.forget_settled_keys(now, encryption.key_reach);
+        }
         let kept = retained.kept_for_upload;
         let mut told = lock(&self.kept_for_upload);
         if kept > 0 && *told == 0 {

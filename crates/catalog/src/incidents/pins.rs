@@ -87,6 +87,32 @@ impl Catalog {
         Ok(())
     }
 
+    /// Whether the file at `path` is on the disk with its newest message older than
+    /// `before_ns`, not being recorded, waiting for no finishing and pinned by no
+    /// unreleased incident: no trigger reaching back to `before_ns` or later, and no
+    /// finishing, will read it again.
+    pub fn is_settled_before(&self, path: &Path, before_ns: u64) -> Result<bool, CatalogError> {
+        let settled = self.connection.query_row(
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM files f
+                 WHERE f.path = ?1 AND f.end_ns IS NOT NULL AND f.end_ns < ?2
+                   AND f.finish IS NULL AND f.state NOT IN (?3, ?4, ?5)
+                   AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.released_ns IS NULL
+                       AND (({}) OR {OWN_OF_I})))",
+                overlaps()
+            ),
+            params![
+                self.data_dir.store(path),
+                before_ns as i64,
+                FileState::Recording.as_str(),
+                FileState::Deleted.as_str(),
+                FileState::Missing.as_str()
+            ],
+            |row| row.get(0),
+        )?;
+        Ok(settled)
+    }
+
     /// The files of `session` whose newest message is older than `before_ns` (deleted and
     /// missing ones left out), oldest first.
     pub fn files_ended_before(

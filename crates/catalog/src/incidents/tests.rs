@@ -9,7 +9,7 @@ use super::*;
 use crate::files::tests::file;
 use crate::File;
 use crate::{Fingerprint, NewUpload};
-use recd_control::FileState;
+use recd_control::{FileState, FinishMode};
 
 const S: u64 = 1_000_000_000;
 
@@ -372,4 +372,45 @@ fn a_rule_incident_keeps_what_fired_it() {
     let kept = catalog.incident(&key("rule")).unwrap().unwrap();
     assert_eq!(kept.rule, Some(firing));
     assert_eq!(catalog.incident(&key("plain")).unwrap().unwrap().rule, None);
+}
+
+#[test]
+fn settled_files_are_old_enough_finished_and_pinned_by_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    let settled = |before_s: u64| {
+        (["a", "b", "c", "d"].into_iter())
+            .map(|name| format!("{name}.mcap"))
+            .filter(|name| {
+                let path = Path::new("/d/drive").join(name);
+                catalog.is_settled_before(&path, before_s * S).unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    // d is being recorded; c ends at 30 s, not before it.
+    assert_eq!(settled(30), ["a.mcap", "b.mcap"]);
+    assert_eq!(settled(15), ["a.mcap"]);
+    // Waiting to be finished: finishing reads it again.
+    catalog
+        .set_finish(Path::new("/d/drive/a.mcap"), Some(FinishMode::Index), 1)
+        .unwrap();
+    assert_eq!(settled(30), ["b.mcap"]);
+    catalog
+        .set_finish(Path::new("/d/drive/a.mcap"), None, 2)
+        .unwrap();
+    // Pinned by an incident until it is released.
+    catalog
+        .add_incident(&incident("i1", session, (12, 14)))
+        .unwrap();
+    assert_eq!(settled(1000), ["a.mcap", "c.mcap"]);
+    catalog.release_incidents("i1", "released", 3).unwrap();
+    assert_eq!(settled(1000), ["a.mcap", "b.mcap", "c.mcap"]);
+    // Gone from the disk, or never known: nothing to keep a key for, nor to read.
+    catalog
+        .set_file_state(Path::new("/d/drive/a.mcap"), FileState::Deleted)
+        .unwrap();
+    assert_eq!(settled(1000), ["b.mcap", "c.mcap"]);
+    assert!(!catalog
+        .is_settled_before(Path::new("/d/drive/x.mcap"), 1000 * S)
+        .unwrap());
 }
