@@ -1,0 +1,38 @@
+//! The contract between recd and a fleet's cloud over an MQTT broker (`[fleet]`): where a
+//! vehicle publishes ([`Topics`]) and what ([`Presence`], [`Holdings`]), as plain data that
+//! serializes to the JSON on the wire. recd builds no server: the broker carries these
+//! between the vehicles and whoever in the cloud subscribes.
+//!
+//! | topic                          | retained | payload      | published                        |
+//! |--------------------------------|----------|--------------|----------------------------------|
+//! | `<prefix>/<vehicle>/online`    | yes      | [`Presence`] | on connecting; `false` as the last will and on a clean stop |
+//! | `<prefix>/<vehicle>/holdings`  | yes      | [`Holdings`] | on change, at most every `holdings_period` |
+//! | `<prefix>/<vehicle>/requests`  | no       | requests     | by the cloud, for this vehicle   |
+//! | `<prefix>/all/requests`        | no       | requests     | by the cloud, for every vehicle  |
+
+#![warn(missing_docs)]
+
+mod holdings;
+mod topics;
+
+pub use holdings::{
+    merge_spans, Disk, FileSpan, Holdings, IncidentHolding, SessionHoldings, Span, TopicHolding,
+    SPAN_GAP_NS,
+};
+pub use topics::{TopicError, Topics, ALL, DEFAULT_PREFIX};
+
+use serde::{Deserialize, Serialize};
+
+/// Whether a vehicle's recd is connected: `true` with its version once it connects,
+/// `false` as its last will (the broker publishes it when the connection is lost) and when
+/// it stops cleanly. Retained, so a cloud that subscribes later learns it at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presence {
+    /// Connected now.
+    pub online: bool,
+    /// The vehicle's id.
+    pub vehicle: String,
+    /// recd's version, when online.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
