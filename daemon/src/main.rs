@@ -8,6 +8,7 @@ mod clock_sync;
 mod core_dumps;
 mod files;
 mod finishing;
+mod fleet;
 mod host;
 mod incidents;
 mod locks;
@@ -163,6 +164,16 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
     let catalog = Arc::new(Mutex::new(catalog));
+    let vehicle = (config.fleet.as_ref())
+        .and_then(|fleet| fleet.vehicle.clone())
+        .or_else(|| {
+            config
+                .upload
+                .as_ref()
+                .and_then(|upload| upload.vehicle_id.clone())
+        })
+        .unwrap_or_else(host::hostname);
+    let fleet = fleet::Fleet::start(&config, vehicle, catalog.clone())?;
     let pressure = Arc::new(recd_upload::Pressure::default());
     let reports = Arc::new(files::UploadReports::default());
     let uploads =
@@ -250,6 +261,9 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let stopped = stop_all(sessions.clone(), stop_timeout);
     sessions.stop_signing();
     sessions.stop_uploads();
+    if let Some(fleet) = fleet {
+        fleet.stop();
+    }
     stopped
 }
 

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use bytesize::ByteSize;
 use recd_daemon::config::{
-    DaemonConfig, EncryptionConfig, HttpConfig, IncidentsConfig, PresetConfig, RemoteControlConfig,
-    SessionDefaults, SigningConfig, UploadConfig, ZenohSection,
+    DaemonConfig, EncryptionConfig, FleetConfig, HttpConfig, IncidentsConfig, PresetConfig,
+    RemoteControlConfig, SessionDefaults, SigningConfig, UploadConfig, ZenohSection,
 };
 use recd_health::Expectation;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -67,6 +67,15 @@ fn populated() -> DaemonConfig {
                 "age14mr5y4kau0un5pgywt83rt2g9y6fs00hqs577wcjh66lmp958ahsxfxvpc".into(),
             ],
             key_reach: Duration::from_secs(7200),
+        }),
+        fleet: Some(FleetConfig {
+            broker: "mqtts://iot.example.com:8883".into(),
+            vehicle: Some("car-3".into()),
+            ca_file: Some(PathBuf::from("/etc/recd/fleet-ca.pem")),
+            cert_file: Some(PathBuf::from("/etc/recd/fleet.crt")),
+            key_file: Some(PathBuf::from("/etc/recd/fleet.key")),
+            credentials_file: Some(PathBuf::from("/etc/recd/mqtt-credentials")),
+            ..FleetConfig::default()
         }),
         rule: vec![recd_rules::RuleConfig {
             name: "lidar_lost".into(),

@@ -18,6 +18,7 @@ mod http;
 mod keys;
 mod load;
 mod man;
+mod mosquitto;
 mod mount;
 mod netns;
 mod node;
@@ -40,6 +41,7 @@ pub use http::{http_get, http_request, HttpReply};
 pub use keys::{age_identity, openssl_keys};
 pub use load::{MessageInfoHeader, RecdLoad};
 pub use man::render_man_page;
+pub use mosquitto::{free_port, ClientCert, Mosquitto};
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
 pub use node::{

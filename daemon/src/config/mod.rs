@@ -2,6 +2,7 @@
 //! command-line flags. `recording` maps a session's start request onto these settings.
 
 mod encryption;
+mod fleet;
 mod http;
 mod incidents;
 mod recording;
@@ -12,6 +13,7 @@ mod upload;
 mod zenoh;
 
 pub use encryption::EncryptionConfig;
+pub use fleet::{Broker, FleetConfig};
 pub use http::{HttpConfig, PresetConfig};
 pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;
@@ -68,6 +70,9 @@ pub struct DaemonConfig {
     /// Seal every file to the fleet's public keys (`….mcap.age`); off when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encryption: Option<EncryptionConfig>,
+    /// The fleet's cloud reaches the vehicle through an MQTT broker; off when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetConfig>,
     /// Commands and status over DDS; off by default.
     pub remote_control: RemoteControlConfig,
     /// What is expected of the topics (`[[expect]]`, matched in order by topic glob, after
@@ -212,6 +217,7 @@ impl Default for DaemonConfig {
             incidents: IncidentsConfig::default(),
             upload: None,
             encryption: None,
+            fleet: None,
             remote_control: RemoteControlConfig::default(),
             expect: Vec::new(),
             topic: Vec::new(),
@@ -320,6 +326,9 @@ impl DaemonConfig {
             encryption
                 .recipients()
                 .map_err(|e| format!("[encryption] recipients: {e}"))?;
+        }
+        if let Some(fleet) = &config.fleet {
+            fleet.validate()?;
         }
         config.remote_control.validate()?;
         config.zenoh.validate()?;

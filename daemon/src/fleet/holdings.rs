@@ -1,0 +1,109 @@
+//! The vehicle's holdings, read from the catalog: each session's files merged into spans,
+//! its topics, the incidents, the disk.
+
+use std::collections::BTreeMap;
+
+use recd_catalog::{Catalog, CatalogError};
+use recd_control::UploadState;
+use recd_fleet::{
+    merge_spans, Disk, FileSpan, Holdings, IncidentHolding, SessionHoldings, TopicHolding,
+};
+
+/// What the holdings say besides the catalog: the vehicle, the moment, the disk's bound and
+/// free room.
+pub struct Context {
+    /// The vehicle's id.
+    pub vehicle: String,
+    /// Now, ns since the epoch: the end of what a session being recorded holds.
+    pub now_ns: u64,
+    /// `max_total_size`.
+    pub bound_bytes: Option<u64>,
+    /// Free bytes on the data directory's file system, when known.
+    pub free_bytes: Option<u64>,
+}
+
+/// The holdings `catalog` describes.
+pub fn gather(catalog: &Catalog, context: Context) -> Result<Holdings, CatalogError> {
+    let mut by_session: BTreeMap<i64, Vec<recd_catalog::HeldFile>> = BTreeMap::new();
+    for file in catalog.held_files()? {
+        by_session.entry(file.session).or_default().push(file);
+    }
+    let names: BTreeMap<i64, String> = (catalog.sessions()?.into_iter())
+        .map(|session| (session.id, session.name))
+        .collect();
+    let mut sessions = Vec::new();
+    for (id, files) in &by_session {
+        let spans = merge_spans(
+            &(files.iter())
+                .filter_map(|file| {
+                    let start_ns = file.start_ns?;
+                    let end_ns = match (file.end_ns, file.recording) {
+                        (_, true) => context.now_ns,
+                        (Some(end), false) => end,
+                        (None, false) => return None,
+                    };
+                    Some(FileSpan {
+                        start_ns,
+                        end_ns,
+                        health: file.health.clone(),
+                    })
+                })
+                .collect::<Vec<_>>(),
+        );
+        let topics = (catalog.topics(*id)?.into_iter())
+            .map(|topic| TopicHolding {
+                name: topic.name,
+                messages: topic.written,
+            })
+            .collect();
+        sessions.push(SessionHoldings {
+            name: names.get(id).cloned().unwrap_or_default(),
+            id: *id,
+            recording: files.iter().any(|file| file.recording),
+            spans,
+            files: files.len() as u64,
+            bytes: files.iter().map(|file| file.bytes).sum(),
+            topics,
+        });
+    }
+    sessions.sort_by_key(|session| session.spans.first().map(|span| span.from_ns));
+    let oldest_ns = (sessions.iter())
+        .filter_map(|session| session.spans.first().map(|span| span.from_ns))
+        .min();
+    let incidents = (catalog.incidents(None)?.into_iter().rev())
+        .map(|incident| IncidentHolding {
+            uploaded: !incident.cut_files.is_empty()
+                && (incident.cut_files.iter())
+                    .all(|file| file.upload == Some(UploadState::Uploaded)),
+            id: incident.id,
+            session: incident.session,
+            from_ns: incident.start_ns,
+            to_ns: incident.end_ns,
+            cut: incident.cut.as_str().to_string(),
+            released: incident.released.is_some(),
+        })
+        .collect();
+    let used_bytes = by_session.values().flatten().map(|file| file.bytes).sum();
+    Ok(Holdings {
+        vehicle: context.vehicle,
+        at_ns: context.now_ns,
+        oldest_ns,
+        disk: Disk {
+            used_bytes,
+            bound_bytes: context.bound_bytes,
+            free_bytes: context.free_bytes,
+        },
+        sessions,
+        incidents,
+    })
+}
+
+/// Whether `new` says something `old` did not, the moment it was taken aside.
+pub fn changed(old: Option<&Holdings>, new: &Holdings) -> bool {
+    old.is_none_or(|old| {
+        let mut old = old.clone();
+        old.at_ns = new.at_ns;
+        // A session being recorded holds up to now: it changes with every look.
+        old != *new
+    })
+}
