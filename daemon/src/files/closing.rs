@@ -49,11 +49,14 @@ impl FileLife {
         }
     }
 
-    /// The engine removed the file it was about to create at `path`: it never was.
+    /// The engine removed the file at `path` that it had made but no message reached (the
+    /// last file of a split, at a stop), or was about to make: it never was, and its seal
+    /// key goes with it.
     pub fn removed(&self, path: &Path) {
         if let Err(error) = self.catalog().forget_file(path) {
             tracing::error!(file = %path.display(), "cannot forget the removed file: {error}");
         }
+        self.forget_key(path);
     }
 
     /// A session closed a file: the catalog records what it holds (its health verdict and
@@ -153,5 +156,36 @@ pub fn closed_state(indexed: bool) -> FileState {
         FileState::Complete
     } else {
         FileState::NeedsReindex
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use recd_catalog::Catalog;
+    use recd_storage::SealKeys;
+
+    use super::*;
+
+    #[test]
+    fn a_file_removed_before_any_message_reached_it_takes_its_seal_key_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let catalog = Catalog::open(dir.path(), &data).unwrap();
+        let session = catalog.begin_session("drive", &data, "{}", 0).unwrap();
+        let keys = SealKeys::default();
+        let catalog = Arc::new(Mutex::new(catalog));
+        let files = FileLife::new(catalog.clone(), None, Some(keys.clone()), None, false);
+        let path = data.join("drive_0001.mcap.age");
+        files.created(session, &path);
+        let fleet = age::x25519::Identity::generate().to_public().to_string();
+        let recipients = recd_seal::Recipients::parse(&[fleet]).unwrap();
+        let writer = recd_seal::SealedWriter::new(Vec::new(), &recipients).unwrap();
+        keys.insert(&path, writer.key().clone());
+
+        files.removed(&path);
+        assert!(!keys.holds(&path));
+        assert!(catalog.lock().unwrap().file(&path).unwrap().is_none());
     }
 }
