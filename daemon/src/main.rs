@@ -164,16 +164,7 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
     let catalog = Arc::new(Mutex::new(catalog));
-    let vehicle = (config.fleet.as_ref())
-        .and_then(|fleet| fleet.vehicle.clone())
-        .or_else(|| {
-            config
-                .upload
-                .as_ref()
-                .and_then(|upload| upload.vehicle_id.clone())
-        })
-        .unwrap_or_else(host::hostname);
-    let fleet = fleet::Fleet::start(&config, vehicle, catalog.clone())?;
+    let fleet = fleet::Fleet::start(&config, catalog.clone())?;
     let pressure = Arc::new(recd_upload::Pressure::default());
     let reports = Arc::new(files::UploadReports::default());
     let uploads =

@@ -121,31 +121,37 @@ impl FleetConfig {
     /// The broker `broker` names: `mqtts://host[:port]` or `mqtt://host[:port]`.
     pub fn broker(&self) -> Result<Broker, String> {
         let refused = |why: &str| format!("[fleet] broker {:?}: {why}", self.broker);
-        let (tls, rest) = if let Some(rest) = self.broker.strip_prefix("mqtts://") {
-            (true, rest)
-        } else if let Some(rest) = self.broker.strip_prefix("mqtt://") {
-            (false, rest)
-        } else {
-            return Err(refused(
-                "give mqtts://host:8883 (TLS) or mqtt://host:1883 (plain)",
-            ));
-        };
-        let rest = rest.trim_end_matches('/');
-        let (host, port) = match rest.rsplit_once(':') {
-            Some((host, port)) if !host.ends_with(']') || rest.starts_with('[') => {
-                let port = port
-                    .parse::<u16>()
-                    .map_err(|_| refused("the port is not a number from 1 to 65535"))?;
-                (host, port)
+        let url = url::Url::parse(&self.broker).map_err(|e| refused(&e.to_string()))?;
+        let tls = match url.scheme() {
+            "mqtts" => true,
+            "mqtt" => false,
+            _ => {
+                return Err(refused(
+                    "give mqtts://host:8883 (TLS) or mqtt://host:1883 (plain)",
+                ))
             }
-            _ => (rest, if tls { MQTTS_PORT } else { MQTT_PORT }),
         };
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        if host.is_empty() || host.contains('/') || port == 0 {
-            return Err(refused("no host, a path, or port 0"));
+        if !url.username().is_empty() || url.password().is_some() {
+            // Not echoed: the URL holds a secret.
+            return Err(
+                "[fleet] broker: a user or password in the URL is refused (it would reach the log); put them in credentials_file"
+                    .to_string(),
+            );
+        }
+        let host = url.host_str().unwrap_or_default();
+        let port = url
+            .port()
+            .unwrap_or(if tls { MQTTS_PORT } else { MQTT_PORT });
+        let extra =
+            !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some();
+        if host.is_empty() || port == 0 || extra {
+            return Err(refused("no host, port 0, or more than a host and a port"));
         }
         Ok(Broker {
-            host: host.to_string(),
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
             port,
             tls,
         })
@@ -182,6 +188,12 @@ mod tests {
         assert_eq!(broker("mqtt://10.0.0.5").port, 1883);
         assert_eq!(broker("mqtt://127.0.0.1:18830/").port, 18830);
         assert_eq!(broker("mqtts://[::1]:8884").host, "::1");
+        assert_eq!(broker("mqtt://[::1]").port, 1883);
+        let error = config("mqtt://user:secret@x").broker().unwrap_err();
+        assert!(
+            !error.contains("secret") && error.contains("credentials_file"),
+            "{error}"
+        );
         for bad in [
             "http://x",
             "mqtt://",

@@ -27,15 +27,15 @@ pub fn reach_start_ns(now_ns: u64, reach: Duration) -> u64 {
 
 impl FileLife {
     /// Forgets the key of every sealed file settled at `now_ns` with keys held for
-    /// `reach` (see the module's rule), at most every [`SWEEP_PERIOD`]; returns how many
-    /// it forgot. A catalog that cannot answer keeps the key.
-    pub fn forget_settled_keys(&self, now_ns: u64, reach: Duration) -> usize {
+    /// `reach` (see the module's rule), at most every [`SWEEP_PERIOD`]. A catalog that
+    /// cannot answer keeps the key.
+    pub fn forget_settled_keys(&self, now_ns: u64, reach: Duration) {
         let Some(keys) = &self.keys else {
-            return 0;
+            return;
         };
         let last = self.keys_swept_ns.load(Ordering::Relaxed);
         if !sweep_due(last, now_ns) {
-            return 0;
+            return;
         }
         self.keys_swept_ns.store(now_ns, Ordering::Relaxed);
         let before_ns = reach_start_ns(now_ns, reach);
@@ -49,7 +49,6 @@ impl FileLife {
             keys.forget(path);
             tracing::debug!(file = %path.display(), "its seal key is forgotten: no incident can reach it any more");
         }
-        settled.len()
     }
 }
 

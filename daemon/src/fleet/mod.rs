@@ -47,17 +47,20 @@ fn presence(topics: &Topics, online: bool) -> Vec<u8> {
 }
 
 impl Fleet {
-    /// Starts the link `config`'s `[fleet]` asks for, as `vehicle`, reading `catalog`;
-    /// `None` when `[fleet]` is absent. A bad setting (an unreadable CA, an exposed key) is
-    /// an error that stops start-up; an unreachable broker is not.
+    /// Starts the link `config`'s `[fleet]` asks for, reading `catalog`; `None` when
+    /// `[fleet]` is absent. The vehicle is `[fleet] vehicle`, else `[upload] vehicle_id`,
+    /// else the host's name. A bad setting (an unreadable CA, an exposed key) is an error
+    /// that stops start-up; an unreachable broker is not.
     pub fn start(
         config: &DaemonConfig,
-        vehicle: String,
         catalog: Arc<Mutex<Catalog>>,
     ) -> Result<Option<Self>, String> {
         let Some(fleet) = &config.fleet else {
             return Ok(None);
         };
+        let vehicle = (fleet.vehicle.clone())
+            .or_else(|| (config.upload.as_ref()).and_then(|upload| upload.vehicle_id.clone()))
+            .unwrap_or_else(crate::host::hostname);
         let topics = Topics::new(&fleet.prefix, &vehicle).map_err(|e| format!("[fleet]: {e}"))?;
         let options = link::options(fleet, &topics)?;
         let (client, connection) = Client::new(options, link::REQUEST_CAPACITY);
@@ -70,7 +73,7 @@ impl Fleet {
             bound_bytes: config.max_total_size.map(|size| size.as_u64()),
             data_dir: config.data_dir.clone(),
             published: None,
-            last_publish: None,
+            last_look: None,
             connected: false,
         };
         tracing::info!(broker = %fleet.broker, vehicle, "the fleet reaches this vehicle over MQTT");
@@ -109,7 +112,8 @@ struct Publisher {
     bound_bytes: Option<u64>,
     data_dir: std::path::PathBuf,
     published: Option<Holdings>,
-    last_publish: Option<Instant>,
+    /// When the holdings were last read from the catalog (published or not).
+    last_look: Option<Instant>,
     connected: bool,
 }
 
@@ -118,7 +122,7 @@ impl Publisher {
     fn on_connect(&mut self) {
         self.connected = true;
         self.published = None;
-        self.last_publish = None;
+        self.last_look = None;
         let online = presence(&self.topics, true);
         if let Err(error) =
             (self.client).try_publish(self.topics.online(), QoS::AtLeastOnce, true, online)
@@ -127,15 +131,13 @@ impl Publisher {
         }
     }
 
-    /// Publishes the holdings when they changed and the period has passed since the last.
+    /// Reads the holdings once a period and publishes them when they changed: an idle
+    /// vehicle costs one catalog read a period, and the broker nothing.
     fn publish_holdings(&mut self) {
-        if !self.connected
-            || self
-                .last_publish
-                .is_some_and(|at| at.elapsed() < self.period)
-        {
+        if !self.connected || self.last_look.is_some_and(|at| at.elapsed() < self.period) {
             return;
         }
+        self.last_look = Some(Instant::now());
         let context = holdings::Context {
             vehicle: self.topics.vehicle().to_string(),
             now_ns: crate::clock::now_ns().max(0) as u64,
@@ -156,11 +158,12 @@ impl Publisher {
         }
         let payload = serde_json::to_vec(&now).expect("holdings serialize");
         match (self.client).try_publish(self.topics.holdings(), QoS::AtLeastOnce, true, payload) {
-            Ok(()) => {
-                self.published = Some(now);
-                self.last_publish = Some(Instant::now());
+            Ok(()) => self.published = Some(now),
+            Err(error) => {
+                // The queue to the broker is full: try again at the next tick.
+                self.last_look = None;
+                tracing::debug!("the holdings wait: {error}");
             }
-            Err(error) => tracing::debug!("the holdings wait: {error}"),
         }
     }
 

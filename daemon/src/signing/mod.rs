@@ -149,14 +149,13 @@ impl Signing {
 
     /// Queues `job` for the signing thread; once recd is stopping the file is not chained.
     fn send(&self, job: Job) {
-        let path = job.path.clone();
-        let sent = match &*lock(&self.sender) {
-            Some(sender) => sender.send(job).is_ok(),
-            None => false,
+        let unsent = match &*lock(&self.sender) {
+            Some(sender) => sender.send(job).err().map(|refused| refused.0),
+            None => Some(job),
         };
-        if !sent {
-            self.pending.done(&path);
-            tracing::warn!(file = %path.display(), "recd is stopping: the file is not chained");
+        if let Some(job) = unsent {
+            self.pending.done(&job.path);
+            tracing::warn!(file = %job.path.display(), "recd is stopping: the file is not chained");
         }
     }
 
