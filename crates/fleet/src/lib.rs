@@ -9,15 +9,24 @@
 //! | `<prefix>/<vehicle>/holdings`  | yes      | [`Holdings`] | on change, at most every `holdings_period` |
 //! | `<prefix>/<vehicle>/requests`  | no       | requests     | by the cloud, for this vehicle   |
 //! | `<prefix>/all/requests`        | no       | requests     | by the cloud, for every vehicle  |
+//! | the request's response topic, else `<prefix>/<vehicle>/replies` | no | [`Reply`] | by the vehicle, for each step of a request |
+//!
+//! Requests travel as an [`Envelope`]: the [`Request`]'s JSON text and its Ed25519
+//! signature by the fleet's key; a vehicle [`open`]s it or refuses it ([`Refusal`]).
 
 #![warn(missing_docs)]
 
 mod holdings;
+mod requests;
 mod topics;
 
 pub use holdings::{
     merge_spans, Disk, FileSpan, Holdings, IncidentHolding, SessionHoldings, Span, TopicHolding,
     SPAN_GAP_NS,
+};
+pub use requests::{
+    open, Acceptance, Action, Envelope, Refusal, RepliedIncident, Reply, ReplyState, Request,
+    UploadsMode, WindowAsk, MAX_CLOCK_AHEAD_NS, MAX_ID_LEN,
 };
 pub use topics::{TopicError, Topics, ALL, DEFAULT_PREFIX};
 

@@ -65,6 +65,11 @@ impl Topics {
         self.of(&self.vehicle, "requests")
     }
 
+    /// Where the vehicle replies to a request that names no response topic.
+    pub fn replies(&self) -> String {
+        self.of(&self.vehicle, "replies")
+    }
+
     /// Requests for every vehicle.
     pub fn all_requests(&self) -> String {
         self.of(ALL, "requests")
@@ -86,6 +91,7 @@ mod tests {
         assert_eq!(topics.holdings(), "fleet/recd/car-3/holdings");
         assert_eq!(topics.requests(), "fleet/recd/car-3/requests");
         assert_eq!(topics.all_requests(), "fleet/recd/all/requests");
+        assert_eq!(topics.replies(), "fleet/recd/car-3/replies");
     }
 
     #[test]
