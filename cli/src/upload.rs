@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use recd_control::{Request, Response, UploadRequest, UploadState, UploadStatus};
+use recd_control::{Request, Response, UploadRequest, UploadState, UploadStatus, UploadsMode};
 
 use crate::format;
 use crate::output::outln;
@@ -161,6 +161,11 @@ pub fn summary_line(status: &UploadStatus) -> Option<String> {
         format::bytes(waiting),
         count(UploadState::Failed),
     );
+    match status.mode {
+        UploadsMode::All => {}
+        UploadsMode::Incidents => line += "; the fleet allows only incidents' files now",
+        UploadsMode::None => line += "; the fleet holds every upload back now",
+    }
     if let Some(file) = status
         .files
         .iter()

@@ -164,7 +164,6 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
     let interrupted =
         recovery::reconcile(&mut catalog, &config.data_dir).map_err(|e| e.to_string())?;
     let catalog = Arc::new(Mutex::new(catalog));
-    let fleet = fleet::Fleet::start(&config, catalog.clone())?;
     let pressure = Arc::new(recd_upload::Pressure::default());
     let reports = Arc::new(files::UploadReports::default());
     let uploads =
@@ -222,12 +221,19 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         );
     }
     let sessions = Arc::new(Sessions::new(
-        config, catalog, files, pressure, sealing, signing,
+        config,
+        catalog.clone(),
+        files,
+        pressure,
+        sealing,
+        signing,
     ));
+    let fleet = fleet::Fleet::start(sessions.clone(), catalog)?;
     let heartbeat = Arc::new(web::Heartbeat::new());
     let http = match http {
         Some(settings) => {
-            let backend = web::WebBackend::new(sessions.clone(), heartbeat.clone());
+            let tally = fleet.as_ref().map(|fleet| fleet.tally.clone());
+            let backend = web::WebBackend::new(sessions.clone(), heartbeat.clone(), tally);
             let server = recd_http::HttpServer::start(&settings, presets, Arc::new(backend))
                 .map_err(|e| e.to_string())?;
             tracing::info!(address = %server.address(), control = settings.allow_control, "HTTP listening");

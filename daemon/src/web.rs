@@ -58,16 +58,24 @@ pub struct WebBackend {
     heartbeat: Arc<Heartbeat>,
     hostname: String,
     clock: Mutex<Option<(Instant, String)>>,
+    /// What the fleet's requests did, when `[fleet]` is on.
+    fleet: Option<Arc<Mutex<crate::fleet::Tally>>>,
 }
 
 impl WebBackend {
-    /// The backend of `sessions`, alive while `heartbeat` beats.
-    pub fn new(sessions: Arc<Sessions>, heartbeat: Arc<Heartbeat>) -> Self {
+    /// The backend of `sessions`, alive while `heartbeat` beats; `fleet` counts the
+    /// fleet's requests.
+    pub fn new(
+        sessions: Arc<Sessions>,
+        heartbeat: Arc<Heartbeat>,
+        fleet: Option<Arc<Mutex<crate::fleet::Tally>>>,
+    ) -> Self {
         Self {
             sessions,
             heartbeat,
             hostname: crate::host::hostname(),
             clock: Mutex::new(None),
+            fleet,
         }
     }
 
@@ -98,6 +106,7 @@ impl Backend for WebBackend {
             min_free_space: self.sessions.config().min_free_space.as_u64(),
             clock_sync: Some(self.clock_sync()),
             seal_keys: self.sessions.seal_keys_held().map(|held| held as u64),
+            fleet_requests: self.fleet.as_ref().map(|tally| lock(tally).clone()),
         }
     }
 

@@ -4,7 +4,7 @@
 use rusqlite::{params, Connection};
 
 use crate::paths::{self, DataDir};
-use crate::{chain_heads, incidents, uploads};
+use crate::{chain_heads, fleet, incidents, uploads};
 
 /// The sessions, files and topics tables (the upload queue's are `uploads::SCHEMA`).
 pub(crate) const SCHEMA: &str = "
@@ -81,6 +81,7 @@ pub(crate) fn create_or_upgrade(
     connection.execute_batch(uploads::SCHEMA)?;
     connection.execute_batch(incidents::SCHEMA)?;
     connection.execute_batch(chain_heads::SCHEMA)?;
+    connection.execute_batch(fleet::SCHEMA)?;
     add_missing_columns(connection)?;
     paths::migrate_to_relative(connection, data_dir)?;
     connection.execute_batch(incidents::MOVE_OWN_FILES)

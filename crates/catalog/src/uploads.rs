@@ -5,10 +5,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use recd_control::UploadState;
+use recd_control::{UploadState, UploadsMode};
 use rusqlite::{params, OptionalExtension};
 
 use crate::{Catalog, CatalogError};
+
+/// The priority of an incident's cut file: it goes before every other.
+const INCIDENT_PRIORITY: i64 = -1;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS uploads (
@@ -172,7 +175,7 @@ impl Catalog {
                 stored,
                 upload.key,
                 if upload.incident {
-                    -1
+                    INCIDENT_PRIORITY
                 } else {
                     i64::from(!upload.priority)
                 },
@@ -222,19 +225,26 @@ impl Catalog {
     }
 
     /// The file to upload next: one under way first (it resumes), then by priority and
-    /// age; a file waiting to be finished in place waits for that first.
+    /// age; a file waiting to be finished in place waits for that first, and one the
+    /// uploads mode holds back ([`Catalog::uploads_mode`]) waits until the mode allows it.
     pub fn next_upload(&self) -> Result<Option<QueuedUpload>, CatalogError> {
+        let most_priority = match self.uploads_mode()? {
+            UploadsMode::All => i64::MAX,
+            UploadsMode::Incidents => INCIDENT_PRIORITY,
+            UploadsMode::None => return Ok(None),
+        };
         let found = self
             .connection
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM uploads u WHERE u.state IN (?1, ?2)
+                    "SELECT {COLUMNS} FROM uploads u WHERE u.state IN (?1, ?2) AND u.priority <= ?3
                      AND NOT EXISTS (SELECT 1 FROM files f WHERE f.path = u.path AND f.finish IS NOT NULL)
                      ORDER BY u.state = ?2 DESC, u.priority, u.queued_ns, u.rowid LIMIT 1"
                 ),
                 params![
                     UploadState::Queued.as_str(),
-                    UploadState::Uploading.as_str()
+                    UploadState::Uploading.as_str(),
+                    most_priority
                 ],
                 raw_upload,
             )

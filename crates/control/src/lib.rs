@@ -33,5 +33,5 @@ pub use protocol::{
     TopicsRequest, TriggerRequest, TriggeredFile, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
 };
 pub use recd_health;
-pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState};
+pub use state::{FileState, FinishMode, SessionState, UnknownState, UploadState, UploadsMode};
 pub use upload::{UploadEntry, UploadRequest, UploadStatus, UploadsQueued, UPLOADED_LISTED};

@@ -225,3 +225,36 @@ mod tests {
         );
     }
 }
+
+/// What the uploads may carry now (the fleet's `uploads` request, kept in the catalog
+/// across restarts, shown by `rec status`): the uploader takes only files the mode allows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UploadsMode {
+    /// Everything `[upload]` queues (the default).
+    #[default]
+    All,
+    /// Only incidents' files; the rest waits.
+    Incidents,
+    /// Nothing; everything waits.
+    None,
+}
+
+impl UploadsMode {
+    /// The mode's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Incidents => "incidents",
+            Self::None => "none",
+        }
+    }
+
+    /// The mode a name means.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        [Self::All, Self::Incidents, Self::None]
+            .into_iter()
+            .find(|mode| mode.name() == name)
+            .ok_or_else(|| format!("unknown uploads mode {name:?}: all, incidents or none"))
+    }
+}

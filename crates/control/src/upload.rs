@@ -78,4 +78,7 @@ pub struct UploadStatus {
     /// The files waiting, in the order they go, then those that failed, then the newest
     /// uploaded ones (at most [`UPLOADED_LISTED`]).
     pub files: Vec<UploadEntry>,
+    /// What the uploads may carry now, as the fleet last set it (`all` unless it did).
+    #[serde(default)]
+    pub mode: crate::UploadsMode,
 }

@@ -13,6 +13,8 @@ use base64::Engine;
 use recd_chain::{PublicKey, SigningKey};
 use serde::{Deserialize, Serialize};
 
+pub use recd_control::UploadsMode;
+
 use crate::topics::ALL;
 
 /// The longest request id: ids are kept in the vehicle's catalog and name incidents.
@@ -123,38 +125,6 @@ impl WindowAsk {
             ));
         }
         Ok((start, end))
-    }
-}
-
-/// What the vehicle's link may carry (`uploads` requests; kept across restarts).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UploadsMode {
-    /// Everything `[upload]` queues (the default).
-    #[default]
-    All,
-    /// Only incidents' files; the rest waits.
-    Incidents,
-    /// Nothing; everything waits.
-    None,
-}
-
-impl UploadsMode {
-    /// The mode's name on the wire.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::Incidents => "incidents",
-            Self::None => "none",
-        }
-    }
-
-    /// The mode a name means.
-    pub fn parse(name: &str) -> Result<Self, String> {
-        [Self::All, Self::Incidents, Self::None]
-            .into_iter()
-            .find(|mode| mode.name() == name)
-            .ok_or_else(|| format!("unknown uploads mode {name:?}: all, incidents or none"))
     }
 }
 

@@ -37,6 +37,18 @@ pub struct DaemonFacts {
     /// File keys of sealed files recd holds in memory (to cut those files); `None` when
     /// sealing is off.
     pub seal_keys: Option<u64>,
+    /// What the fleet's requests over MQTT did; `None` when `[fleet]` is off.
+    pub fleet_requests: Option<FleetRequests>,
+}
+
+/// What the fleet's requests did since recd started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FleetRequests {
+    /// Requests taken, by kind (`window`, `release`, `uploads`, `status`).
+    pub taken: std::collections::BTreeMap<String, u64>,
+    /// Requests refused before anything was done, by reason (`unsigned`, `wrong_key`,
+    /// `other_vehicle`, `stale`, `replayed`, …).
+    pub refused: std::collections::BTreeMap<String, u64>,
 }
 
 /// One readiness check.

@@ -24,7 +24,7 @@ mod shared;
 mod snapshot;
 mod token;
 
-pub use backend::{Backend, Check, DaemonFacts, Preset};
+pub use backend::{Backend, Check, DaemonFacts, FleetRequests, Preset};
 pub use listener::{HttpServer, StartError};
 pub use metrics::{families, render, Family, Kind, TopicBudget};
 pub use settings::{

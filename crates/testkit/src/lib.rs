@@ -41,7 +41,7 @@ pub use http::{http_get, http_request, HttpReply};
 pub use keys::{age_identity, openssl_keys};
 pub use load::{MessageInfoHeader, RecdLoad};
 pub use man::render_man_page;
-pub use mosquitto::{free_port, ClientCert, Mosquitto};
+pub use mosquitto::{free_port, ClientCert, Mosquitto, Subscription};
 pub use mount::{ext4_image, Mount};
 pub use netns::NetNs;
 pub use node::{

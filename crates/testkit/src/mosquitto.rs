@@ -121,7 +121,83 @@ impl Mosquitto {
     /// The payload retained on `topic` as the cloud reads it with `mosquitto_sub` over
     /// MQTT 5 (as `client`), waiting at most 5 s; `None` when nothing is retained.
     pub fn retained(&self, client: &ClientCert, topic: &str) -> Option<String> {
-        let output = Command::new("mosquitto_sub")
+        let output = self
+            .client_command("mosquitto_sub", client)
+            .args(["--retained-only", "-C", "1", "-W", "5", "-t", topic])
+            .output()
+            .expect("mosquitto_sub runs (Debian package mosquitto-clients, scripts/setup)");
+        let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        (output.status.success() && !text.is_empty()).then_some(text)
+    }
+
+    /// Publishes `payload` on `topic` at QoS 1 over MQTT 5 with `mosquitto_pub` (as
+    /// `client`), with a response topic and correlation data when given; panics when
+    /// the broker does not take it.
+    pub fn publish(
+        &self,
+        client: &ClientCert,
+        topic: &str,
+        payload: &[u8],
+        reply: Option<(&str, &str)>,
+    ) {
+        let file = tempfile::NamedTempFile::new().expect("a temporary file");
+        std::fs::write(file.path(), payload).expect("the payload is written");
+        let mut command = self.client_command("mosquitto_pub", client);
+        command
+            .args(["-q", "1", "-t", topic, "-f"])
+            .arg(file.path());
+        if let Some((response_topic, correlation)) = reply {
+            command
+                .args(["-D", "publish", "response-topic", response_topic])
+                .args(["-D", "publish", "correlation-data", correlation]);
+        }
+        let output = command.output().expect("mosquitto_pub runs");
+        assert!(
+            output.status.success(),
+            "mosquitto_pub: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// A `mosquitto_sub` of `client` on `topic` (QoS 1), collecting each payload as a
+    /// line; subscribed when this returns (a probe it published has come back).
+    pub fn subscribe(&self, client: &ClientCert, topic: &str) -> Subscription {
+        let mut command = self.client_command("mosquitto_sub", client);
+        command
+            .args(["-q", "1", "-t", topic])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().expect("mosquitto_sub runs");
+        let stdout = child.stdout.take().expect("its output");
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let collected = lines.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                collected.lock().unwrap().push(line);
+            }
+        });
+        let subscription = Subscription { child, lines };
+        let probe = "{\"probe\":true}";
+        let subscribed = wait_until(Duration::from_secs(20), || {
+            self.publish(client, topic, probe.as_bytes(), None);
+            subscription.wait_for(Duration::from_millis(500), |line| line == probe)
+        });
+        assert!(
+            subscribed,
+            "mosquitto_sub never got its probe on {topic}: {}",
+            self.log()
+        );
+        subscription
+    }
+
+    /// `mosquitto_pub` or `mosquitto_sub` of `client`, to this broker over MQTT 5.
+    fn client_command(&self, program: &str, client: &ClientCert) -> Command {
+        let mut command = Command::new(program);
+        command
             .args(["-V", "mqttv5", "-h", "127.0.0.1", "-p"])
             .arg(self.port.to_string())
             .arg("--cafile")
@@ -129,12 +205,8 @@ impl Mosquitto {
             .arg("--cert")
             .arg(&client.cert)
             .arg("--key")
-            .arg(&client.key)
-            .args(["--retained-only", "-C", "1", "-W", "5", "-t", topic])
-            .output()
-            .expect("mosquitto_sub runs (Debian package mosquitto-clients, scripts/setup)");
-        let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-        (output.status.success() && !text.is_empty()).then_some(text)
+            .arg(&client.key);
+        command
     }
 
     /// Kills the broker, as a crash or an outage would.
@@ -149,6 +221,39 @@ impl Mosquitto {
 impl Drop for Mosquitto {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A running `mosquitto_sub` and the payloads it printed, one per line; killed when
+/// dropped.
+pub struct Subscription {
+    child: Child,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Subscription {
+    /// The payloads so far, the subscription's probe left out.
+    pub fn lines(&self) -> Vec<String> {
+        let lines = self.lines.lock().unwrap();
+        lines
+            .iter()
+            .filter(|line| !line.contains("\"probe\""))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether a line `accept` takes arrives within `timeout`.
+    pub fn wait_for(&self, timeout: Duration, mut accept: impl FnMut(&str) -> bool) -> bool {
+        wait_until(timeout, || {
+            self.lines.lock().unwrap().iter().any(|line| accept(line))
+        })
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -16,6 +16,10 @@ const MQTTS_PORT: u16 = 8883;
 /// of the system's trusted roots (package `ca-certificates`).
 pub const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
+/// How old a request may be by default: four days, a vehicle parked from a Friday
+/// before a long weekend to the Tuesday morning.
+pub const DEFAULT_MAX_REQUEST_AGE: Duration = Duration::from_secs(4 * 24 * 3600);
+
 /// The `[fleet]` table of recd.toml.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -49,6 +53,15 @@ pub struct FleetConfig {
     /// The holdings are published when they change, at most this often.
     #[serde(with = "units::duration")]
     pub holdings_period: Duration,
+    /// The fleet's public keys (PEM files, `openssl pkey -pubout`): a request is taken
+    /// only when one of them signed it.
+    pub request_keys: Vec<PathBuf>,
+    /// A request issued longer ago than this is refused as stale: long enough for a
+    /// vehicle parked over a long weekend to serve what was asked meanwhile.
+    #[serde(with = "units::duration")]
+    pub max_request_age: Duration,
+    /// Take unsigned requests too: for a test bench only (a WARN at every start).
+    pub allow_unsigned: bool,
 }
 
 impl Default for FleetConfig {
@@ -64,6 +77,9 @@ impl Default for FleetConfig {
             keep_alive: Duration::from_secs(30),
             session_expiry: Duration::from_secs(7 * 24 * 3600),
             holdings_period: Duration::from_secs(60),
+            request_keys: Vec::new(),
+            max_request_age: DEFAULT_MAX_REQUEST_AGE,
+            allow_unsigned: false,
         }
     }
 }
@@ -115,7 +131,20 @@ impl FleetConfig {
         if self.holdings_period < Duration::from_secs(1) {
             return Err("[fleet] holdings_period must be at least 1s".to_string());
         }
+        if self.max_request_age < Duration::from_secs(1) {
+            return Err("[fleet] max_request_age must be at least 1s".to_string());
+        }
+        self.request_keys()?;
         Ok(())
+    }
+
+    /// The keys of `request_keys`, read; the error names the file and what it should hold.
+    pub fn request_keys(&self) -> Result<Vec<recd_chain::PublicKey>, String> {
+        (self.request_keys.iter())
+            .map(|path| {
+                recd_chain::PublicKey::load(path).map_err(|e| format!("[fleet] request_keys: {e}"))
+            })
+            .collect()
     }
 
     /// The broker `broker` names: `mqtts://host[:port]` or `mqtt://host[:port]`.
@@ -224,5 +253,22 @@ mod tests {
         expiry.session_expiry = Duration::ZERO;
         assert!(expiry.validate().unwrap_err().contains("session_expiry"));
         assert!(config("mqtt://x").validate().is_ok());
+    }
+
+    #[test]
+    fn a_request_key_that_is_no_public_key_stops_start_up_naming_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_key = dir.path().join("fleet.pub");
+        std::fs::write(&not_a_key, "hello").unwrap();
+        let mut fleet = config("mqtts://x");
+        fleet.request_keys = vec![not_a_key.clone()];
+        let error = fleet.validate().unwrap_err();
+        assert!(
+            error.contains("[fleet] request_keys") && error.contains(&not_a_key.display().to_string()),
+            "{error}"
+        );
+        fleet.request_keys.clear();
+        fleet.max_request_age = Duration::ZERO;
+        assert!(fleet.validate().unwrap_err().contains("max_request_age"));
     }
 }

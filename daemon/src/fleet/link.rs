@@ -38,6 +38,9 @@ pub fn options(config: &FleetConfig, topics: &recd_fleet::Topics) -> Result<Mqtt
         .set_clean_start(false)
         .set_session_expiry_interval(Some(config.session_expiry.as_secs() as u32))
         .set_request_channel_capacity(REQUEST_CAPACITY)
+        // A request is acknowledged once the catalog holds its id (or it was refused):
+        // one that reached a recd that died first is delivered again.
+        .set_manual_acks(true)
         .set_last_will(LastWill::new(
             topics.online(),
             super::presence(topics, false),

@@ -15,8 +15,10 @@ pub mod naming;
 mod overview;
 mod taking;
 mod triggering;
+mod window;
 
 pub use cutter::{Cutter, CutterParts};
+pub use window::WindowTake;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};

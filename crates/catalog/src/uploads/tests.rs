@@ -210,3 +210,34 @@ fn a_file_queued_again_while_it_uploads_is_uploaded_again() {
         3
     );
 }
+
+#[test]
+fn the_uploads_mode_holds_back_what_it_does_not_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(dir.path(), Path::new("/data")).unwrap();
+    catalog
+        .queue_upload(&new_upload("/data/drive/a.mcap", true, 1), 10)
+        .unwrap();
+    let incident = NewUpload {
+        incident: true,
+        ..new_upload("/data/incidents/i.mcap", false, 1)
+    };
+    catalog.queue_upload(&incident, 11).unwrap();
+    let next = |catalog: &Catalog| catalog.next_upload().unwrap().map(|job| job.path);
+    catalog
+        .set_uploads_mode(recd_control::UploadsMode::None)
+        .unwrap();
+    assert_eq!(next(&catalog), None);
+    catalog
+        .set_uploads_mode(recd_control::UploadsMode::Incidents)
+        .unwrap();
+    assert_eq!(next(&catalog), Some(incident.path.clone()));
+    catalog
+        .finish_upload(&incident.path, incident.fingerprint, "<etag>", 20)
+        .unwrap();
+    assert_eq!(next(&catalog), None, "only the incident's file was allowed");
+    catalog
+        .set_uploads_mode(recd_control::UploadsMode::All)
+        .unwrap();
+    assert_eq!(next(&catalog), Some(PathBuf::from("/data/drive/a.mcap")));
+}

@@ -23,8 +23,10 @@ pub mod origin {
     pub const BUFFER: &str = "buffer";
     /// A `[[rule]]` of recd.toml: a message's content or a topic's health.
     pub const RULE: &str = "rule";
+    /// A window the fleet's cloud asked for over MQTT (`[fleet]`, `rec fleet pull`).
+    pub const CLOUD: &str = "cloud";
     /// Every origin recd gives an incident.
-    pub const ALL: [&str; 6] = [CLI, REMOTE, PAGE, FLEET, BUFFER, RULE];
+    pub const ALL: [&str; 7] = [CLI, REMOTE, PAGE, FLEET, BUFFER, RULE, CLOUD];
 }
 
 /// How far an incident's cut has come.
@@ -86,7 +88,8 @@ pub struct Incident {
     pub session: String,
     /// Why, as the asker said (may be empty).
     pub note: String,
-    /// Who made it: `cli`, `remote`, `page`, `fleet` or `buffer` (see [`origin`]).
+    /// Who made it: `cli`, `remote`, `page`, `fleet`, `buffer`, `rule` or `cloud` (see
+    /// [`origin`]).
     pub origin: String,
     /// Its moment T, ns since the Unix epoch.
     pub time_ns: u64,

@@ -6,6 +6,7 @@ use prometheus_client::registry::Unit;
 use recd_control::{SessionStatus, UploadState};
 use recd_health::HealthState;
 
+mod fleet;
 mod incidents;
 mod rules;
 
@@ -91,6 +92,7 @@ pub fn families(snapshot: &Snapshot, budget: &mut TopicBudget, version: &str) ->
     all.extend(backlog_families(snapshot));
     all.extend(upload_families(snapshot));
     all.extend(incidents::families(snapshot));
+    all.extend(fleet::families(&snapshot.facts));
     all.extend(rules::families(&snapshot.rules));
     all
 }

@@ -77,6 +77,10 @@ fn snapshot(sessions: Vec<SessionStatus>) -> Snapshot {
             free_bytes: Some(5 << 30),
             min_free_space: 1 << 30,
             seal_keys: Some(4),
+            fleet_requests: Some(crate::FleetRequests {
+                taken: [("window".to_string(), 2)].into(),
+                refused: [("unsigned".to_string(), 0), ("stale".to_string(), 1)].into(),
+            }),
             ..DaemonFacts::default()
         },
         file_sizes: Default::default(),
@@ -135,6 +139,9 @@ fn topics_sessions_and_disk_are_named_as_prometheus_expects() {
         "recd_data_free_bytes 5368709120",
         "recd_data_min_free_bytes 1073741824",
         "recd_seal_keys 4",
+        "recd_fleet_requests_total{kind=\"window\"} 2",
+        "recd_fleet_requests_refused_total{reason=\"unsigned\"} 0",
+        "recd_fleet_requests_refused_total{reason=\"stale\"} 1",
         "recd_files_waiting_to_finish 2",
         "recd_finish_oldest_waiting_seconds 61.5",
         "recd_files_deleted_unfinished_total 3",
