@@ -143,6 +143,7 @@ impl UploaderHandle {
             uploaded_files,
             uploaded_bytes,
             files,
+            mode: catalog.uploads_mode()?,
         })
     }
 

@@ -264,7 +264,8 @@ mod tests {
         fleet.request_keys = vec![not_a_key.clone()];
         let error = fleet.validate().unwrap_err();
         assert!(
-            error.contains("[fleet] request_keys") && error.contains(&not_a_key.display().to_string()),
+            error.contains("[fleet] request_keys")
+                && error.contains(&not_a_key.display().to_string()),
             "{error}"
         );
         fleet.request_keys.clear();

@@ -89,12 +89,13 @@ impl Sessions {
     /// The upload queue and the uploader's state.
     pub fn upload_status(&self) -> Result<UploadStatus, ErrorReply> {
         let catalog = self.catalog();
-        let mut status = match self.uploads() {
-            Some(uploads) => uploads.status(&catalog).map_err(catalog_failure)?,
-            None => UploadStatus::default(),
-        };
-        status.mode = catalog.uploads_mode().map_err(catalog_failure)?;
-        Ok(status)
+        match self.uploads() {
+            Some(uploads) => uploads.status(&catalog).map_err(catalog_failure),
+            None => Ok(UploadStatus {
+                mode: catalog.uploads_mode().map_err(catalog_failure)?,
+                ..UploadStatus::default()
+            }),
+        }
     }
 }
 

@@ -7,8 +7,8 @@ use recd_control::{
     CutState, ErrorReply, FileState, Incident, IncidentFile, IncidentTaken, IncidentsReleased,
     Released, Response, RuleFiring, RuleState, RuleStatus, SessionMarked, SessionPaused,
     SessionStarted, SessionState, SessionStopped, SessionTopicsChanged, SessionTriggered,
-    TopicOnOffer, TopicsFound, TriggeredFile, UploadState, UploadStatus, UploadsQueued,
-    PROTOCOL_VERSION,
+    TopicOnOffer, TopicsFound, TriggeredFile, UploadState, UploadStatus, UploadsMode,
+    UploadsQueued, PROTOCOL_VERSION,
 };
 
 use crate::values::{
@@ -353,6 +353,7 @@ pub fn cases() -> Vec<(String, Message)> {
                     upload_entry("/data/drive/a_3.mcap", UploadState::Failed, false),
                     upload_entry("/data/drive/a_0.mcap", UploadState::Uploaded, true),
                 ],
+                mode: UploadsMode::Incidents,
             })),
         ),
         (
