@@ -248,7 +248,7 @@ fn a_signed_window_from_the_past_reaches_the_bucket_once_and_bad_requests_change
         why.contains("before the oldest moment this vehicle still holds"),
         "{why}"
     );
-    let incidents = recd.rec_json(&["incidents", "--json"]);
+    let incidents = recd.rec_json(&["incidents"]);
     assert_eq!(incidents.as_array().map(Vec::len), Some(0), "{incidents}");
 
     // The window: accepted, cut, uploaded; the same request again is a replay.
@@ -273,7 +273,7 @@ fn a_signed_window_from_the_past_reaches_the_bucket_once_and_bad_requests_change
         .map(|r| r["state"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(states, ["accepted", "cut", "uploaded", "refused"]);
-    let incidents = recd.rec_json(&["incidents", "--json"]);
+    let incidents = recd.rec_json(&["incidents"]);
     let incidents = incidents.as_array().unwrap();
     assert_eq!(incidents.len(), 1, "{incidents:?}");
     assert_eq!(incidents[0]["origin"], "cloud");
@@ -363,7 +363,7 @@ fn a_request_published_while_recd_is_down_is_served_once_it_is_back_and_never_ag
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(replies_to(&replies, "status-1").len(), 1, "{}", recd.log());
     assert_eq!(replies_to(&replies, "mode-1").len(), 1, "{}", recd.log());
-    let uploads = recd.rec_json(&["upload", "--status", "--json"]);
+    let uploads = recd.rec_json(&["upload", "--status"]);
     assert_eq!(
         uploads["mode"], "none",
         "kept across the restart: {uploads}"
