@@ -1,8 +1,10 @@
-//! `rec fleet`: the recorders of a DDS domain, as one. `rec fleet status` lists every
-//! recd that publishes its status; `rec fleet trigger` triggers all of them at one
-//! moment and waits for each to answer.
+//! `rec fleet`: the fleet, as one. Over DDS, the recorders of a domain: `rec fleet status`
+//! lists every recd that publishes its status; `rec fleet trigger` triggers all of them at
+//! one moment and waits for each to answer. Over MQTT (`--broker URL`), the vehicles on the
+//! fleet's broker: `vehicles`, `find`, `pull`, `uploads` ([`mqtt`]).
 
 mod link;
+mod mqtt;
 mod status;
 mod trigger;
 
@@ -12,23 +14,46 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-/// Every recd of a DDS domain: status, one trigger for all.
+/// Every recd of a DDS domain, or the vehicles over MQTT.
 ///
-/// Over the remote-control topics of eProsima DDS Record & Replay (what recd's
-/// [remote_control] serves): recds with `status` on are listed; those with `enabled`
-/// take the trigger.
+/// Without --broker, over DDS: the remote-control topics of eProsima DDS Record & Replay
+/// (what recd's [remote_control] serves): recds with `status` on are listed (status);
+/// those with `enabled` take the trigger (trigger). With --broker URL, over MQTT: what
+/// recd's [fleet] publishes on the fleet's broker: each vehicle's presence and holdings,
+/// retained (vehicles, find); requests signed with the fleet's key (--key) and the
+/// vehicles' replies (pull, uploads).
 #[derive(Debug, Args)]
 pub struct FleetArgs {
     #[command(subcommand)]
     command: FleetCommand,
     #[command(flatten)]
     domain: DomainArgs,
+    #[command(flatten)]
+    broker: mqtt::BrokerArgs,
 }
 
 #[derive(Debug, Subcommand)]
 enum FleetCommand {
     Status(status::StatusArgs),
     Trigger(trigger::TriggerArgs),
+    Vehicles(mqtt::vehicles::VehiclesArgs),
+    Find(mqtt::find::FindArgs),
+    Pull(mqtt::pull::PullArgs),
+    Uploads(mqtt::uploads::UploadsArgs),
+}
+
+impl FleetCommand {
+    /// Its name, and whether it speaks MQTT (else DDS).
+    fn name(&self) -> (&'static str, bool) {
+        match self {
+            Self::Status(_) => ("status", false),
+            Self::Trigger(_) => ("trigger", false),
+            Self::Vehicles(_) => ("vehicles", true),
+            Self::Find(_) => ("find", true),
+            Self::Pull(_) => ("pull", true),
+            Self::Uploads(_) => ("uploads", true),
+        }
+    }
 }
 
 /// Where the fleet is.
@@ -46,13 +71,42 @@ pub struct DomainArgs {
     /// The status topic.
     #[arg(long, value_name = "TOPIC", global = true, default_value = recd_remote::STATUS_TOPIC)]
     status_topic: String,
-    /// How long to listen for the recorders.
+    /// How long to listen: for the recorders (DDS); with --broker, for what the broker
+    /// retains, and for replies (all vehicles' replies, or a named vehicle's first reply).
     #[arg(long, value_name = "DURATION", global = true, default_value = "2s", value_parser = recd_control::units::parse_duration)]
     listen: Duration,
 }
 
+/// Checks that the command and the options are of one side: `--broker` with the MQTT
+/// commands only, the DDS options and commands only without it.
+fn check_side(args: &FleetArgs, domain: Option<u16>) -> Result<(), String> {
+    let (name, mqtt) = args.command.name();
+    if args.broker.given() {
+        if !mqtt {
+            return Err(format!(
+                "rec fleet {name} drives recorders over DDS: leave out --broker (over MQTT: vehicles, find, pull, uploads)"
+            ));
+        }
+        if args.domain.dds_domain.or(domain).is_some() || !args.domain.interface.is_empty() {
+            return Err("--dds-domain and --interface are for DDS: --broker speaks MQTT".into());
+        }
+    } else if mqtt {
+        return Err(format!(
+            "rec fleet {name} speaks to vehicles over MQTT: give --broker URL (mqtts://host:8883 or mqtt://host:1883)"
+        ));
+    }
+    args.broker.check()
+}
+
 /// `rec fleet`; `domain` is `rec --dds-domain N`, which the fleet's own option overrides.
 pub fn run(args: &FleetArgs, domain: Option<u16>) -> Result<ExitCode, String> {
+    if let Err(usage) = check_side(args, domain) {
+        eprintln!("rec: {usage}");
+        return Ok(ExitCode::from(2));
+    }
+    if args.broker.given() {
+        return run_mqtt(args);
+    }
     let id = match args.domain.dds_domain.or(domain) {
         Some(id) => id,
         None => match std::env::var("ROS_DOMAIN_ID") {
@@ -72,5 +126,83 @@ pub fn run(args: &FleetArgs, domain: Option<u16>) -> Result<ExitCode, String> {
     match &args.command {
         FleetCommand::Status(status) => status::run(&domain, args.domain.listen, status),
         FleetCommand::Trigger(trigger) => trigger::run(&domain, args.domain.listen, trigger),
+        _ => unreachable!("checked: MQTT commands run with --broker"),
+    }
+}
+
+/// `rec fleet --broker URL …`.
+fn run_mqtt(args: &FleetArgs) -> Result<ExitCode, String> {
+    let settings = args.broker.settings()?;
+    let prefix = args.broker.prefix();
+    let listen = args.domain.listen;
+    match &args.command {
+        FleetCommand::Vehicles(a) => mqtt::vehicles::run(&settings, prefix, listen, a),
+        FleetCommand::Find(a) => mqtt::find::run(&settings, prefix, listen, a),
+        FleetCommand::Pull(a) => mqtt::pull::run(&settings, &args.broker, listen, a),
+        FleetCommand::Uploads(a) => mqtt::uploads::run(&settings, &args.broker, listen, a),
+        FleetCommand::Status(_) | FleetCommand::Trigger(_) => {
+            unreachable!("checked: DDS commands run without --broker")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Rec {
+        #[command(subcommand)]
+        command: Top,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum Top {
+        Fleet(FleetArgs),
+    }
+
+    fn check(args: &[&str], domain: Option<u16>) -> Result<(), String> {
+        let rec = Rec::try_parse_from(["rec", "fleet"].iter().chain(args).copied())
+            .map_err(|e| e.to_string())?;
+        let Top::Fleet(fleet) = rec.command;
+        check_side(&fleet, domain)
+    }
+
+    #[test]
+    fn mqtt_commands_need_the_broker_and_dds_ones_refuse_it() {
+        let broker = ["--broker", "mqtt://localhost"];
+        let with = |rest: &[&'static str]| -> Vec<&'static str> {
+            broker.iter().chain(rest).copied().collect()
+        };
+        assert_eq!(check(&with(&["vehicles", "--json"]), None), Ok(()));
+        // Global options go before or after the command.
+        assert_eq!(
+            check(
+                &["vehicles", "--broker", "mqtt://h", "--listen", "5s"],
+                None
+            ),
+            Ok(())
+        );
+        assert_eq!(check(&["status"], None), Ok(()));
+        assert_eq!(check(&["--dds-domain", "3", "status"], None), Ok(()));
+        let refused = check(&with(&["status"]), None).unwrap_err();
+        assert!(refused.contains("leave out --broker"), "{refused}");
+        let refused = check(&with(&["trigger"]), None).unwrap_err();
+        assert!(refused.starts_with("rec fleet trigger"), "{refused}");
+        let refused = check(&["vehicles"], None).unwrap_err();
+        assert!(refused.contains("give --broker URL"), "{refused}");
+        let refused = check(&["uploads", "all"], None).unwrap_err();
+        assert!(refused.starts_with("rec fleet uploads"), "{refused}");
+        assert!(check(&with(&["vehicles"]), Some(3))
+            .unwrap_err()
+            .contains("--dds-domain"));
+        let interface = with(&["--interface", "10.0.0.1", "vehicles"]);
+        assert!(check(&interface, None).unwrap_err().contains("--interface"));
+        let refused = check(&["status", "--key", "fleet.pem"], None).unwrap_err();
+        assert!(refused.contains("needs --broker"), "{refused}");
+        let find = with(&["find", "--from", "-1h", "--to", "now", "--topic", "/cam/*"]);
+        assert_eq!(check(&find, None), Ok(()));
     }
 }
