@@ -242,7 +242,7 @@ impl Publisher {
             }
             let reply = &outgoing.reply;
             let id = reply.id.as_deref().unwrap_or_default();
-            let state = progress::state_name(reply.state);
+            let state = requests::state_name(reply.state);
             tracing::info!(id, state, "fleet request moved on");
             if let Err(error) = lock(&self.catalog).settle_fleet_request(id, &state, reply.last) {
                 tracing::warn!(id, "cannot record where the fleet request stands: {error}");

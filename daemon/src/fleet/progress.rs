@@ -7,7 +7,7 @@ use recd_catalog::{Catalog, TakenRequest};
 use recd_control::{CutState, Incident, UploadState};
 use recd_fleet::{Reply, ReplyState};
 
-use super::requests::Outgoing;
+use super::requests::{state_name, Outgoing};
 
 /// The next reply of each open window request, as the catalog says they stand now.
 pub fn next_replies(
@@ -99,12 +99,4 @@ fn step(
         objects,
         ..Reply::new(vehicle, id, ReplyState::Uploaded, true)
     }))
-}
-
-/// The name a reply state is kept under in the catalog.
-pub fn state_name(state: ReplyState) -> String {
-    serde_json::to_value(state)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

@@ -168,7 +168,7 @@ impl Desk {
         tracing::info!(id = request.id, kind, "fleet request taken");
         let reply = self.act(request);
         let done = reply.last;
-        let state = super::progress::state_name(reply.state);
+        let state = state_name(reply.state);
         if let Err(error) = lock(&self.catalog).settle_fleet_request(&request.id, &state, done) {
             tracing::warn!(
                 id = request.id,
@@ -255,4 +255,12 @@ impl Desk {
             },
         }
     }
+}
+
+/// The name a reply state is kept under in the catalog.
+pub fn state_name(state: ReplyState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
