@@ -7,7 +7,7 @@ use recd_catalog::{Catalog, TakenRequest};
 use recd_control::{CutState, Incident, UploadState};
 use recd_fleet::{Reply, ReplyState};
 
-use super::requests::{state_name, Outgoing};
+use super::requests::Outgoing;
 
 /// The next reply of each open window request, as the catalog says they stand now.
 pub fn next_replies(
