@@ -16,10 +16,12 @@
 
 #![warn(missing_docs)]
 
+mod broker;
 mod holdings;
 mod requests;
 mod topics;
 
+pub use broker::{Broker, BrokerError, MQTTS_PORT, MQTT_PORT};
 pub use holdings::{
     merge_spans, Disk, FileSpan, Holdings, IncidentHolding, SessionHoldings, Span, TopicHolding,
     SPAN_GAP_NS,

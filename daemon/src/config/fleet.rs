@@ -4,14 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use recd_fleet::{Broker, BrokerError};
 use serde::{Deserialize, Serialize};
 
 use super::units;
 
-/// The plain MQTT port, for `mqtt://host`.
-const MQTT_PORT: u16 = 1883;
-/// The MQTT over TLS port, for `mqtts://host`.
-const MQTTS_PORT: u16 = 8883;
 /// The CA certificates of a `mqtts://` broker when `ca_file` is not set: Debian's bundle
 /// of the system's trusted roots (package `ca-certificates`).
 pub const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
@@ -84,17 +81,6 @@ impl Default for FleetConfig {
     }
 }
 
-/// Where the broker is, from `broker`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broker {
-    /// Its host name or address.
-    pub host: String,
-    /// Its port.
-    pub port: u16,
-    /// Over TLS (`mqtts://`).
-    pub tls: bool,
-}
-
 impl FleetConfig {
     /// Checks what can be checked without the network; the error names the key.
     pub fn validate(&self) -> Result<(), String> {
@@ -149,40 +135,11 @@ impl FleetConfig {
 
     /// The broker `broker` names: `mqtts://host[:port]` or `mqtt://host[:port]`.
     pub fn broker(&self) -> Result<Broker, String> {
-        let refused = |why: &str| format!("[fleet] broker {:?}: {why}", self.broker);
-        let url = url::Url::parse(&self.broker).map_err(|e| refused(&e.to_string()))?;
-        let tls = match url.scheme() {
-            "mqtts" => true,
-            "mqtt" => false,
-            _ => {
-                return Err(refused(
-                    "give mqtts://host:8883 (TLS) or mqtt://host:1883 (plain)",
-                ))
-            }
-        };
-        if !url.username().is_empty() || url.password().is_some() {
-            // Not echoed: the URL holds a secret.
-            return Err(
-                "[fleet] broker: a user or password in the URL is refused (it would reach the log); put them in credentials_file"
-                    .to_string(),
-            );
-        }
-        let host = url.host_str().unwrap_or_default();
-        let port = url
-            .port()
-            .unwrap_or(if tls { MQTTS_PORT } else { MQTT_PORT });
-        let extra =
-            !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some();
-        if host.is_empty() || port == 0 || extra {
-            return Err(refused("no host, port 0, or more than a host and a port"));
-        }
-        Ok(Broker {
-            host: host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_string(),
-            port,
-            tls,
+        Broker::parse(&self.broker).map_err(|error| match error {
+            BrokerError::Credentials => format!(
+                "[fleet] broker: {error} (it would reach the log); put them in credentials_file"
+            ),
+            BrokerError::Shape(why) => format!("[fleet] broker {:?}: {why}", self.broker),
         })
     }
 

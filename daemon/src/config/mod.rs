@@ -13,7 +13,7 @@ mod upload;
 mod zenoh;
 
 pub use encryption::EncryptionConfig;
-pub use fleet::{Broker, FleetConfig};
+pub use fleet::FleetConfig;
 pub use http::{HttpConfig, PresetConfig};
 pub use incidents::IncidentsConfig;
 pub use remote::RemoteControlConfig;

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use recd_fleet::{Broker, BrokerError};
 use rumqttc::v5::mqttbytes::v5::{
     Filter, Packet, PubAckReason, Publish, PublishProperties, SubscribeReasonCode,
 };
@@ -17,62 +18,17 @@ use serde::Deserialize;
 
 /// The CA certificates a TLS connection checks the broker with unless `--ca` names others.
 pub const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
-/// The port of `mqtts://` without one.
-pub const MQTTS_PORT: u16 = 8883;
-/// The port of `mqtt://` without one.
-pub const MQTT_PORT: u16 = 1883;
 /// How long connecting, subscribing and publishing may take.
 const PATIENCE: Duration = Duration::from_secs(15);
 /// How long one wait for the connection's next event lasts.
 const TICK: Duration = Duration::from_millis(100);
 
-/// Where the broker is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broker {
-    /// Its host name or address.
-    pub host: String,
-    /// Its port.
-    pub port: u16,
-    /// `mqtts://`: TLS.
-    pub tls: bool,
-}
-
 /// Reads `--broker URL`: `mqtts://host[:8883]` or `mqtt://host[:1883]`, nothing more (a
 /// user or password in the URL is refused, unechoed: they go in `--credentials`).
 pub fn parse_broker(text: &str) -> Result<Broker, String> {
-    let refused = |why: &str| format!("--broker {text:?}: {why}");
-    let url = url::Url::parse(text).map_err(|e| refused(&e.to_string()))?;
-    let tls = match url.scheme() {
-        "mqtts" => true,
-        "mqtt" => false,
-        _ => {
-            return Err(refused(
-                "give mqtts://host:8883 (TLS) or mqtt://host:1883 (plain)",
-            ))
-        }
-    };
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(
-            "--broker: a user or password in the URL is refused; put them in --credentials FILE"
-                .to_string(),
-        );
-    }
-    let host = url.host_str().unwrap_or_default();
-    let port = url
-        .port()
-        .unwrap_or(if tls { MQTTS_PORT } else { MQTT_PORT });
-    let extra =
-        !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some();
-    if host.is_empty() || port == 0 || extra {
-        return Err(refused("no host, port 0, or more than a host and a port"));
-    }
-    Ok(Broker {
-        host: host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string(),
-        port,
-        tls,
+    Broker::parse(text).map_err(|error| match error {
+        BrokerError::Credentials => format!("--broker: {error}; put them in --credentials FILE"),
+        BrokerError::Shape(why) => format!("--broker {text:?}: {why}"),
     })
 }
 
