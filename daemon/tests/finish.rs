@@ -208,9 +208,7 @@ fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
     let _disk = one_at_a_time();
     let domain = Domain::new();
     let recording = "finish = \"zstd\"\nfinish_while_recording = true";
-    // The reference, on a recd of its own on the same disk: where the disk lets that
-    // recording spill, the background policy it sets (throttled, not free) must not be
-    // the one finishing meets beside the second.
+    // The reference, on a recd of its own on the same disk.
     let alone = {
         let root = tempfile::tempdir().unwrap();
         let recd = Recd::start_configured(root.path(), &domain, "", recording, &[]);
@@ -262,11 +260,13 @@ fn a_recording_drops_no_more_while_earlier_files_are_finished_beside_it() {
         "finishing cost the recording {beside} frames (alone {alone})\n{}",
         recd.log()
     );
-    // While the writer was behind, finishing kept off the disk and the CPU (the log names
-    // the first sign it saw: the writer's spills, or the drops they led to). Where the
-    // backlog's own recording had spilled, background work was already paced as beside
-    // began, and kept so: its later spills change no hold the log could name.
-    if spilled > 0 && mode_at_start == "running" {
+    // Whatever the backlog's own recording lost, nothing recorded once it stopped: the
+    // policy it had set (throttled, where the disk let it spill) is not the one beside
+    // meets. While beside's writer was behind, finishing kept off the disk and the CPU
+    // (the log names the first sign it saw: the writer's spills, or the drops they led
+    // to).
+    assert_eq!(mode_at_start, "running", "{}", recd.log());
+    if spilled > 0 {
         let held = recd.log().lines().any(|line| {
             line.contains("recd::finishing")
                 && (line.contains("session beside's writer fell behind")

@@ -58,6 +58,13 @@ impl Background {
         self.tell(&share);
     }
 
+    /// No recording writes any more: background work runs freely until one loses again.
+    pub fn nothing_records(&self) {
+        let mut share = lock(&self.share);
+        share.nothing_records(Instant::now());
+        self.tell(&share);
+    }
+
     /// Passes the window's decision on to the pressure background work obeys.
     fn tell(&self, share: &Share) {
         if share.on() {

@@ -7,7 +7,8 @@
 //! (the machine's floor), and runs paced in the others. When the recordings lose clearly
 //! more in the windows with it than in those without (see [`costs`]), it backs off to one
 //! window in [`BACKED_OFF_CYCLE`]: a bounded share that keeps files moving and measures
-//! again. A minute without any loss lets it run freely again.
+//! again. A minute without any loss lets it run freely again, and so does a moment with
+//! nothing recording: what the windows measured belonged to recordings that are gone.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -160,6 +161,14 @@ impl Share {
             self.why = why;
             self.close(now, true);
         }
+    }
+
+    /// No recording writes any more (the last stopped, or all are paused): there is nothing
+    /// to protect, and the windows measured recordings that are gone, so background work
+    /// runs freely from `now`. A recording that starts later and falls behind is then
+    /// met as any first loss is: background work keeps off at once.
+    pub fn nothing_records(&mut self, now: Instant) {
+        *self = Self::new(now);
     }
 
     /// Ends the window under way, keeps what it showed and decides the next one;
@@ -377,6 +386,23 @@ mod tests {
             (share.window_ends(), share.why()),
             (ends, "session a's writer fell behind")
         );
+    }
+
+    #[test]
+    fn with_nothing_recording_background_work_runs_freely_and_the_next_loss_stops_it_at_once() {
+        let mut now = Instant::now();
+        let mut share = Share::new(now);
+        run(&mut share, &mut now, 8, 3, 3);
+        assert_eq!(share.mode(), Mode::Throttled);
+        share.nothing_records(now);
+        assert_eq!(share.mode(), Mode::Free);
+        assert!(share.on());
+        assert!(share.with.is_empty() && share.without.is_empty());
+        // The next recording's first loss is measured against its own floor at once.
+        share.first_loss(now + SECOND, "session b's writer fell behind".into());
+        assert_eq!(share.mode(), Mode::Throttled);
+        assert!(!share.on());
+        assert_eq!(share.why(), "session b's writer fell behind");
     }
 
     #[test]

@@ -76,9 +76,12 @@ impl FinishGate {
         });
     }
 
-    /// The sessions writing to disk now.
+    /// The sessions writing to disk now; once none does, the background policy hears it.
     pub fn set_recording(&self, sessions: usize) {
-        self.recording.store(sessions, Ordering::Relaxed);
+        let before = self.recording.swap(sessions, Ordering::Relaxed);
+        if before > 0 && sessions == 0 {
+            self.background.nothing_records();
+        }
     }
 
     /// Why finishing must wait now, if it must.
@@ -161,9 +164,29 @@ mod tests {
             Some("session a dropped 3 messages")
         );
         deferred.set_recording(0);
+        pressure.raise(
+            "session b dropped 1 message".into(),
+            Duration::from_secs(60),
+        );
         assert_eq!(
             deferred.hold().as_deref(),
-            Some("session a dropped 3 messages")
+            Some("session b dropped 1 message")
+        );
+    }
+
+    #[test]
+    fn once_nothing_records_the_hold_a_recording_caused_is_lifted() {
+        let background = Arc::new(Background::new(Arc::new(Pressure::default())));
+        let gate = FinishGate::new(true, background.clone());
+        gate.set_recording(1);
+        background.fell_behind("session a's writer fell behind (samples spilled)".into());
+        let held = gate.hold().unwrap();
+        assert!(held.starts_with("session a's writer fell behind"), "{held}");
+        gate.set_recording(0);
+        assert_eq!(gate.hold(), None);
+        assert_eq!(
+            background.state().mode,
+            crate::background::share::Mode::Free
         );
     }
 }

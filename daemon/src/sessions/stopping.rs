@@ -13,10 +13,12 @@ impl Sessions {
     /// Stops the named session, the only one running, or all; finalizes their files.
     pub fn stop(&self, name: Option<&str>, all: bool) -> Result<Vec<SessionStopped>, ErrorReply> {
         let taken = self.registry.remove(name, all)?;
-        Ok(taken
-            .into_iter()
+        let stopped = (taken.into_iter())
             .map(|session| self.finish(session))
-            .collect())
+            .collect();
+        // Told before the reply: a recording started next meets the policy without them.
+        self.finish_gate.set_recording(self.registry.count());
+        Ok(stopped)
     }
 
     /// Stops a session's recording, records the end in the catalog and reports it.
