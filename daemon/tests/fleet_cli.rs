@@ -23,22 +23,9 @@ fn fleet_config(broker: &Mosquitto, vehicle: &ClientCert) -> String {
 
 /// `rec fleet --broker … ARGS` as the operator.
 fn fleet(recd: &Recd, broker: &Mosquitto, operator: &ClientCert, args: &[&str]) -> Output {
-    let url = broker.url();
-    let ca = broker.ca();
-    let mut all = vec![
-        "fleet",
-        "--broker",
-        &url,
-        "--ca",
-        ca.to_str().unwrap(),
-        "--cert",
-        operator.cert.to_str().unwrap(),
-        "--cert-key",
-        operator.key.to_str().unwrap(),
-        "--listen",
-        "1s",
-    ];
-    all.extend_from_slice(args);
+    let mut all = broker.operator_args(operator);
+    all.extend(["--listen", "1s"].iter().chain(args).map(|a| a.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
     recd.rec(&all)
 }
 

@@ -1,7 +1,7 @@
 //! `rec fleet`: the fleet, as one. Over DDS, the recorders of a domain: `rec fleet status`
 //! lists every recd that publishes its status; `rec fleet trigger` triggers all of them at
 //! one moment and waits for each to answer. Over MQTT (`--broker URL`), the vehicles on the
-//! fleet's broker: `vehicles`, `find`, `pull`, `uploads` ([`mqtt`]).
+//! fleet's broker: `vehicles`, `find`, `pull`, `uploads`, `campaign` ([`mqtt`]).
 
 mod link;
 mod mqtt;
@@ -21,7 +21,7 @@ use clap::{Args, Subcommand};
 /// those with `enabled` take the trigger (trigger). With --broker URL, over MQTT: what
 /// recd's [fleet] publishes on the fleet's broker: each vehicle's presence and holdings,
 /// retained (vehicles, find); requests signed with the fleet's key (--key) and the
-/// vehicles' replies (pull, uploads).
+/// vehicles' replies (pull, uploads, campaign push).
 #[derive(Debug, Args)]
 pub struct FleetArgs {
     #[command(subcommand)]
@@ -40,6 +40,7 @@ enum FleetCommand {
     Find(mqtt::find::FindArgs),
     Pull(mqtt::pull::PullArgs),
     Uploads(mqtt::uploads::UploadsArgs),
+    Campaign(mqtt::campaign::CampaignArgs),
 }
 
 impl FleetCommand {
@@ -52,6 +53,7 @@ impl FleetCommand {
             Self::Find(_) => ("find", true),
             Self::Pull(_) => ("pull", true),
             Self::Uploads(_) => ("uploads", true),
+            Self::Campaign(_) => ("campaign", true),
         }
     }
 }
@@ -84,7 +86,7 @@ fn check_side(args: &FleetArgs, domain: Option<u16>) -> Result<(), String> {
     if args.broker.given() {
         if !mqtt {
             return Err(format!(
-                "rec fleet {name} drives recorders over DDS: leave out --broker (over MQTT: vehicles, find, pull, uploads)"
+                "rec fleet {name} drives recorders over DDS: leave out --broker (over MQTT: vehicles, find, pull, uploads, campaign)"
             ));
         }
         if args.domain.dds_domain.or(domain).is_some() || !args.domain.interface.is_empty() {
@@ -140,6 +142,7 @@ fn run_mqtt(args: &FleetArgs) -> Result<ExitCode, String> {
         FleetCommand::Find(a) => mqtt::find::run(&settings, prefix, listen, a),
         FleetCommand::Pull(a) => mqtt::pull::run(&settings, &args.broker, listen, a),
         FleetCommand::Uploads(a) => mqtt::uploads::run(&settings, &args.broker, listen, a),
+        FleetCommand::Campaign(a) => mqtt::campaign::run(&settings, &args.broker, listen, a),
         FleetCommand::Status(_) | FleetCommand::Trigger(_) => {
             unreachable!("checked: DDS commands run without --broker")
         }

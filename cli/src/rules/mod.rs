@@ -45,7 +45,7 @@ pub fn run(args: &RulesArgs) -> Result<ExitCode, String> {
     if args.json {
         crate::output::print_json(&rules)?;
     } else if rules.is_empty() {
-        out!("no rules: recd.toml has no [[rule]]\n");
+        out!("no rules: recd.toml has no [[rule]] and no campaign of the fleet runs\n");
     } else {
         out!("{}", crate::session::rules_text(&rules));
     }

@@ -16,8 +16,12 @@ pub fn rules_text(rules: &[RuleStatus]) -> String {
             .last_fired_ns
             .map(|ns| format!(" (last at {})", crate::format::timestamp(ns)))
             .unwrap_or_default();
+        let origin = match rule.origin.as_str() {
+            "" => String::new(),
+            origin => format!(", from {origin}"),
+        };
         text += &format!(
-            "rule {} ({}): {state}; {} evaluated, {} fired{last}, {} skipped, {} errors\n",
+            "rule {} ({}{origin}): {state}; {} evaluated, {} fired{last}, {} skipped, {} errors\n",
             rule.name, rule.watches, rule.evaluated, rule.fired, rule.skipped, rule.errors
         );
         if let Some(problem) = &rule.problem {

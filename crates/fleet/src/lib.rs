@@ -17,11 +17,13 @@
 #![warn(missing_docs)]
 
 mod broker;
+mod campaign;
 mod holdings;
 mod requests;
 mod topics;
 
 pub use broker::{Broker, BrokerError, MQTTS_PORT, MQTT_PORT};
+pub use campaign::{Campaign, MAX_CAMPAIGN_NAME_LEN};
 pub use holdings::{
     merge_spans, Disk, FileSpan, Holdings, IncidentHolding, SessionHoldings, Span, TopicHolding,
     SPAN_GAP_NS,

@@ -57,6 +57,8 @@ pub enum Action {
     },
     /// What `rec status --json` prints, in the reply.
     Status,
+    /// Rules to run, replacing the campaign's lower version; none removes it.
+    Campaign(crate::Campaign),
 }
 
 impl Action {
@@ -67,6 +69,7 @@ impl Action {
             Self::Release { .. } => "release",
             Self::Uploads { .. } => "uploads",
             Self::Status => "status",
+            Self::Campaign(_) => "campaign",
         }
     }
 }

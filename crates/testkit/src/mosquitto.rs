@@ -113,6 +113,23 @@ impl Mosquitto {
         format!("mqtts://127.0.0.1:{}", self.port)
     }
 
+    /// `rec fleet`'s options to reach this broker as `operator`: `fleet --broker URL --ca
+    /// CA --cert CERT --cert-key KEY`, before the command.
+    pub fn operator_args(&self, operator: &ClientCert) -> Vec<String> {
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        vec![
+            "fleet".into(),
+            "--broker".into(),
+            self.url(),
+            "--ca".into(),
+            path(&self.ca()),
+            "--cert".into(),
+            path(&operator.cert),
+            "--cert-key".into(),
+            path(&operator.key),
+        ]
+    }
+
     /// The broker's log.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("mosquitto.log")).unwrap_or_default()

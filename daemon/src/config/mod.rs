@@ -340,29 +340,43 @@ impl DaemonConfig {
         }
         config.http.settings()?;
         http::validate_presets(&config.preset)?;
-        let rules = config.rules()?;
+        config.rules()?;
         if let Some(encryption) = &config.encryption {
-            let rule_befores =
-                (rules.iter()).map(|rule| (format!("[[rule]] {:?}", rule.name), rule.before));
             let preset_befores = (config.preset.iter()).filter_map(|preset| {
                 Some((format!("[[preset]] {:?}", preset.name), preset.before?))
             });
-            encryption.check_reach(rule_befores.chain(preset_befores))?;
-        }
-        if let Some(rule) = rules.iter().find(|rule| rule.fleet) {
-            if !config.remote_control.enabled {
-                return Err(format!(
-                    "[[rule]] {:?}: fleet = true sends its incidents to the fleet over DDS, which needs [remote_control] enabled = true",
-                    rule.name
-                ));
-            }
+            encryption.check_reach(preset_befores)?;
         }
         Ok(config)
     }
 
     /// The `[[rule]]`s, checked as far as they can be without their topics' schemas.
     pub fn rules(&self) -> Result<Vec<recd_rules::Rule>, String> {
-        recd_rules::check_rules(&self.rule).map_err(|e| format!("[[rule]]: {e}"))
+        self.check_rules(&self.rule)
+    }
+
+    /// Checks `rules` (recd.toml's, or a campaign's) as recd.toml's `[[rule]]`s are
+    /// checked: each rule as far as it can be without its topic's schema, how far back its
+    /// window reaches under `[encryption]`, and whether `fleet = true` has remote control.
+    pub fn check_rules(
+        &self,
+        rules: &[recd_rules::RuleConfig],
+    ) -> Result<Vec<recd_rules::Rule>, String> {
+        let rules = recd_rules::check_rules(rules).map_err(|e| format!("[[rule]]: {e}"))?;
+        if let Some(encryption) = &self.encryption {
+            let befores =
+                (rules.iter()).map(|rule| (format!("[[rule]] {:?}", rule.name), rule.before));
+            encryption.check_reach(befores)?;
+        }
+        if let Some(rule) = rules.iter().find(|rule| rule.fleet) {
+            if !self.remote_control.enabled {
+                return Err(format!(
+                    "[[rule]] {:?}: fleet = true sends its incidents to the fleet over DDS, which needs [remote_control] enabled = true",
+                    rule.name
+                ));
+            }
+        }
+        Ok(rules)
     }
 
     /// The configuration as TOML, every key included.

@@ -163,18 +163,20 @@ impl Publisher {
         self.connected = true;
         self.published = None;
         self.last_look = None;
+        // The session keeps the subscriptions; asking again costs nothing and covers a
+        // session the broker forgot. Asked before the presence goes out: the broker takes
+        // a client's packets in order, so a cloud that sees the vehicle online can ask it
+        // at once.
+        for topic in [self.topics.requests(), self.topics.all_requests()] {
+            if let Err(error) = self.client.try_subscribe(topic, QoS::AtLeastOnce) {
+                tracing::debug!("the subscription to requests waits: {error}");
+            }
+        }
         let online = presence(&self.topics, true);
         if let Err(error) =
             (self.client).try_publish(self.topics.online(), QoS::AtLeastOnce, true, online)
         {
             tracing::debug!("the online presence waits: {error}");
-        }
-        // The session keeps the subscriptions; asking again costs nothing and covers a
-        // session the broker forgot.
-        for topic in [self.topics.requests(), self.topics.all_requests()] {
-            if let Err(error) = self.client.try_subscribe(topic, QoS::AtLeastOnce) {
-                tracing::debug!("the subscription to requests waits: {error}");
-            }
         }
     }
 

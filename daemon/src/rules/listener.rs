@@ -51,7 +51,7 @@ impl RecordingObserver for ListenerTap {
 /// Lets the rules subscribe to their topics for themselves, as `config` records; the
 /// rules' thread starts the subscription (and follows the sessions) from then on.
 pub fn prepare(config: &DaemonConfig, rules: &Rules) {
-    if !rules.watches_content() {
+    if !rules.watches_content() && !rules.may_change {
         return;
     }
     let setup = Setup {

@@ -7,7 +7,12 @@
 //! queue is full the sample is skipped and counted for each of its rules, so a rule that
 //! falls behind never delays the recording. A firing triggers the sessions the rule names
 //! through the same path `rec trigger` takes ([`firing`]).
+//!
+//! The rules that run are recd.toml's and, with `[fleet]`, the campaigns' the fleet
+//! pushed ([`campaigns`]): the set changes while sessions record, so sessions then tap
+//! every topic and look up its rules again when the set changed.
 
+pub mod campaigns;
 mod firing;
 pub mod listener;
 mod tap;
@@ -16,7 +21,7 @@ mod watch;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use recd_control::{ErrorReply, RuleState, RuleStatus, SessionTriggered, TriggerRequest};
 use recd_engine::{TopicFilter, TopicSelection};
@@ -51,9 +56,40 @@ pub trait Target: Send + Sync {
     fn tell_fleet(&self, request: &TriggerRequest) -> Result<(), String>;
 }
 
-/// The rules of recd.toml, their counts, and the queue to their thread.
+/// Where a rule came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// recd.toml's `[[rule]]`.
+    Config,
+    /// A campaign the fleet pushed.
+    Campaign {
+        /// The campaign's name.
+        name: String,
+        /// Its version.
+        version: u64,
+    },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Config => f.write_str("recd.toml"),
+            Origin::Campaign { name, version } => write!(f, "campaign {name}@{version}"),
+        }
+    }
+}
+
+/// The rules that run, their counts, and the queue to their thread.
 pub struct Rules {
-    slots: Vec<RuleSlot>,
+    /// The rules running now; replaced whole when a campaign comes or goes.
+    set: RwLock<Vec<Arc<RuleSlot>>>,
+    /// Counts the changes of `set`: a session's taps look their topics' rules up again
+    /// when it moved.
+    generation: AtomicU64,
+    /// Whether `set` may change while recd runs (campaigns, with `[fleet]`).
+    may_change: bool,
+    /// The campaigns kept in the state directory.
+    campaigns: Mutex<campaigns::Shelf>,
     /// What each running session records (by its topic globs): the rules' own
     /// subscription stands in only for topics none of them records.
     recorded: Mutex<HashMap<i64, TopicFilter>>,
@@ -73,6 +109,10 @@ pub struct Rules {
 pub struct RuleSlot {
     /// The rule.
     pub rule: Rule,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Tells it from every other slot, also from one of the same name it replaced.
+    id: u64,
     evaluated: AtomicU64,
     skipped: AtomicU64,
     errors: AtomicU64,
@@ -95,11 +135,23 @@ enum Event {
 }
 
 impl Rules {
-    /// The rules `rules` (checked by [`recd_rules::check_rules`]).
-    pub fn new(rules: Vec<Rule>) -> Arc<Self> {
+    /// The rules `rules` of recd.toml (checked by [`recd_rules::check_rules`]);
+    /// `may_change` when campaigns may add rules while recd runs, kept in `campaigns`
+    /// (a directory), if any.
+    pub fn new(
+        rules: Vec<Rule>,
+        may_change: bool,
+        campaigns: Option<std::path::PathBuf>,
+    ) -> Arc<Self> {
         let (queue, receiver) = std::sync::mpsc::sync_channel(QUEUE_EVENTS);
+        let slots = (rules.into_iter())
+            .map(|rule| Arc::new(RuleSlot::new(rule, Origin::Config)))
+            .collect();
         Arc::new(Self {
-            slots: rules.into_iter().map(RuleSlot::new).collect(),
+            set: RwLock::new(slots),
+            generation: AtomicU64::new(0),
+            may_change,
+            campaigns: Mutex::new(campaigns::Shelf::new(campaigns)),
             recorded: Mutex::default(),
             selection_changed: AtomicBool::new(false),
             listener: Mutex::default(),
@@ -110,20 +162,54 @@ impl Rules {
         })
     }
 
+    /// The rules running now.
+    fn slots(&self) -> Vec<Arc<RuleSlot>> {
+        self.set
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the rules `replaced` says of by `added`: the sessions' taps and the
+    /// rules' own subscription follow.
+    fn replace(&self, replaced: impl Fn(&Origin) -> bool, added: Vec<(Rule, Origin)>) {
+        let mut set = self
+            .set
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        set.retain(|slot| !replaced(&slot.origin));
+        set.extend(
+            added
+                .into_iter()
+                .map(|(rule, origin)| Arc::new(RuleSlot::new(rule, origin))),
+        );
+        drop(set);
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        self.selection_changed.store(true, Ordering::Relaxed);
+    }
+
+    /// Counts the changes of the rule set.
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
     /// Whether there is any rule.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.set
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_empty()
     }
 
     /// The rules as `rec status` shows them.
     pub fn status(&self) -> Vec<RuleStatus> {
-        self.slots.iter().map(RuleSlot::status).collect()
+        self.slots().iter().map(|slot| slot.status()).collect()
     }
 
     /// Starts the thread `recd-rules`, which triggers through `target`.
     pub fn start(self: &Arc<Self>, target: Arc<dyn Target>) -> Option<Worker> {
         let receiver = lock(&self.receiver).take()?;
-        if self.is_empty() {
+        if self.is_empty() && !self.may_change {
             return None;
         }
         let rules = self.clone();
@@ -140,7 +226,7 @@ impl Rules {
     /// Notes that the session `session` records the topics `selection` selects (from its
     /// start, or since `rec topics-set`).
     pub fn session_records(&self, session: i64, selection: &TopicSelection) {
-        if !self.watches_content() {
+        if !self.watches_content() && !self.may_change {
             // Only the rules' own subscription asks what sessions record.
             return;
         }
@@ -174,12 +260,12 @@ impl Rules {
 
     /// Whether a rule watches a topic's content.
     pub(super) fn watches_content(&self) -> bool {
-        (self.slots.iter()).any(|slot| matches!(slot.rule.kind, RuleKind::Content { .. }))
+        (self.slots().iter()).any(|slot| matches!(slot.rule.kind, RuleKind::Content { .. }))
     }
 
     /// The topics content rules watch.
     fn content_topics(&self) -> Vec<String> {
-        let mut topics: Vec<String> = (self.slots.iter())
+        let mut topics: Vec<String> = (self.slots().iter())
             .filter_map(|slot| match &slot.rule.kind {
                 RuleKind::Content { topic, .. } => Some(topic.clone()),
                 RuleKind::Health { .. } => None,
@@ -190,12 +276,12 @@ impl Rules {
         topics
     }
 
-    /// The rules watching `topic`'s content, by index.
-    fn watching(&self, topic: &str) -> Vec<usize> {
-        (0..self.slots.len())
-            .filter(|&i| {
-                matches!(&self.slots[i].rule.kind, RuleKind::Content { topic: t, .. } if t == topic)
-            })
+    /// The rules watching `topic`'s content.
+    fn watching(&self, topic: &str) -> Vec<Arc<RuleSlot>> {
+        (self.slots().into_iter())
+            .filter(
+                |slot| matches!(&slot.rule.kind, RuleKind::Content { topic: t, .. } if t == topic),
+            )
             .collect()
     }
 
@@ -219,16 +305,17 @@ impl Rules {
     fn taken(&self, bytes: usize) {
         self.queued_bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
-
-    fn slot(&self, index: usize) -> &RuleSlot {
-        &self.slots[index]
-    }
 }
 
+/// Gives each slot its id.
+static NEXT_SLOT: AtomicU64 = AtomicU64::new(0);
+
 impl RuleSlot {
-    fn new(rule: Rule) -> Self {
+    fn new(rule: Rule, origin: Origin) -> Self {
         Self {
             rule,
+            origin,
+            id: NEXT_SLOT.fetch_add(1, Ordering::Relaxed),
             evaluated: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -243,6 +330,7 @@ impl RuleSlot {
         let last_fired_ns = self.last_fired_ns.load(Ordering::Relaxed);
         RuleStatus {
             name: self.rule.name.clone(),
+            origin: self.origin.to_string(),
             watches: match &self.rule.kind {
                 RuleKind::Content { topic, .. } => format!("topic {topic}"),
                 RuleKind::Health { pattern, .. } => format!("health {pattern}"),

@@ -48,7 +48,7 @@ fn rules(sessions: &[&str]) -> Arc<Rules> {
         sessions: sessions.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    Rules::new(recd_rules::check_rules(&[config]).unwrap())
+    Rules::new(recd_rules::check_rules(&[config]).unwrap(), false, None)
 }
 
 fn channel() -> ChannelSpec {

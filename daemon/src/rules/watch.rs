@@ -7,6 +7,7 @@
 //! follow one stream. The rules' own subscription ([`super::listener`]) feeds a topic
 //! only while no running session's topic globs select it.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use recd_rules::{ChannelView, RuleKind, RuleRunner};
 
 use super::firing::{fire, health_firing};
 use super::tap::TappedTopic;
-use super::{Event, Rules, Target, LISTENER};
+use super::{Event, RuleSlot, Rules, Target, LISTENER};
 
 /// How long the session whose samples a topic's rules follow may be silent before
 /// another session's samples of it are taken instead.
@@ -43,11 +44,19 @@ pub(super) fn run(
     target: &dyn Target,
     stop: &AtomicBool,
 ) {
-    let mut running: Vec<Running> = rules.slots.iter().map(|_| Running::default()).collect();
+    // By slot id: a rule replaced by a campaign's next version starts afresh.
+    let mut running: HashMap<u64, Running> = HashMap::new();
+    let mut generation = rules.generation();
     while !stop.load(Ordering::Relaxed) {
         if rules.selection_changed.swap(false, Ordering::Relaxed) {
             super::listener::follow(rules);
         }
+        if rules.generation() != generation {
+            generation = rules.generation();
+            let ids: Vec<u64> = rules.slots().iter().map(|slot| slot.id).collect();
+            running.retain(|id, _| ids.contains(id));
+        }
+        super::campaigns::expire(rules, crate::clock::now_ns());
         let mut took = false;
         while let Ok(event) = queue.try_recv() {
             took = true;
@@ -58,9 +67,9 @@ pub(super) fn run(
                     bytes,
                 } => {
                     rules.taken(bytes.len());
-                    for &index in &topic.rules {
-                        let running = &mut running[index];
-                        evaluate(rules, index, running, &topic, log_time_ns, &bytes, target);
+                    for slot in &topic.rules {
+                        let running = running.entry(slot.id).or_default();
+                        evaluate(rules, slot, running, &topic, log_time_ns, &bytes, target);
                     }
                 }
                 Event::Health { session, event } => health(rules, &session, &event, target),
@@ -74,14 +83,13 @@ pub(super) fn run(
 
 fn evaluate(
     rules: &Rules,
-    index: usize,
+    slot: &RuleSlot,
     running: &mut Running,
     topic: &TappedTopic,
     log_time_ns: u64,
     bytes: &[u8],
     target: &dyn Target,
 ) {
-    let slot = rules.slot(index);
     if topic.session == LISTENER && rules.recorded_by_a_session(&topic.name) {
         // A session records it: its samples, with its files' log times, are the ones.
         return;
@@ -103,7 +111,7 @@ fn evaluate(
         if slot.state() == RuleState::Refused {
             return;
         }
-        match compile(rules, index, topic) {
+        match compile(slot, topic) {
             Ok(runner) => {
                 slot.set_state(RuleState::Watching, None);
                 running.runner = Some(runner);
@@ -129,14 +137,10 @@ fn evaluate(
     }
 }
 
-/// The rule `index` compiled against `topic`'s channel, or why it cannot be.
-fn compile(
-    rules: &Rules,
-    index: usize,
-    topic: &TappedTopic,
-) -> Result<RuleRunner, recd_rules::NoRunner> {
+/// `slot`'s rule compiled against `topic`'s channel, or why it cannot be.
+fn compile(slot: &RuleSlot, topic: &TappedTopic) -> Result<RuleRunner, recd_rules::NoRunner> {
     let channel = &topic.channel;
-    rules.slot(index).rule.runner_for(&ChannelView {
+    slot.rule.runner_for(&ChannelView {
         topic: &topic.name,
         message_encoding: &channel.message_encoding,
         schema_name: &channel.schema_name,
@@ -148,7 +152,7 @@ fn compile(
 
 /// Evaluates the health rules on a topic's health change in `session`.
 fn health(rules: &Rules, session: &str, event: &HealthEvent, target: &dyn Target) {
-    for slot in &rules.slots {
+    for slot in &rules.slots() {
         let RuleKind::Health { pattern, states } = &slot.rule.kind else {
             continue;
         };

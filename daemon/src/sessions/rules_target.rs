@@ -11,21 +11,43 @@ use super::Sessions;
 use crate::background::Worker;
 use crate::config::DaemonConfig;
 use crate::locks::lock;
+use crate::rules::campaigns::Pushed;
 use crate::rules::{Rules, Target};
 
 /// Remote control's command writer, once it has one.
 pub(super) type FleetOutbox = std::sync::Mutex<Option<UnboundedSender<DdsRecorderCommand>>>;
 
-/// The rules of `config` (checked when it was read).
+/// The rules of `config` (checked when it was read) and, with `[fleet]`, the campaigns
+/// kept in the state directory.
 pub(super) fn rules_of(config: &DaemonConfig) -> Arc<Rules> {
-    Rules::new(
+    let campaigns = config.fleet.is_some();
+    let rules = Rules::new(
         config
             .rules()
             .expect("the rules were checked when the configuration was read"),
-    )
+        campaigns,
+        campaigns.then(|| config.state_dir.join("campaigns")),
+    );
+    if campaigns {
+        let now_ns = crate::clock::now_ns().max(0) as u64;
+        crate::rules::campaigns::restore(&rules, |c| config.check_rules(c), now_ns);
+    }
+    rules
 }
 
 impl Sessions {
+    /// Takes a campaign the fleet pushed: its rules run, checked as recd.toml's are
+    /// ([`crate::rules::campaigns::push`]).
+    pub fn push_campaign(&self, campaign: recd_fleet::Campaign) -> Result<Pushed, String> {
+        let now_ns = crate::clock::now_ns().max(0) as u64;
+        crate::rules::campaigns::push(
+            &self.rules,
+            campaign,
+            |c| self.config.check_rules(c),
+            now_ns,
+        )
+    }
+
     /// Where `fleet = true` rules' triggers go to every recorder of the DDS domain (set
     /// by remote control once its command writer exists).
     pub fn set_fleet_outbox(&self, outbox: UnboundedSender<DdsRecorderCommand>) {

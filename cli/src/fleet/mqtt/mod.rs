@@ -1,7 +1,9 @@
 //! `rec fleet --broker URL …`: the operator's side of the fleet over MQTT 5 (the contract
 //! of `recd_fleet`): the vehicles and what they hold, read from what the broker retains
-//! (`vehicles`, `find`), and requests to them with their replies (`pull`, `uploads`).
+//! (`vehicles`, `find`), and requests to them with their replies (`pull`, `uploads`,
+//! `campaign push`).
 
+pub mod campaign;
 pub mod connect;
 pub mod find;
 pub mod pull;
@@ -22,7 +24,8 @@ use connect::{parse_broker, Settings};
 #[derive(Debug, Args)]
 pub struct BrokerArgs {
     /// The fleet's MQTT 5 broker, mqtts://host[:8883] (TLS) or mqtt://host[:1883]: with it,
-    /// rec fleet speaks to the vehicles over MQTT (vehicles, find, pull, uploads) instead
+    /// rec fleet speaks to the vehicles over MQTT (vehicles, find, pull, uploads,
+    /// campaign) instead
     /// of to recorders over DDS (status, trigger).
     #[arg(long, value_name = "URL", global = true)]
     pub broker: Option<String>,

@@ -202,6 +202,82 @@ pub fn requests_topic(prefix: &str, vehicle: &str) -> Result<String, String> {
     }
 }
 
+/// One request with `action` per vehicle of `vehicles` (sorted, once each), or one for
+/// all when none is named, with one `id`, issued at `now_ns`; and whom they are for.
+pub fn addressed(
+    vehicles: &[String],
+    prefix: &str,
+    id: &str,
+    now_ns: u64,
+    action: &recd_fleet::Action,
+) -> Result<(Vec<Request>, Target), String> {
+    let mut vehicles = vehicles.to_vec();
+    vehicles.sort();
+    vehicles.dedup();
+    let target = if vehicles.is_empty() {
+        Target::All
+    } else {
+        Target::Named(vehicles.clone())
+    };
+    if vehicles.is_empty() {
+        vehicles.push(ALL.to_string());
+    }
+    (vehicles.into_iter())
+        .map(|vehicle| {
+            if vehicle == ALL && target != Target::All {
+                return Err("--vehicle all: leave --vehicle out to ask every vehicle".to_string());
+            }
+            requests_topic(prefix, &vehicle)?;
+            Ok(Request {
+                id: id.to_string(),
+                vehicle,
+                issued_ns: now_ns,
+                action: action.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(|requests| (requests, target))
+}
+
+/// Sends `requests` (to `target`, signed with the broker options' key), saying `what`
+/// they ask unless `json`, and waits for each named vehicle's reply (or listens
+/// `listen` for all's); the exit status says whether every one took it.
+pub fn ask_each(
+    settings: &Settings,
+    broker: &super::BrokerArgs,
+    listen: Duration,
+    (requests, target): (Vec<Request>, Target),
+    what: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
+    // Loaded once the requests are known good: its errors and note come after theirs.
+    let key = broker.signing_key()?;
+    let patience = Patience {
+        listen,
+        until_last: None,
+    };
+    if !json {
+        let whom = match &target {
+            Target::All => ALL.to_string(),
+            Target::Named(names) => names.join(", "),
+        };
+        let id = requests.first().map_or("", |request| request.id.as_str());
+        outln!("request {id}: {what} to {whom}");
+    }
+    let outcome = ask(
+        settings,
+        Round {
+            prefix: broker.prefix(),
+            requests,
+            key: key.as_ref(),
+            target,
+            patience,
+            print: !json,
+        },
+    )?;
+    report(&outcome, patience, json)
+}
+
 /// A fresh request id: `what`, the time in UTC and a random token
 /// (`pull-20261129T101530Z-3fa9c2d1e0b7a654`).
 pub fn fresh_id(what: &str) -> String {

@@ -4,10 +4,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use recd_fleet::{Action, Request, UploadsMode, ALL};
+use recd_fleet::{Action, Request, UploadsMode};
 
 use super::connect::Settings;
-use super::replies::{ask, fresh_id, report, requests_topic, Patience, Round, Target};
+use super::replies::{addressed, ask_each, fresh_id, Target};
 use super::BrokerArgs;
 
 /// Set what the vehicles upload: all, incidents (only incidents' files) or none.
@@ -38,32 +38,8 @@ pub fn requests(
     id: &str,
     now_ns: u64,
 ) -> Result<(Vec<Request>, Target), String> {
-    let mut vehicles = args.vehicle.clone();
-    vehicles.sort();
-    vehicles.dedup();
-    let target = if vehicles.is_empty() {
-        Target::All
-    } else {
-        Target::Named(vehicles.clone())
-    };
-    if vehicles.is_empty() {
-        vehicles.push(ALL.to_string());
-    }
-    let requests = (vehicles.into_iter())
-        .map(|vehicle| {
-            if vehicle == ALL && target != Target::All {
-                return Err("--vehicle all: leave --vehicle out to ask every vehicle".to_string());
-            }
-            requests_topic(prefix, &vehicle)?;
-            Ok(Request {
-                id: id.to_string(),
-                vehicle,
-                issued_ns: now_ns,
-                action: Action::Uploads { mode: args.mode },
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok((requests, target))
+    let action = Action::Uploads { mode: args.mode };
+    addressed(&args.vehicle, prefix, id, now_ns, &action)
 }
 
 /// `rec fleet --broker URL uploads`.
@@ -74,33 +50,16 @@ pub fn run(
     args: &UploadsArgs,
 ) -> Result<ExitCode, String> {
     let id = fresh_id("uploads");
-    let prefix = broker.prefix();
-    let (requests, target) = requests(args, prefix, &id, crate::window::now_ns())?;
-    // Loaded once the requests are known good: its errors and note come after theirs.
-    let key = broker.signing_key()?;
-    let patience = Patience {
-        listen,
-        until_last: None,
-    };
-    if !args.json {
-        let whom = match &target {
-            Target::All => ALL.to_string(),
-            Target::Named(names) => names.join(", "),
-        };
-        crate::output::outln!("request {id}: uploads {} to {whom}", args.mode.name());
-    }
-    let outcome = ask(
+    let (requests, target) = requests(args, broker.prefix(), &id, crate::window::now_ns())?;
+    let what = format!("uploads {}", args.mode.name());
+    ask_each(
         settings,
-        Round {
-            prefix,
-            requests,
-            key: key.as_ref(),
-            target,
-            patience,
-            print: !args.json,
-        },
-    )?;
-    report(&outcome, patience, args.json)
+        broker,
+        listen,
+        (requests, target),
+        &what,
+        args.json,
+    )
 }
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ pub enum RuleState {
 pub struct RuleStatus {
     /// Its name.
     pub name: String,
+    /// Where it came from: `recd.toml`, or `campaign NAME@VERSION` (pushed by the fleet).
+    #[serde(default)]
+    pub origin: String,
     /// What it watches: `topic /vehicle/status` or `health lidar/*`.
     pub watches: String,
     /// Where it stands.
