@@ -4,7 +4,7 @@
 //! window recorded before anyone asked reaches the bucket holding exactly its messages,
 //! once however often it is delivered; unsigned, forged, foreign, stale and replayed
 //! requests change nothing; a request published while recd is down is served once it is
-//! back, and never again.
+//! back, and never again. A window naming topics reaches the bucket holding only theirs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -368,4 +368,104 @@ fn a_request_published_while_recd_is_down_is_served_once_it_is_back_and_never_ag
         uploads["mode"], "none",
         "kept across the restart: {uploads}"
     );
+}
+
+#[test]
+fn a_window_naming_topics_reaches_the_bucket_holding_only_those_topics() {
+    let broker = Mosquitto::start();
+    let vehicle = broker.client("car-1");
+    let cloud = broker.client("cloud");
+    let s3 = SeaweedFs::start("recordings");
+    let root = tempfile::tempdir().unwrap();
+    let (key, public) = fleet_key(&root.path().join("fleet"));
+    let domain = Domain::new();
+    let config = vehicle_config(root.path(), &broker, &vehicle, &public, Some(&s3));
+    let recd = Recd::start_with(root.path(), &domain, &config, &[]);
+    let replies = broker.subscribe(&cloud, REPLIES);
+
+    // Two cameras, cam/camera/0 and cam/camera/1.
+    recd.rec_json(&["start", "--name", "drive", "--topic", "cam/*"]);
+    let load = RecdLoad::new("cam/")
+        .cameras(2)
+        .frame_size(20_000)
+        .fps(30)
+        .count(150)
+        .duration(Duration::from_secs(60))
+        .wait_subscribers(1);
+    let sent: u64 = (finish_load(domain.load(&load)).topics.iter())
+        .map(|t| t.sent)
+        .sum();
+    assert!(recd.wait_written("drive", sent), "{}", recd.log());
+    recd.rec_json(&["stop", "drive"]);
+    let listed = recd.listed("drive");
+    let recorded: Vec<_> = (listed["files"].as_array().unwrap().iter())
+        .flat_map(|f| messages(Path::new(f["path"].as_str().unwrap())))
+        .collect();
+    let topics: std::collections::BTreeSet<&str> = recorded.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(
+        topics.into_iter().collect::<Vec<_>>(),
+        ["cam/camera/0", "cam/camera/1"]
+    );
+    let first = recorded.iter().map(|m| m.1).min().unwrap();
+    let last = recorded.iter().map(|m| m.1).max().unwrap();
+    let (from_ns, to_ns) = (first + (last - first) / 3, first + 2 * (last - first) / 3);
+    let window = |topics: &[&str]| {
+        Action::Window(WindowAsk {
+            from_ns: Some(from_ns),
+            to_ns: Some(to_ns),
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            note: "camera 1 only".into(),
+            ..Default::default()
+        })
+    };
+    let signed = |id: &str, topics: &[&str]| {
+        Envelope::seal(&request(id, "car-1", now_ns(), window(topics)), Some(&key))
+    };
+
+    // An empty pattern, and patterns no recording matched: refused, nothing pinned.
+    let empty = ("e-1", signed("e-1", &["cam/*", ""]));
+    let why = refusal(&broker, &cloud, &replies, &recd, empty);
+    assert!(why.contains("is empty"), "{why}");
+    let unmatched = ("n-1", signed("n-1", &["lidar/*"]));
+    let why = refusal(&broker, &cloud, &replies, &recd, unmatched);
+    assert!(
+        why.contains("recorded a topic matching [\"lidar/*\"]") && why.contains("cam/camera/0"),
+        "{why}"
+    );
+    let incidents = recd.rec_json(&["incidents"]);
+    assert_eq!(incidents.as_array().map(Vec::len), Some(0), "{incidents}");
+
+    // The window of camera 1: accepted, cut, uploaded holding its messages alone.
+    let id = "pull-t";
+    let payload = signed(id, &["cam/camera/1"]);
+    broker.publish(&cloud, "recd/car-1/requests", &payload, Some((REPLIES, id)));
+    let uploaded = reply_until(&replies, id, Duration::from_secs(90), &recd, |r| {
+        r["last"] == true
+    });
+    assert_eq!(uploaded["state"], "uploaded", "{uploaded}");
+    let incidents = recd.rec_json(&["incidents"]);
+    assert_eq!(
+        incidents[0]["topics"],
+        serde_json::json!(["cam/camera/1"]),
+        "{incidents}"
+    );
+    let keys: Vec<&str> = (uploaded["objects"].as_array().unwrap().iter())
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 1, "one session, one source family: {uploaded}");
+    let downloaded = root.path().join("downloaded");
+    std::fs::create_dir_all(&downloaded).unwrap();
+    s3.download(keys[0], &downloaded);
+    let name = Path::new(keys[0]).file_name().unwrap();
+    let cut = messages(&downloaded.join(name));
+    let expected: Vec<_> = (recorded.iter())
+        .filter(|m| m.0 == "cam/camera/1" && (from_ns..=to_ns).contains(&m.1))
+        .cloned()
+        .collect();
+    assert!(
+        expected.len() > 10,
+        "{} messages in the window",
+        expected.len()
+    );
+    assert_eq!(cut, expected, "exactly camera 1's messages of the window");
 }

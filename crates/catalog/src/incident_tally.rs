@@ -70,6 +70,7 @@ mod tests {
             release_after_upload: false,
             cut: CutState::Waiting,
             rule: None,
+            topics: None,
         }
     }
 

@@ -69,6 +69,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("incidents", "rule", "TEXT"),
     // An upload that replaces the object under its key (a session's hash chain).
     ("uploads", "replace", "INTEGER NOT NULL DEFAULT 0"),
+    // The topics an incident keeps (a JSON array of glob patterns); NULL keeps all.
+    ("incidents", "topics", "TEXT"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added

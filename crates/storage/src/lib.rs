@@ -53,7 +53,7 @@ pub mod zenoh;
 
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use compression::Compression;
-pub use cut::{cut, CutError, CutOptions, CutReport, InputRead, Pace};
+pub use cut::{cut, CutError, CutOptions, CutReport, CutTopics, InputRead, Pace};
 pub use durability::Durability;
 pub use incident::{IncidentRecord, INCIDENT};
 pub use info::{

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use recd_health::{Expected, FileHealth, FileHealthSummary};
 use recd_storage::iceoryx2::{health_metadata_name, HISTORY_SIZE, MARKER};
 use recd_storage::{
-    cut, ChannelId, Compression, CutError, CutOptions, LogWindow, Marker, MessageHeader,
+    cut, ChannelId, Compression, CutError, CutOptions, CutTopics, LogWindow, Marker, MessageHeader,
     ReindexOptions, StreamWriter, WriterOptions,
 };
 
@@ -332,6 +332,58 @@ fn a_cut_holds_exactly_the_window_with_the_latched_message_first() {
         "no expectation, no health"
     );
     assert_eq!(health.missing, ["/gps"], "required, and not in the window");
+}
+
+#[test]
+fn a_cut_of_chosen_topics_holds_only_their_messages_channels_and_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, paths, open) = three_files(dir.path());
+    let window = window(1500, 2500);
+    // `/camera` has a schema, `/imu` none; the latched `/map` is chosen by neither.
+    for (chosen, schemas) in [("/camera", 1), ("/imu", 0)] {
+        let output = dir
+            .path()
+            .join(format!("incident{}.mcap", chosen.replace('/', "_")));
+        let options = CutOptions {
+            compression: Compression::Zstd,
+            topics: Some(CutTopics::new(move |topic: &str| topic == chosen)),
+            ..CutOptions::default()
+        };
+        let report = cut(&paths, window, &output, &options).unwrap();
+
+        let expected: Vec<Sent> = (session.in_window(window).into_iter())
+            .filter(|sent| sent.topic == chosen)
+            .collect();
+        assert!(expected.len() > 100, "{} of {chosen}", expected.len());
+        let mut written = read_back(&output);
+        written.sort();
+        assert_eq!(
+            written, expected,
+            "exactly {chosen}'s messages of the window"
+        );
+        assert_eq!(report.messages, expected.len() as u64);
+        assert_eq!(report.latched, 0, "the latched /map is not chosen");
+        assert_eq!(report.topics.keys().collect::<Vec<_>>(), [chosen]);
+
+        let bytes = std::fs::read(&output).unwrap();
+        let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+        let topics: Vec<&str> = (summary.channels.values())
+            .map(|channel| channel.topic.as_str())
+            .collect();
+        assert_eq!(topics, [chosen], "{chosen}'s channel only");
+        assert_eq!(summary.schemas.len(), schemas, "{chosen}'s schema only");
+
+        let metadata = metadata_of(&output);
+        let health = (metadata.iter())
+            .find(|m| m.name == health_metadata_name(output.file_name().unwrap().to_str().unwrap()))
+            .expect("a health record");
+        let health = FileHealthSummary::from_metadata(&health.metadata).unwrap();
+        assert!(
+            health.missing.is_empty() && health.topics.keys().all(|topic| topic == chosen),
+            "no health of topics left out: {health:?}"
+        );
+    }
+    drop(open);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use recd_catalog::{Catalog, TakenRequest};
 use recd_control::{origin, Request as ControlRequest, Response};
 use recd_fleet::{Acceptance, Action, Refusal, RepliedIncident, Reply, ReplyState, Request};
 
-use crate::incidents::WindowTake;
+use crate::incidents::{topic_filter, WindowTake};
 use crate::locks::lock;
 use crate::sessions::Sessions;
 
@@ -196,12 +196,10 @@ impl Desk {
                     Ok(bounds) => bounds,
                     Err(why) => return Reply::refused(&self.vehicle, id, why),
                 };
-                if !ask.topics.is_empty() {
-                    return Reply::refused(
-                        &self.vehicle,
-                        id,
-                        "this recd keeps whole windows only: ask again without topics",
-                    );
+                // No topics keep every topic.
+                let topics = (!ask.topics.is_empty()).then(|| ask.topics.clone());
+                if let Some(Err(why)) = topics.as_deref().map(topic_filter) {
+                    return Reply::refused(&self.vehicle, id, why);
                 }
                 let take = WindowTake {
                     id: request.id.clone(),
@@ -209,6 +207,7 @@ impl Desk {
                     end_ns,
                     note: ask.note.clone(),
                     origin: origin::CLOUD.to_string(),
+                    topics,
                 };
                 match self.sessions.incidents().take_window(&take) {
                     Ok(taken) => Reply {

@@ -348,6 +348,8 @@ impl Cutting {
                 .map(|fired| serde_json::Value::from_iter(fired.values.clone()).to_string())
                 .unwrap_or_default(),
         };
+        let topics =
+            super::topics::cut_topics(incident.topics.as_deref()).map_err(CutFailed::Topics)?;
         let options = CutOptions {
             compression: crate::finishing::compression_of(finish),
             threads: crate::finishing::compression_threads(),
@@ -359,6 +361,7 @@ impl Cutting {
             pace: Some(self.pace()),
             sealing,
             growing: growing.to_vec(),
+            topics,
             ..CutOptions::default()
         };
         let report = recd_storage::cut(inputs, window_of(incident), &output, &options)?;
@@ -400,6 +403,9 @@ enum CutFailed {
         dir: PathBuf,
         source: std::io::Error,
     },
+    /// The incident's topic patterns are not globs (a catalog written by hand).
+    #[error("{0}")]
+    Topics(String),
     /// The cut itself failed (or was interrupted).
     #[error(transparent)]
     Cut(#[from] recd_storage::CutError),

@@ -14,10 +14,12 @@ pub mod moment;
 pub mod naming;
 mod overview;
 mod taking;
+mod topics;
 mod triggering;
 mod window;
 
 pub use cutter::{Cutter, CutterParts};
+pub use topics::topic_filter;
 pub use window::WindowTake;
 
 use std::path::{Path, PathBuf};

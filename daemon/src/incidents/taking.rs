@@ -42,12 +42,14 @@ struct Before {
 impl Incidents {
     /// Makes an incident of the session on disk `session` (running) around the moment
     /// `request` names (now when none) with the window `sides` asks for: pinned at once,
-    /// cut once written to its end.
+    /// cut once written to its end, keeping the `topics` matching these glob patterns
+    /// (`None`: every topic).
     pub(super) fn take(
         &self,
         session: &OnDisk,
         request: &TriggerRequest,
         sides: Sides,
+        topics: Option<&[String]>,
     ) -> Result<SessionTriggered, ErrorReply> {
         let name = session.name.as_str();
         let now = now_ns().max(0) as u64;
@@ -107,6 +109,7 @@ impl Incidents {
                 release_after_upload: incidents.release_after_upload,
                 cut: CutState::Waiting,
                 rule: request.rule.clone(),
+                topics: topics.map(<[String]>::to_vec),
             })
             .map_err(catalog_failure)?;
         let incident = catalog

@@ -37,7 +37,7 @@ impl Incidents {
                 bytes_per_s: session.bytes_per_s(),
             };
             drop(session);
-            return self.take(&on_disk, request, sides);
+            return self.take(&on_disk, request, sides, None);
         }
         let name = session.name.clone();
         drop(session);
@@ -155,6 +155,7 @@ impl Incidents {
                 release_after_upload: incidents.release_after_upload,
                 cut: CutState::Buffer,
                 rule: request.rule.clone(),
+                topics: None,
             })
             .and_then(|_| {
                 let key = IncidentKey { id, session };

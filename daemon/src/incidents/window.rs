@@ -2,7 +2,7 @@
 //! cloud asks so): an incident of every session, running or stopped, whose files hold
 //! part of it, all under one id.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use recd_catalog::SessionId;
 use recd_control::{ErrorKind, ErrorReply, SessionTriggered, TriggerRequest};
@@ -12,6 +12,9 @@ use super::taking::OnDisk;
 use super::Incidents;
 use crate::clock::rfc3339;
 use crate::sessions::replies::{catalog_failure, error};
+
+/// The most recorded topics a refusal of a window's topics names.
+const SHOWN_TOPICS: usize = 20;
 
 /// A window to keep: its bounds, who asks and why.
 #[derive(Debug, Clone)]
@@ -26,16 +29,25 @@ pub struct WindowTake {
     pub note: String,
     /// Who asks (an origin name).
     pub origin: String,
+    /// Glob patterns of the topics to keep (as `--topic` takes them); `None` keeps every
+    /// topic.
+    pub topics: Option<Vec<String>>,
 }
 
 impl Incidents {
     /// Takes `window` of every session whose files on the disk hold part of it (each an
     /// incident with the window's id, pinned and cut as a trigger's). Refused, naming the
     /// oldest moment held, when it starts before anything the disk still holds; refused
-    /// when no session holds any of it. A session that refuses (its pinned bound) is
-    /// logged and left out unless every one refuses.
+    /// when no session holds any of it. With topics, only sessions that recorded a
+    /// topic matching them (or whose topics are not known yet) are taken, and their cuts
+    /// keep only those topics; refused, naming the patterns, when no such session holds
+    /// any of it. A session that refuses (its pinned bound) is logged and left out unless
+    /// every one refuses.
     pub fn take_window(&self, window: &WindowTake) -> Result<Vec<SessionTriggered>, ErrorReply> {
-        let sessions = self.sessions_holding(window)?;
+        let mut sessions = self.sessions_holding(window)?;
+        if let Some(patterns) = &window.topics {
+            sessions = self.sessions_recording(sessions, patterns, window)?;
+        }
         let mut taken = Vec::new();
         let mut refused = None;
         for (id, name) in sessions {
@@ -58,7 +70,7 @@ impl Incidents {
                 rule: None,
             };
             let sides = Sides::of(&request)?;
-            match self.take(&session, &request, sides) {
+            match self.take(&session, &request, sides, window.topics.as_deref()) {
                 Ok(triggered) => taken.push(triggered),
                 Err(why) => {
                     tracing::warn!(session = %session.name, id = window.id, "the window is not kept of this session: {}", why.message);
@@ -70,6 +82,69 @@ impl Incidents {
             Some(why) if taken.is_empty() => Err(why),
             _ => Ok(taken),
         }
+    }
+
+    /// Of `sessions`, those that recorded a topic matching `patterns`, or whose topics
+    /// are not known (a session that ended without saying); refused, naming the patterns
+    /// and the topics recorded, when none is left.
+    fn sessions_recording(
+        &self,
+        sessions: Vec<(SessionId, String)>,
+        patterns: &[String],
+        window: &WindowTake,
+    ) -> Result<Vec<(SessionId, String)>, ErrorReply> {
+        let filter =
+            super::topic_filter(patterns).map_err(|why| error(ErrorKind::InvalidArgument, why))?;
+        let mut recorded: Vec<(SessionId, String, Vec<String>)> = Vec::new();
+        {
+            let catalog = self.catalog();
+            for (id, name) in sessions {
+                let topics = catalog.topics(id).map_err(catalog_failure)?;
+                let topics = topics.into_iter().map(|topic| topic.name).collect();
+                recorded.push((id, name, topics));
+            }
+        }
+        let mut matching = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (id, name, mut topics) in recorded {
+            // A running session's topics reach the catalog once it stops.
+            if let Some(running) = self.registry.by_id(id) {
+                topics.extend(
+                    running
+                        .recording
+                        .status()
+                        .topics
+                        .into_iter()
+                        .map(|t| t.name),
+                );
+            }
+            if topics.is_empty() || topics.iter().any(|topic| filter.matches(topic)) {
+                matching.push((id, name));
+            } else {
+                tracing::info!(session = %name, id = window.id, "the window is not kept of this session: it recorded no topic asked for");
+                seen.extend(topics);
+            }
+        }
+        if matching.is_empty() {
+            let mut recorded: Vec<String> = seen.into_iter().collect();
+            let more = recorded.len().saturating_sub(SHOWN_TOPICS);
+            recorded.truncate(SHOWN_TOPICS);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            return Err(error(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "no recording holding the window {} to {} recorded a topic matching {patterns:?} (they recorded {}{more}): ask for topics they recorded, or leave topics out",
+                    rfc3339(window.start_ns),
+                    rfc3339(window.end_ns),
+                    recorded.join(", "),
+                ),
+            ));
+        }
+        Ok(matching)
     }
 
     /// The sessions (id, name) whose files on the disk overlap `window`, oldest first.

@@ -80,6 +80,8 @@ pub struct NewIncident {
     pub cut: CutState,
     /// A rule's incident: what fired it.
     pub rule: Option<RuleFiring>,
+    /// Glob patterns of the topics its cut keeps; `None` keeps every topic.
+    pub topics: Option<Vec<String>>,
 }
 
 /// An incident's row: its key and window, for the cutter.
@@ -91,7 +93,7 @@ pub struct IncidentKey {
     pub session: SessionId,
 }
 
-const INCIDENT_COLUMNS: &str = "i.id, s.name, i.note, i.origin, i.time_ns, i.start_ns, i.end_ns, i.created_ns, i.cut, i.cut_error, i.keep_until_ns, i.release_after_upload, i.released_ns, i.released_why, i.session, i.rule";
+const INCIDENT_COLUMNS: &str = "i.id, s.name, i.note, i.origin, i.time_ns, i.start_ns, i.end_ns, i.created_ns, i.cut, i.cut_error, i.keep_until_ns, i.release_after_upload, i.released_ns, i.released_why, i.session, i.rule, i.topics";
 
 /// The SQL condition that a file (its columns prefixed by `file`, e.g. `f.`) spans some
 /// of the window from `start` to `end` (SQL expressions); a file whose end is unknown (it
@@ -126,8 +128,8 @@ impl Catalog {
     pub fn add_incident(&self, incident: &NewIncident) -> Result<bool, CatalogError> {
         let added = self.connection.execute(
             "INSERT OR IGNORE INTO incidents (id, session, note, origin, time_ns, start_ns, end_ns,
-                 created_ns, keep_until_ns, release_after_upload, cut, rule)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 created_ns, keep_until_ns, release_after_upload, cut, rule, topics)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 incident.id,
                 incident.session,
@@ -144,6 +146,10 @@ impl Catalog {
                     .rule
                     .as_ref()
                     .map(|rule| serde_json::to_string(rule).expect("a rule firing serializes")),
+                incident
+                    .topics
+                    .as_ref()
+                    .map(|topics| serde_json::to_string(topics).expect("strings serialize")),
             ],
         )?;
         Ok(added > 0)
@@ -224,15 +230,28 @@ impl Catalog {
                     pinned_files: Vec::new(),
                     cut_files: Vec::new(),
                     rule: None,
+                    topics: None,
                 },
                 row.get::<_, String>(8)?,
                 row.get::<_, SessionId>(14)?,
                 row.get::<_, Option<String>>(15)?,
+                row.get::<_, Option<String>>(16)?,
             ))
         })?;
         let mut incidents = Vec::new();
         for row in rows {
-            let (mut incident, cut, session, rule) = row?;
+            let (mut incident, cut, session, rule, topics) = row?;
+            incident.topics = match topics {
+                Some(json) => {
+                    Some(
+                        serde_json::from_str(&json).map_err(|_| CatalogError::Corrupt {
+                            what: "incident topics",
+                            value: json,
+                        })?,
+                    )
+                }
+                None => None,
+            };
             incident.rule = match rule {
                 Some(json) => {
                     Some(

@@ -29,6 +29,7 @@ fn incident(id: &str, session: SessionId, (start_s, end_s): (u64, u64)) -> NewIn
         release_after_upload: false,
         cut: CutState::Waiting,
         rule: None,
+        topics: None,
     }
 }
 
@@ -372,6 +373,26 @@ fn a_rule_incident_keeps_what_fired_it() {
     let kept = catalog.incident(&key("rule")).unwrap().unwrap();
     assert_eq!(kept.rule, Some(firing));
     assert_eq!(catalog.incident(&key("plain")).unwrap().unwrap().rule, None);
+}
+
+#[test]
+fn an_incident_keeps_the_topics_its_cut_keeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, session) = catalog(dir.path());
+    let mut chosen = incident("chosen", session, (5, 7));
+    chosen.topics = Some(vec!["/camera/*".into(), "/imu".into()]);
+    catalog.add_incident(&chosen).unwrap();
+    catalog
+        .add_incident(&incident("whole", session, (1, 2)))
+        .unwrap();
+    let key = |id: &str| IncidentKey {
+        id: id.into(),
+        session,
+    };
+    let kept = catalog.incident(&key("chosen")).unwrap().unwrap();
+    assert_eq!(kept.topics, chosen.topics);
+    let whole = catalog.incident(&key("whole")).unwrap().unwrap();
+    assert_eq!(whole.topics, None, "every topic");
 }
 
 #[test]

@@ -123,6 +123,10 @@ pub struct Incident {
     /// A rule's incident: what fired it.
     #[serde(default)]
     pub rule: Option<RuleFiring>,
+    /// Glob patterns of the topics its cut keeps (a fleet window that named topics);
+    /// `None` keeps every topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics: Option<Vec<String>>,
 }
 
 /// When and why an incident's pin ended.

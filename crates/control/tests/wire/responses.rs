@@ -88,6 +88,7 @@ pub fn cases() -> Vec<(String, Message)> {
                 rules: vec![
                     RuleStatus {
                         name: "hard_brake".into(),
+                        origin: "recd.toml".into(),
                         watches: "topic /vehicle/status".into(),
                         state: RuleState::Watching,
                         problem: None,
@@ -99,6 +100,7 @@ pub fn cases() -> Vec<(String, Message)> {
                     },
                     RuleStatus {
                         name: "typo".into(),
+                        origin: "campaign braking@2".into(),
                         watches: "topic /vehicle/status".into(),
                         state: RuleState::Refused,
                         problem: Some("when: VehicleStatus has no field \"acel\"".into()),
@@ -287,6 +289,7 @@ pub fn cases() -> Vec<(String, Message)> {
                                 ("msg.mode".to_string(), serde_json::json!("auto")),
                             ]),
                         }),
+                        topics: None,
                     },
                     Incident {
                         id: "20231114T221320.000Z".into(),
@@ -308,6 +311,7 @@ pub fn cases() -> Vec<(String, Message)> {
                         pinned_files: Vec::new(),
                         cut_files: Vec::new(),
                         rule: None,
+                        topics: None,
                     },
                 ],
             }),

@@ -79,9 +79,13 @@ impl Indexed<'_, '_> {
             .iter()
             .map(|(&id, channel)| (id, Arc::new(ChannelDef::from_mcap(channel))))
             .collect();
+        let kept: HashSet<u16> = (channels.iter())
+            .filter(|(_, channel)| self.ctx.keeps(channel))
+            .map(|(&id, _)| id)
+            .collect();
         let mut cache = HashMap::new();
         let latched = self
-            .latched(&channels, &mut cache)
+            .latched(&channels, &kept, &mut cache)
             .map_err(|stop| match stop {
                 Stop::Fallback(f) => fallback(f.reason, false, &sent_chunks),
                 read => read,
@@ -99,7 +103,7 @@ impl Indexed<'_, '_> {
                 window.overlaps(&LogWindow {
                     start_ns: c.message_start_time,
                     end_ns: c.message_end_time,
-                })
+                }) && holds_kept(c, &kept)
             })
             .collect();
         chunks.sort_by_key(|c| (c.message_start_time, c.chunk_start_offset));
@@ -120,7 +124,7 @@ impl Indexed<'_, '_> {
                 })?,
             };
             let batch = self
-                .batch(chunk, &channels, &mut announced)
+                .batch(chunk, (&channels, &kept), &mut announced)
                 .map_err(|reason| {
                     let reason = format!("chunk at {}: {reason}", index.chunk_start_offset);
                     fallback(reason, true, &sent_chunks)
@@ -133,12 +137,12 @@ impl Indexed<'_, '_> {
         Ok(notes)
     }
 
-    /// The window's messages of `chunk`, in log-time order, announcing the channels the
-    /// merge does not know yet.
+    /// The window's messages of `chunk` on `kept` channels, in log-time order,
+    /// announcing the channels the merge does not know yet.
     fn batch(
         &self,
         chunk: Chunk,
-        channels: &HashMap<u16, Arc<ChannelDef>>,
+        (channels, kept): (&HashMap<u16, Arc<ChannelDef>>, &HashSet<u16>),
         announced: &mut HashSet<u16>,
     ) -> Result<Batch, String> {
         let mut batch = Batch::default();
@@ -156,6 +160,9 @@ impl Indexed<'_, '_> {
                     header.channel_id
                 ));
             };
+            if !kept.contains(&header.channel_id) {
+                continue;
+            }
             if announced.insert(header.channel_id) {
                 batch
                     .channels
@@ -178,19 +185,21 @@ impl Indexed<'_, '_> {
         Ok(batch)
     }
 
-    /// Each latched channel's last message before the window. Only the message index of
-    /// the channel in chunks that start before the window is read, then the one chunk
-    /// that holds the message (kept in `cache` for the window, which may need it too).
+    /// Each `kept` latched channel's last message before the window. Only the message
+    /// index of the channel in chunks that start before the window is read, then the one
+    /// chunk that holds the message (kept in `cache` for the window, which may need it
+    /// too).
     fn latched(
         &mut self,
         channels: &HashMap<u16, Arc<ChannelDef>>,
+        kept: &HashSet<u16>,
         cache: &mut HashMap<u64, Chunk>,
     ) -> Result<Vec<Latched>, Stop> {
         let start = self.ctx.window.start_ns;
         let mut latched = Vec::new();
         let mut ids: Vec<u16> = channels
             .iter()
-            .filter(|(_, channel)| is_latched(&channel.metadata))
+            .filter(|(id, channel)| kept.contains(id) && is_latched(&channel.metadata))
             .map(|(&id, _)| id)
             .collect();
         ids.sort_unstable();
@@ -362,6 +371,13 @@ pub(super) fn read_notes(
         }
     }
     Ok(notes)
+}
+
+/// Whether the chunk of `index` may hold a message of a `kept` channel: its message
+/// indexes name one, or it has none to say (a writer need not write them).
+fn holds_kept(index: &ChunkIndex, kept: &HashSet<u16>) -> bool {
+    index.message_index_offsets.is_empty()
+        || (index.message_index_offsets.keys()).any(|id| kept.contains(id))
 }
 
 fn fallback(reason: String) -> Stop {

@@ -137,6 +137,9 @@ pub(super) fn merge<W: Write>(
     for input in inputs {
         let Some(done) = input.done else { continue };
         for (topic, expectation) in done.notes.expected {
+            if !options.keeps(&topic) {
+                continue;
+            }
             expected.entry(topic).or_insert(expectation);
         }
         for marker in done.notes.markers {

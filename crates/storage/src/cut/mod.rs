@@ -39,6 +39,31 @@ use crate::window::LogWindow;
 /// the cut to a pace.
 pub type Pace = Arc<dyn Fn(u64) + Send + Sync>;
 
+/// Which topics a cut keeps: those whose name the predicate accepts (the caller compiles
+/// its patterns, so that a cut matches topics as the recorder selects them). A channel
+/// of another topic is not read, nor written, nor is its schema unless a kept channel
+/// uses it.
+#[derive(Clone)]
+pub struct CutTopics(Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl CutTopics {
+    /// Keeps the topics `keeps` accepts.
+    pub fn new(keeps: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(keeps))
+    }
+
+    /// Whether the topic named `topic` is kept.
+    pub fn keeps(&self, topic: &str) -> bool {
+        (self.0)(topic)
+    }
+}
+
+impl std::fmt::Debug for CutTopics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CutTopics(…)")
+    }
+}
+
 /// Settings of [`cut`].
 #[derive(Clone)]
 pub struct CutOptions {
@@ -66,6 +91,9 @@ pub struct CutOptions {
     /// chunk. Every other sealed input must authenticate to its end, or the cut fails
     /// naming it and the chunk.
     pub growing: Vec<PathBuf>,
+    /// Keep only these topics' messages (and their channels and schemas); `None` keeps
+    /// every topic.
+    pub topics: Option<CutTopics>,
 }
 
 impl Default for CutOptions {
@@ -81,6 +109,7 @@ impl Default for CutOptions {
             pace: None,
             sealing: None,
             growing: Vec::new(),
+            topics: None,
         }
     }
 }
@@ -98,11 +127,19 @@ impl std::fmt::Debug for CutOptions {
             .field("pace", &self.pace.as_ref().map(|_| "…"))
             .field("sealing", &self.sealing)
             .field("growing", &self.growing)
+            .field("topics", &self.topics)
             .finish()
     }
 }
 
 impl CutOptions {
+    /// Whether the topic named `topic` is kept (every one is without a selection).
+    fn keeps(&self, topic: &str) -> bool {
+        self.topics
+            .as_ref()
+            .is_none_or(|topics| topics.keeps(topic))
+    }
+
     fn cancelled(&self) -> bool {
         self.cancel
             .as_ref()
@@ -252,6 +289,7 @@ pub fn cut(
         pace: options.pace.as_deref(),
         keys: options.sealing.as_ref().map(|sealing| &sealing.keys),
         growing: &options.growing,
+        topics: options.topics.as_ref(),
     };
     let (out, kept_key) = CopyOutput::new(temporary.as_file_mut(), options.sealing.as_ref())
         .map_err(|e| write_error(output)(io::Error::other(e)))?;

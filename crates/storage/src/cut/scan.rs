@@ -74,6 +74,7 @@ pub(super) fn scan(
         paced_to: input.bytes_read(),
         schemas: HashMap::new(),
         channels: HashMap::new(),
+        left_out: HashSet::new(),
         latched: HashMap::new(),
         batch: Batch::default(),
         notes,
@@ -119,8 +120,10 @@ struct Sink<'a, 'f> {
     /// The input's bytes read that the pace hook heard of.
     paced_to: u64,
     schemas: HashMap<u16, Arc<SchemaDef>>,
-    /// Each channel, and whether it is latched.
+    /// Each channel kept, and whether it is latched.
     channels: HashMap<u16, (Arc<ChannelDef>, bool)>,
+    /// The channels of topics the cut leaves out: their messages are passed over.
+    left_out: HashSet<u16>,
     /// Each latched channel's last message before the window so far, and where its data
     /// lies while it is not read (its data is empty meanwhile).
     latched: HashMap<u16, (Latched, Option<(u64, u64)>)>,
@@ -241,7 +244,7 @@ impl RecordSink for Sink<'_, '_> {
                 self.schemas.insert(header.id, Arc::new(schema));
             }
             Record::Channel(channel) => {
-                if self.channels.contains_key(&channel.id) {
+                if self.channels.contains_key(&channel.id) || self.left_out.contains(&channel.id) {
                     return Ok(());
                 }
                 let latched = is_latched(&channel.metadata);
@@ -251,6 +254,10 @@ impl RecordSink for Sink<'_, '_> {
                     message_encoding: channel.message_encoding,
                     metadata: channel.metadata,
                 });
+                if !self.ctx.keeps(&def) {
+                    self.left_out.insert(channel.id);
+                    return Ok(());
+                }
                 self.batch.channels.push((channel.id, Arc::clone(&def)));
                 self.channels.insert(channel.id, (def, latched));
             }

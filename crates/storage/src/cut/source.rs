@@ -155,6 +155,8 @@ pub(super) struct Context<'a> {
     pub keys: Option<&'a crate::sealing::SealKeys>,
     /// The inputs still being written.
     pub growing: &'a [std::path::PathBuf],
+    /// The topics kept; `None` keeps all.
+    pub topics: Option<&'a super::CutTopics>,
 }
 
 impl Context<'_> {
@@ -168,6 +170,12 @@ impl Context<'_> {
         if let Some(pace) = self.pace {
             pace(bytes);
         }
+    }
+
+    /// Whether the cut keeps the messages of `channel` (of a topic selected).
+    pub fn keeps(&self, channel: &ChannelDef) -> bool {
+        self.topics
+            .is_none_or(|topics| topics.keeps(&channel.topic))
     }
 
     /// Whether `log_time` lies in the window.
