@@ -35,7 +35,7 @@ pub struct Policy {
 }
 
 /// The kinds of request, for counters that start at zero.
-const KINDS: [&str; 4] = ["window", "release", "uploads", "status"];
+const KINDS: [&str; 5] = ["window", "release", "uploads", "status", "campaign"];
 
 /// What the requests did (`/metrics`): requests taken (carried out, or refused by what
 /// they asked, e.g. a window no longer held) by kind, and refused before anything was
@@ -251,6 +251,10 @@ impl Desk {
                 },
                 Ok(_) => done(),
                 Err(why) => Reply::refused(&self.vehicle, id, why.message),
+            },
+            Action::Campaign(campaign) => match self.sessions.push_campaign(campaign.clone()) {
+                Ok(_) => done(),
+                Err(why) => Reply::refused(&self.vehicle, id, why),
             },
         }
     }
