@@ -4,7 +4,8 @@
 //! window recorded before anyone asked reaches the bucket holding exactly its messages,
 //! once however often it is delivered; unsigned, forged, foreign, stale and replayed
 //! requests change nothing; a request published while recd is down is served once it is
-//! back, and never again. A window naming topics reaches the bucket holding only theirs.
+//! back, and never again, also when the broker restarts meanwhile or has an outage. A
+//! window naming topics reaches the bucket holding only theirs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -468,4 +469,70 @@ fn a_window_naming_topics_reaches_the_bucket_holding_only_those_topics() {
         expected.len()
     );
     assert_eq!(cut, expected, "exactly camera 1's messages of the window");
+}
+
+#[test]
+fn a_request_queued_for_the_vehicle_survives_a_broker_restart_and_an_outage_is_bridged() {
+    let mut broker = Mosquitto::prepare().persistent();
+    let vehicle = broker.client("car-1");
+    let cloud = broker.client("cloud");
+    broker.run();
+    let root = tempfile::tempdir().unwrap();
+    let (key, public) = fleet_key(&root.path().join("fleet"));
+    let domain = Domain::new();
+    let config = vehicle_config(root.path(), &broker, &vehicle, &public, None);
+    let mut recd = Recd::start_with(root.path(), &domain, &config, &[]);
+    let online = |broker: &Mosquitto, recd: &Recd| {
+        let up = wait_until(Duration::from_secs(60), || {
+            (broker.retained(&cloud, "recd/car-1/online"))
+                .is_some_and(|text| text.contains("\"online\":true"))
+        });
+        assert!(up, "{}\n{}", recd.log(), broker.log());
+    };
+    online(&broker, &recd);
+    let send = |broker: &Mosquitto, id: &str| {
+        let sent = request(id, "car-1", now_ns(), Action::Status);
+        let payload = Envelope::seal(&sent, Some(&key));
+        broker.publish(&cloud, "recd/car-1/requests", &payload, Some((REPLIES, id)));
+    };
+
+    // Queued for the stopped vehicle, then the broker restarts (saving its sessions).
+    recd.signal_and_wait(libc::SIGTERM, Duration::from_secs(60));
+    send(&broker, "queued-1");
+    broker.stop();
+    broker.run();
+    let replies = broker.subscribe(&cloud, REPLIES);
+    let recd = Recd::start_with(root.path(), &domain, &config, &[]);
+    let served = reply_until(&replies, "queued-1", Duration::from_secs(60), &recd, |_| {
+        true
+    });
+    assert_eq!(served["state"], "done", "{served}");
+
+    // An outage while recd runs: its session resumes, and a request published as soon as
+    // the broker is back (before recd reconnected, or after) is served.
+    online(&broker, &recd);
+    broker.stop();
+    broker.run();
+    let replies = broker.subscribe(&cloud, REPLIES);
+    send(&broker, "after-outage-1");
+    let served = reply_until(
+        &replies,
+        "after-outage-1",
+        Duration::from_secs(90),
+        &recd,
+        |_| true,
+    );
+    assert_eq!(served["state"], "done", "{served}");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        replies_to(&replies, "after-outage-1").len(),
+        1,
+        "{}",
+        recd.log()
+    );
+    assert!(
+        replies_to(&replies, "queued-1").is_empty(),
+        "served once: {}",
+        recd.log()
+    );
 }

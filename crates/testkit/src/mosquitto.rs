@@ -26,6 +26,8 @@ pub struct Mosquitto {
     dir: tempfile::TempDir,
     /// The port it listens on (127.0.0.1).
     pub port: u16,
+    /// Whether it keeps sessions and their queued messages across restarts.
+    persistence: bool,
 }
 
 impl Mosquitto {
@@ -50,7 +52,16 @@ impl Mosquitto {
             child: None,
             dir,
             port: free_port(),
+            persistence: false,
         }
+    }
+
+    /// Keeps clients' sessions and the messages queued for them in its directory across
+    /// restarts (`persistence true`, saved when it stops: [`Mosquitto::stop`]), as a
+    /// production broker does; before [`Mosquitto::run`].
+    pub fn persistent(mut self) -> Self {
+        self.persistence = true;
+        self
     }
 
     /// Starts the broker (again, after [`Mosquitto::kill`]) and waits (at most 20 s) until
@@ -66,8 +77,10 @@ impl Mosquitto {
         std::fs::write(
             &config,
             format!(
-                "user root\nlistener {port} 127.0.0.1\ncafile {ca}\ncertfile {cert}\nkeyfile {key}\nrequire_certificate true\nuse_identity_as_username true\npersistence false\nlog_dest file {log}\nlog_type all\n",
+                "user root\nlistener {port} 127.0.0.1\ncafile {ca}\ncertfile {cert}\nkeyfile {key}\nrequire_certificate true\nuse_identity_as_username true\npersistence {persistence}\npersistence_location {dir}/\nlog_dest file {log}\nlog_type all\n",
                 port = self.port,
+                persistence = self.persistence,
+                dir = dir.display(),
                 ca = dir.join("ca.pem").display(),
                 cert = dir.join("broker.pem").display(),
                 key = dir.join("broker.key").display(),
@@ -224,6 +237,22 @@ impl Mosquitto {
             .arg("--key")
             .arg(&client.key);
         command
+    }
+
+    /// Stops the broker as an operator's restart does (SIGTERM): a persistent one saves
+    /// its sessions first.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: kill(2) on the broker's own pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let stopped = wait_until(Duration::from_secs(20), || {
+                matches!(child.try_wait(), Ok(Some(_)))
+            });
+            if !stopped {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
     }
 
     /// Kills the broker, as a crash or an outage would.
