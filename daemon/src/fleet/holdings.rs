@@ -98,12 +98,54 @@ pub fn gather(catalog: &Catalog, context: Context) -> Result<Holdings, CatalogEr
     })
 }
 
-/// Whether `new` says something `old` did not, the moment it was taken aside.
+/// How far the disk's free room must move before the holdings count as changed: anything
+/// else on the disk (logs, the catalog) moves it a little all the time, and a cloud plans
+/// with gigabytes, not bytes.
+pub const FREE_BYTES_STEP: u64 = 1 << 30;
+
+/// Whether `new` says something `old` did not, the moment it was taken aside and the
+/// free room within [`FREE_BYTES_STEP`] of what `old` said.
 pub fn changed(old: Option<&Holdings>, new: &Holdings) -> bool {
     old.is_none_or(|old| {
         let mut old = old.clone();
         old.at_ns = new.at_ns;
+        if let (Some(was), Some(is)) = (old.disk.free_bytes, new.disk.free_bytes) {
+            if was.abs_diff(is) < FREE_BYTES_STEP {
+                old.disk.free_bytes = new.disk.free_bytes;
+            }
+        }
         // A session being recorded holds up to now: it changes with every look.
         old != *new
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holdings(free_bytes: u64, used_bytes: u64) -> Holdings {
+        Holdings {
+            vehicle: "car-1".into(),
+            at_ns: 1,
+            oldest_ns: None,
+            disk: Disk {
+                used_bytes,
+                bound_bytes: None,
+                free_bytes: Some(free_bytes),
+            },
+            sessions: Vec::new(),
+            incidents: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_free_room_drifting_is_no_change_but_a_gigabyte_or_a_recording_is() {
+        let published = holdings(100 << 30, 5);
+        assert!(changed(None, &published));
+        let mut drifted = holdings((100 << 30) - (10 << 20), 5);
+        drifted.at_ns = 61;
+        assert!(!changed(Some(&published), &drifted));
+        assert!(changed(Some(&published), &holdings(99 << 30, 5)));
+        assert!(changed(Some(&published), &holdings(100 << 30, 6)));
+    }
 }
