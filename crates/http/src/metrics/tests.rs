@@ -249,6 +249,7 @@ fn incidents_are_counted_by_origin_with_the_bytes_they_pin() {
 fn each_rule_has_its_evaluations_firings_skips_errors_and_refusal() {
     let rule = |name: &str, state, evaluated, skipped, fired| recd_control::RuleStatus {
         name: name.into(),
+        origin: "recd.toml".into(),
         watches: "topic /vehicle/status".into(),
         state,
         problem: None,
