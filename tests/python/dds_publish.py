@@ -46,7 +46,7 @@ from cyclonedds.pub import DataWriter, Publisher
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from script_io import emit
+from script_io import emit, match_count
 
 
 @dataclass
@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     if args.wait_match > 0:
         deadline = t_start + args.wait_match
         while True:
-            if writer.get_matched_subscriptions():
+            if match_count(writer):
                 matched_first = True
                 break
             if time.monotonic() >= deadline:

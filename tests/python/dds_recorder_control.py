@@ -48,7 +48,7 @@ from cyclonedds.sub import DataReader, Subscriber
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from script_io import emit
+from script_io import emit, match_count
 
 
 @dataclass
@@ -99,8 +99,8 @@ def reliable(depth: int) -> Qos:
 def wait_matched(writer, reader, count: int, limit: float) -> tuple:
     deadline = time.monotonic() + limit
     while True:
-        readers = len(writer.get_matched_subscriptions())
-        writers = len(reader.get_matched_publications())
+        readers = match_count(writer)
+        writers = match_count(reader)
         if (readers >= count and writers >= count) or time.monotonic() > deadline:
             return readers, writers
         time.sleep(0.02)

@@ -43,7 +43,7 @@ from cyclonedds.pub import DataWriter, Publisher
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from script_io import emit
+from script_io import emit, match_count
 
 
 @dataclass
@@ -292,7 +292,7 @@ def main(argv=None) -> int:
     deadline = time.monotonic() + args.wait_match
     waiting = {t for t in writers if t not in args.allow_unmatched}
     while waiting and time.monotonic() < deadline:
-        waiting = {t for t in waiting if not writers[t].get_matched_subscriptions()}
+        waiting = {t for t in waiting if not match_count(writers[t])}
         time.sleep(0.02)
     if waiting:
         log(f"no reader matched {sorted(waiting)} within {args.wait_match} s")
@@ -307,7 +307,7 @@ def main(argv=None) -> int:
             time.sleep(period)
     for writer in writers.values():
         writer.wait_for_acks(duration(seconds=args.linger))
-    matched = {t: bool(w.get_matched_subscriptions()) for t, w in writers.items()}
+    matched = {t: bool(match_count(w)) for t, w in writers.items()}
     emit({"done": True, "matched": matched, "sent": len(samples)})
     return 0
 

@@ -48,7 +48,7 @@ from cyclonedds.pub import DataWriter, Publisher
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from script_io import Ticks, emit
+from script_io import Ticks, emit, match_count
 from shm_pubsub import Stamp
 
 # The thresholds' ticks (the test reads the recorded samples, not these).
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     lidar = shm_service(args.prefix, "lidar/front", False)
 
     deadline = time.monotonic() + args.wait
-    while not (status_writer.get_matched_subscriptions() and diag_writer.get_matched_subscriptions()
+    while not (match_count(status_writer) and match_count(diag_writer)
                and speed[1].dynamic_config.number_of_subscribers > 0
                and lidar[1].dynamic_config.number_of_subscribers > 0):
         if time.monotonic() > deadline:

@@ -1,5 +1,5 @@
-"""What the test scripts share: JSON lines on stdout, a bounded receive loop, and a sensor's
-schedule of ticks."""
+"""What the test scripts share: JSON lines on stdout, a bounded receive loop, a sensor's
+schedule of ticks, and DDS match counts."""
 
 import json
 import sys
@@ -10,6 +10,20 @@ def emit(obj) -> None:
     """Prints one JSON line and flushes it, so that a test reading the pipe sees it at once."""
     sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def match_count(entity) -> int:
+    """How many readers a cyclonedds DataWriter (or writers a DataReader) matches now.
+
+    cyclonedds counts the matches, then lists them: a match made or lost between the two
+    raises IndexError, so it is asked again (a few times; 0 if it keeps moving)."""
+    ask = getattr(entity, "get_matched_subscriptions", None) or entity.get_matched_publications
+    for _ in range(20):
+        try:
+            return len(ask())
+        except IndexError:
+            time.sleep(0.005)
+    return 0
 
 
 def receive(take, count: int, idle: float, timeout: float):
