@@ -66,3 +66,46 @@ impl Broker {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brokers_take_their_scheme_s_port_unless_given_one() {
+        let broker = |url: &str| Broker::parse(url).unwrap();
+        assert_eq!(
+            broker("mqtts://iot.example.com"),
+            Broker {
+                host: "iot.example.com".into(),
+                port: MQTTS_PORT,
+                tls: true
+            }
+        );
+        assert_eq!(broker("mqtt://10.0.0.5").port, MQTT_PORT);
+        assert_eq!(broker("mqtt://127.0.0.1:18830/").port, 18830);
+        assert_eq!(broker("mqtts://[::1]:8884").host, "::1");
+        assert_eq!(broker("mqtt://[::1]").port, MQTT_PORT);
+    }
+
+    #[test]
+    fn credentials_and_anything_but_a_host_and_a_port_are_refused() {
+        assert_eq!(
+            Broker::parse("mqtt://user:secret@x"),
+            Err(BrokerError::Credentials)
+        );
+        for bad in [
+            "http://x",
+            "mqtt://",
+            "mqtt://x:0",
+            "mqtt://x:99999",
+            "mqtts://x/topic",
+            "x:1883",
+        ] {
+            assert!(
+                matches!(Broker::parse(bad), Err(BrokerError::Shape(_))),
+                "{bad}"
+            );
+        }
+    }
+}
