@@ -5,6 +5,8 @@
 //!   `std_msgs::msg::dds_::String_` → `std_msgs/msg/String`), which topics are ROS's own
 //!   bookkeeping, and which carry service events and action traffic.
 //! - [`type_hash`]: the ROS 2 type hash (`RIHS01_…`) a writer announces in its USER_DATA QoS.
+//! - [`type_description`]: a type as a node describes it over the network (REP-2011), its
+//!   RIHS01 hash, and its definition from the sources the node sends.
 //! - [`msgdef`]: the `ros2msg` schema text rosbag2 stores for a type, built from the `.msg`
 //!   files of an ament install tree, and the same for the types generated from `.srv` and
 //!   `.action` files (service events, action feedback and goal services).
@@ -24,4 +26,5 @@ pub mod msgdef;
 pub mod names;
 pub mod qos;
 pub mod service_event;
+pub mod type_description;
 pub mod type_hash;

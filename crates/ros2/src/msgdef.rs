@@ -70,8 +70,10 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::path::PathBuf;
 
+use describe::{dependency_kinds, root_kinds, Files, Searched};
 use generated::{Kind, Part, Source};
 
+mod describe;
 mod generated;
 
 /// The line between two definitions, without its newline.
@@ -91,6 +93,8 @@ const BUILTIN_TYPES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageDefinitions {
     dirs: Vec<PathBuf>,
+    /// The files by path, when they are given as texts rather than read from disk.
+    texts: Option<BTreeMap<PathBuf, String>>,
 }
 
 /// Why [`MessageDefinitions::definition`] could not build a definition. Every variant names
@@ -207,68 +211,6 @@ const ACCEPTED_NAMES: &str = "expected `pkg/msg/Type` or `pkg/Type`; \
     `_SendGoal_Event`, `_GetResult_Request`, `_GetResult_Response` or `_GetResult_Event` \
     (a service or action itself is not a message type)";
 
-/// The kinds of file a type asked for is looked up in (none for an invalid name).
-fn root_kinds(ros_type: &str) -> Vec<Kind> {
-    parse_type_name(ros_type)
-        .map(|(kind, _)| vec![kind])
-        .unwrap_or_default()
-}
-
-/// The kinds of file a referenced type `pkg/Name` is looked up in, in order: `.msg`, then
-/// `.srv` and `.action` where `Name` has one of their suffixes.
-fn dependency_kinds(dependency: &str) -> Vec<Kind> {
-    let name = dependency.rsplit('/').next().unwrap_or_default();
-    [Kind::Msg, Kind::Srv, Kind::Action]
-        .into_iter()
-        .filter(|&kind| kind == Kind::Msg || Part::parse(kind, name).is_some())
-        .collect()
-}
-
-/// The files looked for, for error messages: `.msg file`, `.msg or .srv file`, ….
-struct Files<'a>(&'a [Kind]);
-
-impl fmt::Display for Files<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, kind) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(if i + 1 == self.0.len() { " or " } else { ", " })?;
-            }
-            write!(f, ".{}", kind.dir())?;
-        }
-        f.write_str(" file")
-    }
-}
-
-/// The directories searched and the files looked for there, for error messages.
-struct Searched<'a>(&'a [PathBuf], &'a [Kind]);
-
-impl fmt::Display for Searched<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("no directories to search (is AMENT_PREFIX_PATH set?)");
-        }
-        f.write_str("looked for ")?;
-        for (i, kind) in self.1.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", then ")?;
-            }
-            let (dir, file) = (kind.dir(), kind.placeholder());
-            write!(
-                f,
-                "share/<pkg>/{dir}/<{file}>.{dir} and <pkg>/{dir}/<{file}>.{dir}"
-            )?;
-        }
-        f.write_str(" in ")?;
-        for (i, dir) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{}", dir.display())?;
-        }
-        Ok(())
-    }
-}
-
 /// A message type: its package and its name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct MsgType {
@@ -324,7 +266,21 @@ impl MessageDefinitions {
     /// directory). Each type is looked up on its own: the first directory that has its file
     /// wins.
     pub fn new(dirs: Vec<PathBuf>) -> Self {
-        Self { dirs }
+        Self { dirs, texts: None }
+    }
+
+    /// Definitions built from texts instead of files: `texts` maps a type's file, as a
+    /// path relative to `root` such as `std_msgs/msg/String.msg`, to its contents; `root`
+    /// names where they came from in error messages. Nothing is read from disk.
+    pub fn from_texts(root: PathBuf, texts: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
+        let texts = texts
+            .into_iter()
+            .map(|(path, text)| (root.join(path), text))
+            .collect();
+        Self {
+            dirs: vec![root],
+            texts: Some(texts),
+        }
     }
 
     /// `dirs` followed by every prefix of the `AMENT_PREFIX_PATH` environment variable (see
@@ -386,7 +342,10 @@ impl MessageDefinitions {
             .iter()
             .flat_map(|dir| [dir.join("share").join(package), dir.join(package)])
             .map(|package_dir| package_dir.join(kind.dir()).join(&file_name))
-            .find(|candidate| candidate.is_file())
+            .find(|candidate| match &self.texts {
+                Some(texts) => texts.contains_key(candidate),
+                None => candidate.is_file(),
+            })
     }
 
     /// The file of `msg_type` as a type of `kind`: its `.msg` file, or the `.srv` or
@@ -419,7 +378,14 @@ impl MessageDefinitions {
         located: &Located,
     ) -> Result<(String, Origin), DefinitionError> {
         let file = &located.file;
-        let text = std::fs::read_to_string(file).map_err(|source| DefinitionError::Read {
+        let text = match &self.texts {
+            Some(texts) => texts
+                .get(file)
+                .cloned()
+                .ok_or_else(|| std::io::ErrorKind::NotFound.into()),
+            None => std::fs::read_to_string(file),
+        };
+        let text = text.map_err(|source| DefinitionError::Read {
             ros_type: root.to_owned(),
             file: file.to_owned(),
             source,
