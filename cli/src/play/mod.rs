@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_engine::{TopicSelection, ZenohConfig, ZenohMode};
-use recd_replay::{OnLate, PlayOptions, PlayReport, Progress, Steering};
+use recd_replay::{OnLate, PlayOptions, PlayReport, Progress, Steering, SubscriberWait};
 
 use crate::output::{out, outln};
 use crate::table::table;
@@ -155,9 +155,15 @@ pub struct PlayArgs {
     ///
     /// Before playing. For DDS a matched reader (messages a
     /// reliable DDS writer sends before its readers are matched are
-    /// not delivered); for Zenoh a subscriber whose key matches.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = recd_control::units::parse_duration, verbatim_doc_comment)]
-    wait_subscribers: Duration,
+    /// not delivered); for Zenoh a subscriber whose key matches;
+    /// for iceoryx2 a subscriber. 0s does not wait at all.
+    ///
+    /// If left out, the playback waits for discovery to settle:
+    /// until no DDS or Zenoh topic's count of subscribers changed
+    /// for 1 s, at most 5 s, so that nodes already running get the
+    /// first messages too.
+    #[arg(long, value_name = "DURATION", value_parser = recd_control::units::parse_duration, verbatim_doc_comment)]
+    wait_subscribers: Option<Duration>,
     /// What to do with a message that cannot leave on time
     ///
     /// keep (send it late), drop (skip it when it is later than its
@@ -260,7 +266,9 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
         until: args.until,
         use_publish_time: args.use_publish_time,
         iceoryx2_prefix: args.iceoryx2_prefix.clone(),
-        wait_subscribers: args.wait_subscribers,
+        wait_subscribers: args
+            .wait_subscribers
+            .map_or(SubscriberWait::Settled, SubscriberWait::UpTo),
         remap: remaps(&args.remap)?,
         iceoryx2: !args.no_iceoryx2,
         dds: !args.no_dds,
@@ -398,5 +406,18 @@ fn print_report(report: &PlayReport) {
             damage.offset,
             damage.reason
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--wait-subscribers`' help names the default wait's numbers: they must be the
+    /// replay's.
+    #[test]
+    fn the_help_names_the_default_wait_of_the_replay() {
+        assert_eq!(recd_replay::DISCOVERY_SETTLED, Duration::from_secs(1));
+        assert_eq!(recd_replay::DISCOVERY_BOUND, Duration::from_secs(5));
     }
 }

@@ -18,11 +18,15 @@ use recd_storage::RecordedChannel;
 use rustdds::policy::{self, Durability, History, Reliability};
 use rustdds::{
     no_key, with_key, DataWriterStatus, DomainParticipant, Keyed, Publisher, QosPolicies,
-    QosPolicyBuilder, RepresentationIdentifier, StatusEvented, TopicKind,
+    QosPolicyBuilder, RTPSEntity, RepresentationIdentifier, StatusEvented, TopicKind, GUID,
 };
 
-/// The DDS side of a playback: one participant and publisher.
+use crate::dds_node::DdsNode;
+
+/// The DDS side of a playback: one participant and publisher, and the node its writers
+/// are announced in.
 pub struct DdsOutput {
+    node: DdsNode,
     participant: DomainParticipant,
     publisher: Publisher,
 }
@@ -81,6 +85,8 @@ trait CdrWriter: Send + Sync {
     /// The next status change not yet seen.
     fn status(&self) -> Option<DataWriterStatus>;
     fn wait_for_acknowledgments(&self, limit: std::time::Duration);
+    /// The writer's GUID.
+    fn guid(&self) -> GUID;
 }
 
 /// The same for rustdds' two writer types, which share no trait.
@@ -96,6 +102,9 @@ macro_rules! cdr_writer {
             }
             fn wait_for_acknowledgments(&self, limit: std::time::Duration) {
                 let _ = self.wait_for_acknowledgments(limit);
+            }
+            fn guid(&self) -> GUID {
+                RTPSEntity::guid(self)
             }
         }
     };
@@ -119,10 +128,21 @@ impl DdsOutput {
         let publisher = participant
             .create_publisher(&QosPolicyBuilder::new().build())
             .map_err(|e| format!("cannot publish in DDS domain {domain}: {e}"))?;
+        let node = DdsNode::new(&participant, &publisher)?;
         Ok(Self {
+            node,
             participant,
             publisher,
         })
+    }
+
+    /// Announces `writers` (the playback's writers) as its ROS 2 node's, so that ROS 2's
+    /// graph names their node.
+    pub fn announce<'a>(
+        &self,
+        writers: impl IntoIterator<Item = &'a DdsTopic>,
+    ) -> Result<(), String> {
+        self.node.announce(writers.into_iter().map(DdsTopic::guid))
     }
 
     /// A writer for `channel`, played as `topic` (its recorded name or a remapped one),
@@ -209,6 +229,11 @@ impl DdsTopic {
             }
         }
         self.matched.load(Ordering::Relaxed)
+    }
+
+    /// The writer's GUID.
+    pub fn guid(&self) -> GUID {
+        self.writer.guid()
     }
 
     /// Sends one recorded message, its encapsulation header as recorded.

@@ -15,6 +15,8 @@
 
 mod clock;
 pub mod dds;
+mod dds_node;
+mod discovery;
 mod outputs;
 mod player;
 mod reader;
@@ -36,6 +38,7 @@ use reader::first_representations;
 use recd_engine::{TopicFilter, TopicSelection};
 use recd_storage::{Damage, MessagesError, RecordedChannel};
 
+pub use discovery::{SubscriberWait, DISCOVERY_BOUND, DISCOVERY_SETTLED};
 use senders::{Senders, Shared, Totals};
 use timeline::Timeline;
 pub use timeline::LATE_AFTER;
@@ -57,8 +60,8 @@ pub struct PlayOptions {
     pub use_publish_time: bool,
     /// The iceoryx2 domain (`global.prefix`); `None` is iceoryx2's default.
     pub iceoryx2_prefix: Option<String>,
-    /// Wait up to this long for every service to have a subscriber before playing.
-    pub wait_subscribers: Duration,
+    /// How to wait for subscribers before the first message.
+    pub wait_subscribers: SubscriberWait,
     /// Topics played under another name: recorded name → played name.
     pub remap: BTreeMap<String, String>,
     /// Play iceoryx2 channels.
@@ -130,7 +133,7 @@ impl Default for PlayOptions {
             until: None,
             use_publish_time: false,
             iceoryx2_prefix: None,
-            wait_subscribers: Duration::ZERO,
+            wait_subscribers: SubscriberWait::Settled,
             remap: BTreeMap::new(),
             iceoryx2: true,
             dds: true,

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use recd_storage::RecordedChannel;
 
 use crate::dds::{self, DdsOutput, DdsTopic, CDR_LE};
+use crate::discovery::{self, SubscriberWait};
 use crate::shm::{self, ShmOutput, ShmTopic};
 #[cfg(feature = "zenoh")]
 use crate::zenoh::{ZenohOutput, ZenohTopic};
@@ -69,6 +70,11 @@ impl Output {
             #[cfg(feature = "zenoh")]
             Self::Zenoh(topic) => topic.subscribers(),
         }
+    }
+
+    /// Whether its subscribers are found by discovery (DDS, Zenoh), which takes a moment.
+    pub fn is_discovered(&self) -> bool {
+        !matches!(self, Self::Shm(_))
     }
 
     /// Waits up to `limit` until what was sent has been received, where the transport
@@ -186,6 +192,15 @@ impl Outputs {
             }
             None => None,
         };
+        if let Some(participant) = &dds_participant {
+            let writers = topics.values().filter_map(|output| match output {
+                Output::Dds(topic) => Some(topic),
+                _ => None,
+            });
+            participant
+                .announce(writers.chain(&clock))
+                .map_err(PlayError::Dds)?;
+        }
         Ok(Self {
             topics: Arc::new(topics),
             clock,
@@ -196,15 +211,15 @@ impl Outputs {
         })
     }
 
-    /// Waits up to `limit` for every output to have a subscriber, or until `stop` says so.
-    pub fn wait_for_subscribers(&self, limit: Duration, stop: impl Fn() -> bool) {
-        let deadline = std::time::Instant::now() + limit;
-        while std::time::Instant::now() < deadline
-            && !stop()
-            && self.topics.values().any(|t| t.subscribers() == 0)
-        {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    /// Waits for subscribers as `how` says, or until `stop` says so.
+    pub fn wait_for_subscribers(&self, how: SubscriberWait, stop: impl Fn() -> bool) {
+        let counts = || {
+            self.topics
+                .values()
+                .map(|t| (t.subscribers(), t.is_discovered()))
+                .collect()
+        };
+        discovery::wait(how, counts, stop);
     }
 
     /// Lets every output deliver what it sent, up to `limit` each.

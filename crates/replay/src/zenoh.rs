@@ -31,10 +31,9 @@ pub fn is_zenoh(channel: &RecordedChannel) -> bool {
 #[cfg(not(feature = "zenoh"))]
 pub const WITHOUT_ZENOH: &str = "it was recorded from Zenoh, and this rec was built without Zenoh";
 
-/// The node a playback's publishers belong to, as rmw_zenoh announces nodes.
-const NODE_NAMESPACE: &str = "/";
-/// The node's name.
-const NODE_NAME: &str = "rec_play";
+/// The node a playback's publishers belong to (its DDS writers' too), as rmw_zenoh
+/// announces nodes.
+use crate::dds_node::{NODE_NAME, NODE_NAMESPACE};
 
 /// History depth when the recording does not know the publishers' (rclcpp's default).
 const DEFAULT_DEPTH: u32 = 10;
