@@ -26,5 +26,6 @@ pub mod msgdef;
 pub mod names;
 pub mod qos;
 pub mod service_event;
+pub mod service_request;
 pub mod type_description;
 pub mod type_hash;
