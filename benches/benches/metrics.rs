@@ -29,6 +29,7 @@ fn snapshot(topics: usize) -> Snapshot {
                 paused: 0,
                 evicted: 0,
                 filtered: 0,
+                repeated: 0,
                 unknown_loss: false,
             },
             messages_per_s: 1000.0,

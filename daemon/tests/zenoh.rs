@@ -557,3 +557,77 @@ fn topics_changed_while_recording_lose_nothing_they_keep_and_rate_limits_apply()
     );
     assert_eq!(of("/limited").len() as u64, written);
 }
+
+#[test]
+fn a_node_restarted_with_the_same_zenoh_id_is_recorded_whole_and_a_repeat_counted() {
+    // The nodes are clients of a router that stays, as recd does: a node that restarts
+    // keeps its Zenoh id (fixed in its config), so its publisher keeps its GID and counts
+    // from 1 again.
+    let router = Router::new();
+    let mut stays = router.node(&[
+        "--domain",
+        "34",
+        "--topic",
+        "/idle",
+        "--count",
+        "0",
+        "--wait-match",
+        "0",
+        "--linger",
+        "120",
+    ]);
+    let setup = ZenohRecd::start(&[&router]);
+    let recd = &setup.recd;
+    recd.rec_json(&["start", "--name", "again", "--zenoh-domain", "34"]);
+    let endpoint = router.endpoint();
+    let run = |count: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--connect",
+            endpoint.as_str(),
+            "--zid",
+            "5eed5eed5eed",
+            "--domain",
+            "34",
+            "--count",
+            count,
+            "--rate",
+            "200",
+        ];
+        args.extend(extra);
+        published(zenoh_node(&args))
+    };
+    // The first run puts sample 10 twice: it arrives twice, is recorded once, counted.
+    let first = run("80", &["--repeat", "10"]);
+    assert!(
+        wait_written(recd, "again", "/chatter", 80),
+        "{:?}",
+        status_topic(recd, "again", "/chatter")
+    );
+    let second = run("200", &[]);
+    let written = wait_written(recd, "again", "/chatter", 280);
+    let counts = status_topic(recd, "again", "/chatter").unwrap();
+    assert!(
+        written,
+        "the restarted node's samples numbered up to the first run's last are new: {counts}"
+    );
+    let stopped = recd.rec_json(&["stop", "again"]);
+    let _ = stays.kill();
+    let _ = stays.wait();
+    let topic = stopped["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "/chatter")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&topic["received"], &topic["written"], &topic["lost"]),
+        (&Value::from(280), &Value::from(280), &Value::from(0)),
+        "{topic}"
+    );
+    assert_eq!(topic["repeated"], 1, "sample 10 arrived twice: {topic}");
+    let mut sent = payloads(&first.samples, "/chatter");
+    sent.extend(payloads(&second.samples, "/chatter"));
+    let recorded = data_of(&recorded_messages(&stopped_files(&stopped)), "/chatter");
+    assert_eq!(recorded, sent, "every sample of both runs, once, in order");
+}

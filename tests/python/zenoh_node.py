@@ -13,7 +13,9 @@ It does what rmw_zenoh (Jazzy 0.2.4+, Kilted, Rolling) does for a publisher:
 The GID is any 16 bytes of the publisher (rmw_zenoh hashes its token); recd counts by it.
 
 The session is a Zenoh router listening on --listen, so that recd can connect to it (no
-zenohd needed). Prints on stdout ONE JSON line per sample put and a final line:
+zenohd needed), or a client of the router at --connect (a node that restarts while recd
+stays connected to the router). --zid fixes the session's Zenoh id (as ACL setups do), so
+that a restarted node keeps its publishers' GIDs. Prints on stdout ONE JSON line per sample put and a final line:
 
     {"ready": true, "zid": "..."}            tokens declared, --before samples put
     {"topic": "/chatter", "seq": 3, "hex": "<payload hex>", "t_ns": <ns>}
@@ -24,7 +26,8 @@ uint8[] data}, data[j] = (7*j + seq) & 0xff, --size bytes.
 
 --token-after N declares the token only after N samples were put; --skip N leaves
 sequence number N out once (it is never sent: one lost); --restart-after M
-declares the publisher anew after M samples (a new entity and GID, numbers from 1 again).
+declares the publisher anew after M samples (a new entity and GID, numbers from 1 again);
+--repeat N puts sample N a second time, attachment and all (a sample that arrives twice).
 Every wait is bounded: --wait-match + count/rate + --linger.
 """
 
@@ -96,10 +99,12 @@ class Publisher:
         if self.token is None:
             self.token = self.session.liveliness().declare_token(self.token_key)
 
-    def put(self, payload: bytes) -> int:
+    def put(self, payload: bytes, again: bool = False) -> int:
         self.seq += 1
         attachment = struct.pack("<qqB16s", self.seq, time.time_ns(), 16, self.gid)
         self.publisher.put(payload, attachment=attachment)
+        if again:
+            self.publisher.put(payload, attachment=attachment)
         return self.seq
 
     def matched(self) -> bool:
@@ -113,7 +118,12 @@ class Publisher:
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--listen", required=True, help="router endpoint, e.g. tcp/127.0.0.1:7447")
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--listen", help="router endpoint, e.g. tcp/127.0.0.1:7447")
+    where.add_argument("--connect", help="a router's endpoint to connect to as its client")
+    ap.add_argument("--zid", help="the session's Zenoh id (hex), kept across restarts")
+    ap.add_argument("--repeat", type=int, action="append", default=[],
+                    help="put this sequence number twice")
     ap.add_argument("--domain", type=int, required=True)
     ap.add_argument("--topic", default="/chatter")
     ap.add_argument("--node", default="talker")
@@ -141,8 +151,14 @@ def parse_args(argv):
 def main(argv) -> int:
     args = parse_args(argv)
     config = zenoh.Config()
-    config.insert_json5("mode", '"router"')
-    config.insert_json5("listen/endpoints", f'["{args.listen}"]')
+    if args.listen:
+        config.insert_json5("mode", '"router"')
+        config.insert_json5("listen/endpoints", f'["{args.listen}"]')
+    else:
+        config.insert_json5("mode", '"client"')
+        config.insert_json5("connect/endpoints", f'["{args.connect}"]')
+    if args.zid:
+        config.insert_json5("id", f'"{args.zid}"')
     config.insert_json5("scouting/multicast/enabled", "false")
     config.insert_json5("timestamping/enabled", '{"router": true, "peer": true, "client": true}')
     session = zenoh.open(config)
@@ -183,7 +199,7 @@ def main(argv) -> int:
             publisher.seq += 1
         seq = publisher.seq + 1
         payload = cdr(args.kind, seq, args.size)
-        publisher.put(payload)
+        publisher.put(payload, again=seq in args.repeat)
         emit({"topic": args.topic, "seq": seq, "hex": payload.hex(), "t_ns": time.time_ns(),
               "entity": entity})
         sent += 1

@@ -12,7 +12,7 @@ use recd_control::{Backlog, Request, Response, RuleStatus, SessionStatus, TopicR
 use super::backlog::{backlog_line, backlog_text};
 use super::list::kept_files;
 use super::topic_table::{
-    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_filtered,
+    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_optional_counts,
     FINISHED_TOPIC_HEADER,
 };
 use crate::format;
@@ -156,7 +156,10 @@ fn finished_status(socket: &Path, name: &str, json: bool) -> Result<bool, String
     let rows = rows_by_topic(&session.topics, |t| t, finished_counts);
     out!(
         "{}",
-        table(&with_filtered(&FINISHED_TOPIC_HEADER, &rows), &rows)
+        table(
+            &with_optional_counts(&FINISHED_TOPIC_HEADER, &session.topics, |t| t),
+            &rows
+        )
     );
     let reports: Vec<&TopicReport> = session.topics.iter().collect();
     out!("{}", unknown_loss_line(&reports).unwrap_or_default());
@@ -274,7 +277,7 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
             },
         );
         let shown = max_topic_rows.unwrap_or(rows.len()).min(rows.len());
-        let header = with_filtered(
+        let header = with_optional_counts(
             &[
                 "topic",
                 "health",
@@ -286,7 +289,8 @@ fn status_text(sessions: &[SessionStatus], max_topic_rows: Option<usize>) -> Str
                 "lost",
                 "overflows",
             ],
-            &rows,
+            &session.topics,
+            |t| &t.report,
         );
         text += &table(&header, &rows[..shown]);
         if rows.is_empty() {
@@ -367,6 +371,7 @@ mod tests {
                         paused: 0,
                         evicted: 0,
                         filtered: 0,
+                        repeated: 0,
                         unknown_loss: false,
                     },
                     messages_per_s: 0.0,

@@ -7,7 +7,7 @@ use clap::Args;
 use recd_control::{Request, Response, SessionStopped, TopicReport};
 
 use super::topic_table::{
-    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_filtered,
+    finished_counts, receive_thread_lines, rows_by_topic, unknown_loss_line, with_optional_counts,
     FINISHED_TOPIC_HEADER,
 };
 use crate::format;
@@ -102,6 +102,10 @@ fn print_stopped(session: &SessionStopped) {
     if filtered > 0 {
         paused += &format!(", {filtered} filtered by rate limits or downsampling");
     }
+    let repeated: u64 = session.topics.iter().map(|t| t.report.repeated).sum();
+    if repeated > 0 {
+        paused += &format!(", {repeated} arrived twice (recorded once)");
+    }
     outln!(
         "stopped {}: {} messages, {} in {} file{}, {:.1} s ({}), {} dropped, {} lost, {} overflows{paused}",
         session.name,
@@ -122,7 +126,10 @@ fn print_stopped(session: &SessionStopped) {
     );
     out!(
         "{}",
-        table(&with_filtered(&FINISHED_TOPIC_HEADER, &rows), &rows)
+        table(
+            &with_optional_counts(&FINISHED_TOPIC_HEADER, &session.topics, |t| &t.report),
+            &rows
+        )
     );
     let reports: Vec<&TopicReport> = session.topics.iter().map(|t| &t.report).collect();
     out!("{}", unknown_loss_line(&reports).unwrap_or_default());

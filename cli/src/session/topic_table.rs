@@ -45,15 +45,34 @@ pub(super) fn receive_thread_lines(threads: &[ReceiveThreadReport]) -> String {
     text
 }
 
+/// Counts shown only when some topic has any: their column and value.
+const OPTIONAL_COUNTS: [(&str, fn(&TopicReport) -> u64); 2] = [
+    // Samples a rate limit or downsampling let go of.
+    ("filtered", |counts| counts.filtered),
+    // Samples that arrived a second time (a sequence number seen already).
+    ("repeated", |counts| counts.repeated),
+];
+
+/// The [`OPTIONAL_COUNTS`] some topic has.
+fn optional_counts<T>(
+    topics: &[T],
+    report: impl Fn(&T) -> &TopicReport,
+) -> Vec<(&'static str, fn(&TopicReport) -> u64)> {
+    OPTIONAL_COUNTS
+        .into_iter()
+        .filter(|(_, value)| topics.iter().any(|t| value(report(t)) > 0))
+        .collect()
+}
+
 /// One row per topic, sorted by name (naturally: `topic_6` before `topic_56`): the
-/// name, `middle`'s cells, dropped, lost and overflows, and `filtered` when any topic
-/// had samples a rate limit or downsampling let go (see [`with_filtered`]).
+/// name, `middle`'s cells, dropped, lost and overflows, and `filtered` or `repeated`
+/// when any topic has such samples (see [`with_optional_counts`]).
 pub(super) fn rows_by_topic<T>(
     topics: &[T],
     report: impl Fn(&T) -> &TopicReport,
     middle: impl Fn(&T) -> Vec<String>,
 ) -> Vec<Vec<String>> {
-    let filtering = topics.iter().any(|t| report(t).filtered > 0);
+    let optional = optional_counts(topics, &report);
     let mut topics: Vec<&T> = topics.iter().collect();
     topics.sort_by(|a, b| natural_cmp(&report(a).name, &report(b).name));
     topics
@@ -72,20 +91,24 @@ pub(super) fn rows_by_topic<T>(
                 lost,
                 counts.overflows.to_string(),
             ]);
-            if filtering {
-                row.push(counts.filtered.to_string());
-            }
+            row.extend(optional.iter().map(|(_, value)| value(counts).to_string()));
             row
         })
         .collect()
 }
 
-/// `header` with a `filtered` column when the rows of [`rows_by_topic`] have one.
-pub(super) fn with_filtered<'a>(header: &[&'a str], rows: &[Vec<String>]) -> Vec<&'a str> {
+/// `header` with the optional columns the rows of [`rows_by_topic`] have for `topics`.
+pub(super) fn with_optional_counts<'a, T>(
+    header: &[&'a str],
+    topics: &[T],
+    report: impl Fn(&T) -> &TopicReport,
+) -> Vec<&'a str> {
     let mut header = header.to_vec();
-    if rows.first().is_some_and(|row| row.len() > header.len()) {
-        header.push("filtered");
-    }
+    header.extend(
+        optional_counts(topics, report)
+            .iter()
+            .map(|(name, _)| *name),
+    );
     header
 }
 

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS topics (
     evicted INTEGER NOT NULL DEFAULT 0,
     unknown_loss INTEGER NOT NULL DEFAULT 0,
     filtered INTEGER NOT NULL DEFAULT 0,
+    repeated INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, service)
 );
 ";
@@ -71,6 +72,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("uploads", "replace", "INTEGER NOT NULL DEFAULT 0"),
     // The topics an incident keeps (a JSON array of glob patterns); NULL keeps all.
     ("incidents", "topics", "TEXT"),
+    // Samples that arrived a second time (`TopicReport::repeated`).
+    ("topics", "repeated", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /// Creates the tables a new catalog lacks and brings an older one up to date: the added
@@ -119,7 +122,8 @@ mod tests {
             "    overflows INTEGER NOT NULL DEFAULT 0,\n    paused INTEGER NOT NULL DEFAULT 0,\n    evicted INTEGER NOT NULL DEFAULT 0,\n",
             "",
         )
-        .replace("    filtered INTEGER NOT NULL DEFAULT 0,\n", "");
+        .replace("    filtered INTEGER NOT NULL DEFAULT 0,\n", "")
+        .replace("    repeated INTEGER NOT NULL DEFAULT 0,\n", "");
         assert_ne!(old_schema, SCHEMA);
         let old = Connection::open(dir.path().join("catalog.sqlite")).unwrap();
         old.execute_batch(&old_schema).unwrap();
@@ -139,9 +143,10 @@ mod tests {
                 topics[0].overflows,
                 topics[0].paused,
                 topics[0].evicted,
-                topics[0].filtered
+                topics[0].filtered,
+                topics[0].repeated
             ),
-            (0, 0, 0, 0)
+            (0, 0, 0, 0, 0)
         );
         drop(catalog);
         Catalog::open(dir.path(), Path::new("/d")).expect("opens again once upgraded");

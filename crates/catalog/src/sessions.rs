@@ -76,8 +76,8 @@ impl Catalog {
         )?;
         for topic in topics {
             transaction.execute(
-                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss, filtered)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT OR REPLACE INTO topics (session, name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss, filtered, repeated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     session,
                     topic.name,
@@ -91,7 +91,8 @@ impl Catalog {
                     topic.paused as i64,
                     topic.evicted as i64,
                     topic.unknown_loss,
-                    topic.filtered as i64
+                    topic.filtered as i64,
+                    topic.repeated as i64
                 ],
             )?;
         }
@@ -139,7 +140,7 @@ impl Catalog {
     /// The final topic counts of a session.
     pub fn topics(&self, session: SessionId) -> Result<Vec<TopicReport>, CatalogError> {
         let mut statement = self.connection.prepare(
-            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss, filtered FROM topics
+            "SELECT name, service, received, written, dropped, lost, bytes_written, overflows, paused, evicted, unknown_loss, filtered, repeated FROM topics
              WHERE session = ?1 ORDER BY name",
         )?;
         let rows = statement.query_map(params![session], |row| {
@@ -156,6 +157,7 @@ impl Catalog {
                 evicted: row.get::<_, i64>(9)? as u64,
                 unknown_loss: row.get::<_, i64>(10)? != 0,
                 filtered: row.get::<_, i64>(11)? as u64,
+                repeated: row.get::<_, i64>(12)? as u64,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -241,6 +243,7 @@ mod tests {
                 paused: 4,
                 evicted: 5,
                 filtered: 7,
+                repeated: 8,
                 unknown_loss: true,
             }];
             catalog
@@ -262,6 +265,7 @@ mod tests {
         assert_eq!(catalog.topics(id).unwrap()[0].paused, 4);
         assert_eq!(catalog.topics(id).unwrap()[0].evicted, 5);
         assert_eq!(catalog.topics(id).unwrap()[0].filtered, 7);
+        assert_eq!(catalog.topics(id).unwrap()[0].repeated, 8);
         assert!(catalog.topics(id).unwrap()[0].unknown_loss);
         assert!(catalog.session_by_name("other").unwrap().is_none());
     }

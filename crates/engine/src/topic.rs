@@ -62,6 +62,7 @@ struct ReceiveCounts {
     lost: AtomicU64,
     overflows: AtomicU64,
     filtered: AtomicU64,
+    repeated: AtomicU64,
     unknown_loss: AtomicBool,
 }
 
@@ -113,6 +114,11 @@ pub struct TopicCounts {
     /// the session stopped.
     #[serde(default)]
     pub evicted: u64,
+    /// Samples that arrived again and were let go of: a publisher's sequence number seen
+    /// already (two subscriptions overlapping, a history sent twice). Not in `received`:
+    /// `received + repeated` is what arrived.
+    #[serde(default)]
+    pub repeated: u64,
 }
 
 impl TopicCounters {
@@ -126,6 +132,11 @@ impl TopicCounters {
 
     pub(crate) fn add_filtered(&self) {
         self.receive.filtered.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a sample that arrived again (its sequence number seen already).
+    pub(crate) fn add_repeated(&self) {
+        self.receive.repeated.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn add_lost(&self, n: u64) {
@@ -206,6 +217,7 @@ impl TopicCounters {
             paused: self.write.paused.load(Ordering::Relaxed),
             evicted: self.write.evicted.load(Ordering::Relaxed),
             filtered: self.receive.filtered.load(Ordering::Relaxed),
+            repeated: self.receive.repeated.load(Ordering::Relaxed),
         }
     }
 }

@@ -77,6 +77,7 @@ mod tests {
                             paused: 0,
                             evicted: 0,
                             filtered: 0,
+                            repeated: 0,
                             unknown_loss: false,
                         },
                         messages_per_s: *rate,

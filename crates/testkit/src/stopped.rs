@@ -35,6 +35,8 @@ pub struct StopCounts {
     pub paused: u64,
     /// Let go of by a pre-trigger buffer.
     pub evicted: u64,
+    /// Arrived a second time (a sequence number seen already), let go of.
+    pub repeated: u64,
     /// A full queue may have overwritten samples nobody can count.
     pub unknown_loss: bool,
 }
@@ -61,6 +63,7 @@ impl StopCounts {
             filtered: n("filtered"),
             paused: n("paused"),
             evicted: n("evicted"),
+            repeated: n("repeated"),
             unknown_loss: topic["unknown_loss"].as_bool().unwrap_or_else(|| {
                 panic!("rec stop --json has no unknown_loss: a loss could go unsaid: {topic}")
             }),

@@ -232,6 +232,7 @@ fn rated_topic(
             paused: topic.counts.paused,
             evicted: topic.counts.evicted,
             filtered: topic.counts.filtered,
+            repeated: topic.counts.repeated,
             unknown_loss: topic.counts.unknown_loss,
         },
         messages_per_s,

@@ -82,6 +82,10 @@ pub struct TopicReport {
     /// Not kept by the topic's rate limit or downsampling (released unwritten).
     #[serde(default)]
     pub filtered: u64,
+    /// Arrived again and let go of: the publisher's sequence number was seen already.
+    /// Not in `received` (`received + repeated` is what arrived).
+    #[serde(default)]
+    pub repeated: u64,
     /// A receive pass found the queue full on a topic whose samples carry no sequence
     /// numbers: samples may have been overwritten there, and nobody can say how many.
     #[serde(default)]

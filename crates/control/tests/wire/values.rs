@@ -21,6 +21,7 @@ pub fn topic_report(name: &str, unknown_loss: bool) -> TopicReport {
         paused: 17,
         evicted: 250,
         filtered: 0,
+        repeated: 2,
         unknown_loss,
     }
 }

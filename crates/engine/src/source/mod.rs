@@ -11,6 +11,7 @@
 pub(crate) mod dds;
 mod exchange;
 pub(crate) mod priority;
+mod sequence;
 pub(crate) mod shm;
 pub(crate) mod spill;
 pub(crate) mod stats;
@@ -30,6 +31,8 @@ use crate::registry::TopicRegistry;
 use crate::select::TopicFilter;
 use crate::throttle::Throttles;
 use crate::topic::Topic;
+
+pub(crate) use sequence::{Arrival, SequenceGaps};
 
 /// A large message of either source.
 pub(crate) enum Held {
@@ -169,72 +172,6 @@ pub(crate) fn hand_over(
     pushed
 }
 
-/// Each publisher's latest sequence number, to count the samples it sent that never
-/// arrived.
-#[derive(Debug)]
-pub(crate) struct SequenceGaps<K> {
-    last: Vec<(K, u64)>,
-}
-
-impl<K> Default for SequenceGaps<K> {
-    fn default() -> Self {
-        Self { last: Vec::new() }
-    }
-}
-
-impl<K: PartialEq> SequenceGaps<K> {
-    /// Notes that `publisher` sent `sequence`; returns how many it skipped since its last.
-    /// Out-of-order or repeated numbers skip nothing (the highest is kept), and a
-    /// publisher's first sample skips nothing: what it published before the recorder
-    /// subscribed was never the recorder's to lose.
-    pub fn track(&mut self, publisher: K, sequence: u64) -> u64 {
-        match self.last.iter_mut().find(|(id, _)| *id == publisher) {
-            Some((_, previous)) => {
-                let lost = sequence.saturating_sub(previous.saturating_add(1));
-                *previous = (*previous).max(sequence);
-                lost
-            }
-            None => {
-                self.last.push((publisher, sequence));
-                0
-            }
-        }
-    }
-
-    /// Whether `sequence` of `publisher` was noted already (a sample received twice).
-    #[cfg_attr(not(feature = "zenoh"), allow(dead_code))]
-    pub fn seen(&self, publisher: &K, sequence: u64) -> bool {
-        self.last
-            .iter()
-            .any(|(id, last)| id == publisher && sequence <= *last)
-    }
-
-    /// Whether `publisher` sent a sample before.
-    pub fn knows(&self, publisher: &K) -> bool {
-        self.last.iter().any(|(id, _)| id == publisher)
-    }
-
-    /// Whether `sequence` of `publisher` is one these numbers (a topic's when `rec
-    /// topics-set` unselected it) hold already: a sample recorded before, which the
-    /// publisher sends the new subscription again (its history). The publisher is
-    /// forgotten at its first newer sample, so that only the repeats cost a lookup.
-    pub fn repeats(&mut self, publisher: &K, sequence: u64) -> bool {
-        match self.last.iter().position(|(id, _)| id == publisher) {
-            Some(at) if sequence <= self.last[at].1 => true,
-            Some(at) => {
-                self.last.swap_remove(at);
-                false
-            }
-            None => false,
-        }
-    }
-
-    /// Forgets a publisher that went away.
-    pub fn forget(&mut self, publisher: &K) {
-        self.last.retain(|(id, _)| id != publisher);
-    }
-}
-
 /// Tells the writer about a topic before its first message; false while the handoff is
 /// full (the source tries again later).
 pub(crate) fn announce(tx: &mut Sender<Held>, topic: &Arc<Topic>) -> bool {
@@ -306,41 +243,4 @@ pub(crate) fn conclude_change(
     });
     retirements.send_all(&mut link.tx, CHANGE_HANDOVER_LIMIT);
     link.selection.took(change.version, time_ns);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sequence_gaps_count_what_was_skipped() {
-        let mut gaps = SequenceGaps::default();
-        assert_eq!(gaps.track('a', 5), 0);
-        assert_eq!(gaps.track('a', 6), 0);
-        assert_eq!(gaps.track('a', 9), 2);
-        assert_eq!(gaps.track('a', 8), 0, "late: nothing more is lost");
-        assert_eq!(gaps.track('a', 10), 0);
-        assert!(!gaps.knows(&'b'));
-        assert_eq!(gaps.track('b', 100), 0, "a new publisher's first sample");
-        assert!(gaps.knows(&'b'));
-        gaps.forget(&'a');
-        assert_eq!(gaps.track('a', 50), 0);
-    }
-
-    #[test]
-    fn repeats_are_what_a_publisher_sent_before_until_it_sends_anew() {
-        let mut recorded = SequenceGaps::default();
-        recorded.track('a', 24);
-        assert!(recorded.repeats(&'a', 0));
-        assert!(recorded.repeats(&'a', 24));
-        assert!(
-            !recorded.repeats(&'b', 3),
-            "another publisher's samples are new"
-        );
-        assert!(!recorded.repeats(&'a', 45));
-        assert!(
-            !recorded.repeats(&'a', 1),
-            "forgotten at its first new sample"
-        );
-    }
 }

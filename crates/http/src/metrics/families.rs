@@ -98,7 +98,7 @@ pub fn families(snapshot: &Snapshot, budget: &mut TopicBudget, version: &str) ->
 }
 
 /// The per-topic counters: name, help and the unit of the last one.
-const COUNTERS: [(&str, &str); 8] = [
+const COUNTERS: [(&str, &str); 9] = [
     ("messages_received", "Samples taken from the source."),
     (
         "messages_written",
@@ -124,6 +124,10 @@ const COUNTERS: [(&str, &str); 8] = [
         "messages_filtered",
         "Messages a rate limit or downsampling let go of unwritten.",
     ),
+    (
+        "messages_repeated",
+        "Messages that arrived again (a sequence number seen already), let go of.",
+    ),
     ("written", "Payload bytes written (user header included)."),
 ];
 
@@ -137,6 +141,7 @@ fn counter_values(counts: &recd_control::TopicReport) -> [u64; COUNTERS.len()] {
         counts.evicted,
         counts.paused,
         counts.filtered,
+        counts.repeated,
         counts.bytes_written,
     ]
 }

@@ -24,6 +24,7 @@ fn topic(name: &str, written: u64, health: HealthState, last_sample_ns: Option<u
             paused: 0,
             evicted: 0,
             filtered: 0,
+            repeated: 0,
             unknown_loss: false,
         },
         messages_per_s: 30.0,

@@ -5,7 +5,7 @@ use rustdds::Timestamp;
 use super::raw::RawSample;
 use super::DdsSource;
 use crate::handoff::Stamps;
-use crate::source::{hand_over, Held};
+use crate::source::{hand_over, Arrival, Held};
 
 impl DdsSource {
     /// Takes every sample waiting in a topic's reader.
@@ -28,8 +28,18 @@ impl DdsSource {
             |tx, taken, at| {
                 // RTPS sequence numbers start at 1; a negative one would be malformed.
                 let sequence = u64::try_from(taken.sequence).unwrap_or(0);
-                if recorded.repeats(&taken.writer, sequence) {
-                    // Recorded before the topic was unselected: not a new sample.
+                // Samples that came in fragments may lack a source timestamp.
+                let source_time_ns = taken.source_time.map_or(0, unix_ns);
+                // Recorded before the topic was unselected, or the writer's number seen
+                // already: not a new sample. A writer counting anew from a lower number
+                // (restarted keeping its GUID) is a new run, recorded.
+                let arrival = if recorded.repeats(&taken.writer, sequence) {
+                    Arrival::Repeat
+                } else {
+                    gaps.arrive(taken.writer, sequence, source_time_ns)
+                };
+                if arrival == Arrival::Repeat {
+                    counters.add_repeated();
                     if let RawSample::Staged { len } = taken.sample {
                         tx.skip_staged(len);
                     }
@@ -38,13 +48,13 @@ impl DdsSource {
                 counters.add_received();
                 drained.taken += 1;
                 let mut stamps = Stamps::received_at(at);
-                // Samples that came in fragments may lack a source timestamp.
-                if let Some(source_time) = taken.source_time {
-                    stamps.publish_time = unix_ns(source_time);
+                if source_time_ns > 0 {
+                    stamps.publish_time = source_time_ns;
                 }
-                let lost = gaps.track(taken.writer, sequence);
-                if lost > 0 {
-                    counters.add_lost(lost);
+                if let Arrival::New { lost } = arrival {
+                    if lost > 0 {
+                        counters.add_lost(lost);
+                    }
                 }
                 match taken.sample {
                     RawSample::Staged { len } => {

@@ -16,7 +16,7 @@ use super::attachment::{Attachment, Gid};
 use super::key::DataKey;
 use super::Event;
 use crate::handoff::{now_ns, Sender, Stamps};
-use crate::source::{announce, hand_over, Held, Retirements, SequenceGaps};
+use crate::source::{announce, hand_over, Arrival, Held, Retirements, SequenceGaps};
 use crate::throttle::Throttle;
 use crate::topic::Topic;
 
@@ -74,6 +74,20 @@ impl Slot {
             from_history: Vec::new(),
         }
     }
+}
+
+/// `gid` counts again from `sequence` (its node restarted keeping its id): what is known
+/// of its earlier run's numbers (`from_history`, `first_live` of a [`Slot`]) no longer
+/// tells its samples apart.
+fn start_over(
+    from_history: &mut Vec<(Gid, u64)>,
+    first_live: &mut Vec<(Gid, u64)>,
+    gid: Gid,
+    sequence: u64,
+) {
+    from_history.retain(|(g, _)| *g != gid);
+    first_live.retain(|(g, _)| *g != gid);
+    first_live.push((gid, sequence));
 }
 
 /// A sample of a topic not known yet.
@@ -221,11 +235,12 @@ impl Inbox {
         };
         let id = (attachment.gid, attachment.sequence);
         let live_from = s.first_live.iter().find(|(g, _)| *g == id.0).map(|f| f.1);
-        if self.closed
-            || !s.receiving
-            || s.from_history.contains(&id)
-            || live_from.is_some_and(|first| id.1 >= first)
-        {
+        if self.closed || !s.receiving {
+            return;
+        }
+        // Answered twice, or received live already.
+        if s.from_history.contains(&id) || live_from.is_some_and(|first| id.1 >= first) {
+            s.topic.counters.add_repeated();
             return;
         }
         s.from_history.push(id);
@@ -245,25 +260,35 @@ impl Inbox {
             return;
         }
         let counters = &slot.topic.counters;
-        if let Some(a) = &attachment {
-            // Recorded before the topic was unselected, received on two subscriptions
-            // while they were swapped, or taken from the publisher's history already:
-            // not a new sample.
-            if slot.recorded.repeats(&a.gid, a.sequence)
-                || slot.gaps.seen(&a.gid, a.sequence)
-                || slot.from_history.contains(&(a.gid, a.sequence))
-            {
-                return;
-            }
-        }
         match &attachment {
             Some(a) => {
+                // Recorded before the topic was unselected: not a new sample.
+                if slot.recorded.repeats(&a.gid, a.sequence) {
+                    counters.add_repeated();
+                    return;
+                }
                 if !slot.gaps.knows(&a.gid) {
                     slot.first_live.push((a.gid, a.sequence));
                 }
-                let lost = slot.gaps.track(a.gid, a.sequence);
-                if lost > 0 {
-                    counters.add_lost(lost);
+                match slot.gaps.arrive(a.gid, a.sequence, a.source_time_ns) {
+                    Arrival::New { lost } if lost > 0 => counters.add_lost(lost),
+                    Arrival::New { .. } => {}
+                    Arrival::Restart => start_over(
+                        &mut slot.from_history,
+                        &mut slot.first_live,
+                        a.gid,
+                        a.sequence,
+                    ),
+                    // Received on two subscriptions while they were swapped.
+                    Arrival::Repeat => {
+                        counters.add_repeated();
+                        return;
+                    }
+                }
+                // Taken from the publisher's history already.
+                if slot.from_history.contains(&(a.gid, a.sequence)) {
+                    counters.add_repeated();
+                    return;
                 }
             }
             None => counters.mark_unknown_loss(),
@@ -337,6 +362,8 @@ impl Inbox {
         };
         if let Some(gid) = gid {
             s.gaps.forget(&gid);
+            s.from_history.retain(|(g, _)| *g != gid);
+            s.first_live.retain(|(g, _)| *g != gid);
         }
         // The topic stays announced: a publisher that comes later writes to its channel.
         if last && s.announced {
