@@ -87,6 +87,20 @@ pub fn is_internal(dds_topic: &str) -> bool {
     INTERNAL_TOPICS.contains(&dds_topic)
 }
 
+/// The DDS topic prefixes of a service's requests and replies (`rmw_dds_common`'s
+/// `ros_service_requester_prefix` and `ros_service_response_prefix`).
+const SERVICE_PLUMBING_PREFIXES: &[&str] = &["rq/", "rr/"];
+
+/// Whether a DDS topic carries a service's requests or replies (`rq/add_two_intsRequest`,
+/// `rr/talker/get_parametersReply`): the plumbing of a service call, not a topic. recd
+/// neither lists nor records these as topics (rosbag2 does not either); a service is
+/// recorded by its introspection events (`--services`).
+pub fn is_service_plumbing(dds_topic: &str) -> bool {
+    SERVICE_PLUMBING_PREFIXES
+        .iter()
+        .any(|prefix| dds_topic.starts_with(prefix))
+}
+
 /// Whether a DDS topic is a hidden ROS topic: one whose ROS name has a token starting with
 /// `_` (`/_hidden`, `/fibonacci/_action/feedback`). `ros2 bag record` leaves these out unless
 /// `--include-hidden-topics` is given (rosbag2_transport's `topic_filter.cpp`,
@@ -263,6 +277,27 @@ mod tests {
             ros_topic_name("rt/parameter_events").as_deref(),
             Some("/parameter_events")
         );
+    }
+
+    #[test]
+    fn service_requests_and_replies_are_plumbing_not_topics() {
+        for dds_topic in [
+            "rq/add_two_intsRequest",
+            "rr/add_two_intsReply",
+            "rr/talker/get_type_descriptionReply",
+            "rq/talker/list_parametersRequest",
+        ] {
+            assert!(is_service_plumbing(dds_topic), "{dds_topic}");
+        }
+        for dds_topic in [
+            "rt/chatter",
+            "rt/rq/chatter",
+            "rt/add_two_ints/_service_event",
+            "ros_discovery_info",
+            "Square",
+        ] {
+            assert!(!is_service_plumbing(dds_topic), "{dds_topic}");
+        }
     }
 
     #[test]
