@@ -348,6 +348,13 @@ pub struct DdsConfig {
     /// The UDP sockets' receive buffer, so that fragmented multi-MB samples and bursts
     /// survive (the kernel caps it at `net.core.rmem_max`, doubled).
     pub receive_buffer_bytes: usize,
+    /// Ask a publishing node for a ROS 2 type's definition (its `~/get_type_description`
+    /// service, ROS 2 Iron and later) when no `.msg` file has it; the topic waits (its
+    /// reader gathering samples) until the node answers or a bound passes.
+    pub fetch_types: bool,
+    /// Where definitions learnt from the network are kept by type hash, read before
+    /// asking; none keeps them for the session only.
+    pub type_cache: Option<PathBuf>,
 }
 
 impl DdsConfig {
@@ -368,6 +375,8 @@ impl Default for DdsConfig {
             message_dirs: Vec::new(),
             reader_memory: 32 << 20,
             receive_buffer_bytes: 16 * 1024 * 1024,
+            fetch_types: true,
+            type_cache: None,
         }
     }
 }

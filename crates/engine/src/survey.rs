@@ -47,13 +47,19 @@ pub fn survey(
     discovery: Duration,
     window: Duration,
 ) -> Result<Survey, StartError> {
+    // A survey names topics and measures rates: it asks no node for a type (the topic
+    // would wait for the answer, and the survey's window is short).
+    let mut config = config.clone();
+    if let Some(dds) = &mut config.dds {
+        dds.fetch_types = false;
+    }
     let Sources {
         stop,
         registry,
         dds,
         shm,
         ..
-    } = Sources::open(config)?;
+    } = Sources::open(&config)?;
     let bytes = Arc::new(Mutex::new(HashMap::<u32, u64>::new()));
     let mut drains = Vec::new();
     let mut dds_thread = None;

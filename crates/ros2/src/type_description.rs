@@ -146,8 +146,10 @@ const SOURCES_ROOT: &str = "<type sources>";
 
 /// The `ros2msg` definition of `type_name` (`pkg/msg/Type`) built from a node's type
 /// sources exactly as [`MessageDefinitions::definition`] builds it from an install tree:
-/// each `msg`, `srv` or `action` source stands for its file (`pkg/msg/Type.msg`, …); other
-/// sources (`idl`, none) are ignored, and a type that has only those is missing.
+/// each `msg`, `srv` or `action` source stands for its file (`pkg/msg/Type.msg`, …), given
+/// back the final newline rosidl leaves out of the sources it generates, so that the text
+/// is the one built from the files; other sources (`idl`, none) are ignored, and a type
+/// that has only those is missing.
 pub fn definition_from_sources(
     type_name: &str,
     sources: &[TypeSource],
@@ -159,7 +161,12 @@ pub fn definition_from_sources(
             let path = PathBuf::from(package)
                 .join(kind)
                 .join(format!("{name}.{kind}"));
-            (path, source.raw_file_contents.clone())
+            // rosidl's sources lose the file's final newline; a .msg file has one.
+            let mut text = source.raw_file_contents.clone();
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            (path, text)
         })
     });
     MessageDefinitions::from_texts(PathBuf::from(SOURCES_ROOT), files).definition(type_name)

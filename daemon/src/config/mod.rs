@@ -173,6 +173,9 @@ pub struct SessionDefaults {
     /// Directories with ROS 2 `.msg` files, searched before `AMENT_PREFIX_PATH` (for
     /// DDS and Zenoh topics alike).
     pub dds_message_dirs: Vec<PathBuf>,
+    /// Ask a publishing node for a ROS 2 type's definition (`~/get_type_description`)
+    /// when no `.msg` file has it; kept in `<state_dir>/types` by type hash.
+    pub dds_fetch_types: bool,
     /// Bytes of samples each DDS topic's reader holds until the receive thread takes
     /// them (64 to 16,384 of the topic's largest samples).
     #[serde(with = "units::size")]
@@ -255,6 +258,7 @@ impl Default for SessionDefaults {
             dds_domain: None,
             dds_interfaces: dds.interfaces,
             dds_message_dirs: dds.message_dirs,
+            dds_fetch_types: dds.fetch_types,
             dds_reader_memory: ByteSize::b(dds.reader_memory),
             dds_receive_buffer: ByteSize::b(dds.receive_buffer_bytes as u64),
             finish: FinishMode::Index,
@@ -288,6 +292,12 @@ pub enum ConfigError {
 }
 
 impl DaemonConfig {
+    /// Where ROS 2 message definitions learnt from the network are kept, by type hash
+    /// (`RIHS01_<hex>.msg`).
+    pub fn type_cache_dir(&self) -> PathBuf {
+        self.state_dir.join("types")
+    }
+
     /// Reads `path`; a missing file at the default location means the built-in defaults,
     /// a missing file named explicitly is an error.
     pub fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {

@@ -213,6 +213,9 @@ impl SessionDefaults {
                     message_dirs: self.dds_message_dirs.clone(),
                     reader_memory: self.dds_reader_memory.as_u64(),
                     receive_buffer_bytes: self.dds_receive_buffer.as_u64() as usize,
+                    fetch_types: self.dds_fetch_types,
+                    // The daemon's state directory, set where the session starts.
+                    type_cache: None,
                 }),
             zenoh: request
                 .zenoh_domain

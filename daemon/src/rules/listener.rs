@@ -30,6 +30,7 @@ const KEEP_MS: u64 = 1000;
 pub(super) struct Setup {
     defaults: SessionDefaults,
     directory: PathBuf,
+    type_cache: Option<PathBuf>,
 }
 
 /// Hands the listener's samples to the rules; it makes no files.
@@ -57,6 +58,7 @@ pub fn prepare(config: &DaemonConfig, rules: &Rules) {
     let setup = Setup {
         defaults: config.recording.clone(),
         directory: config.state_dir.join("rules"),
+        type_cache: Some(config.type_cache_dir()),
     };
     *lock(&rules.listener_setup) = Some(setup);
     rules.selection_changed.store(true, Ordering::Relaxed);
@@ -115,9 +117,12 @@ fn start(setup: &Setup, rules: &Arc<Rules>, topics: &[String]) -> Result<Recordi
         upload: Some(false),
         ..StartRequest::default()
     };
-    let recording = (setup.defaults)
+    let mut recording = (setup.defaults)
         .recording_config(&request, "rules".into(), setup.directory.clone())
         .map_err(|e| e.to_string())?;
+    if let Some(dds) = &mut recording.dds {
+        dds.type_cache = setup.type_cache.clone();
+    }
     std::fs::create_dir_all(&setup.directory)
         .map_err(|e| format!("cannot create {}: {e}", setup.directory.display()))?;
     let tap = ListenerTap(rules.tap(LISTENER, "rules"));

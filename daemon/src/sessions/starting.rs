@@ -61,6 +61,9 @@ impl Sessions {
         config.expect = expectations(&request.expect, &self.config.expect)
             .map_err(|e| error(ErrorKind::InvalidArgument, e.to_string()))?;
         config.throttles.extend_from_slice(&self.config.topic);
+        if let Some(dds) = &mut config.dds {
+            dds.type_cache = Some(self.config.type_cache_dir());
+        }
         config.sealing = self.sealing.clone();
         // The chain enters each file with the digest its writer took: no read back.
         config.stored_digest = self.signing.is_some();

@@ -232,10 +232,11 @@ fn definition_from_sources_is_the_definition_from_files() {
         "{expected}"
     );
     // In the order a node sends them, with a source that is no file among them.
+    // rosidl's sources lack the files' final newline.
     let mut sources: Vec<TypeSource> = files
         .iter()
         .rev()
-        .map(|(name, text)| source(name, "msg", text))
+        .map(|(name, text)| source(name, "msg", text.trim_end_matches('\n')))
         .collect();
     sources.push(source("odd_msgs/msg/Odd", "idl", "module odd_msgs {};"));
     assert_eq!(

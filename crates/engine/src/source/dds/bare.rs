@@ -13,12 +13,12 @@ use rustdds::{
     QosPolicyBuilder, StatusEvented, Subscriber, GUID,
 };
 
-use super::discovery::keyed_writer;
 use super::qos::ReaderChoice;
 use super::raw::RawSample;
 use super::reader::{
     declare_topic, depth_for, new_reader, take_keyed, Reader, Taken, TopicShape, MIN_DEPTH,
 };
+use super::writers::keyed_writer;
 use super::{dds_participant, DdsError, GATHER_TIME, STATUS, SWEEP_INTERVAL};
 use crate::config::DdsConfig;
 use crate::source::SequenceGaps;

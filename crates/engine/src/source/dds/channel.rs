@@ -44,10 +44,16 @@ pub(crate) struct Offer<'a> {
     pub user_data: &'a [u8],
 }
 
-/// Finds message definitions, each type once.
+/// Finds message definitions, each type once: from `.msg` files, else by the writer's
+/// type hash among those learnt from the network ([`super::fetch`]) or kept from an
+/// earlier session ([`super::type_cache`]).
 pub(crate) struct Definitions {
     source: MessageDefinitions,
     found: HashMap<String, Result<String, String>>,
+    /// What the network said of each type hash asked for: the definition, or why not.
+    fetched: HashMap<String, Result<String, String>>,
+    /// Where definitions learnt from the network are kept, if anywhere.
+    cache: Option<std::path::PathBuf>,
 }
 
 impl Definitions {
@@ -55,6 +61,59 @@ impl Definitions {
         Self {
             source,
             found: HashMap::new(),
+            fetched: HashMap::new(),
+            cache: None,
+        }
+    }
+
+    /// Also looks definitions up by type hash in `cache`.
+    pub fn with_cache(mut self, cache: Option<std::path::PathBuf>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Whether the topic of `naming` announcing `hash` needs its definition from the
+    /// network: a ROS type no `.msg` file, earlier answer or kept file describes.
+    pub fn needs_fetch(&mut self, naming: &Naming, hash: Option<&str>) -> bool {
+        let Some(hash) = hash else {
+            return false;
+        };
+        naming.ros_type
+            && self.definition(&naming.schema).is_err()
+            && !self.fetched.contains_key(hash)
+            && self.kept(hash).is_none()
+    }
+
+    /// Takes what the network said of `hash`.
+    pub fn learn(&mut self, hash: String, definition: Result<String, String>) {
+        self.fetched.insert(hash, definition);
+    }
+
+    /// The definition kept for `hash` in the cache, remembered once read.
+    fn kept(&mut self, hash: &str) -> Option<String> {
+        let text = super::type_cache::load(self.cache.as_deref()?, hash)?;
+        self.fetched.insert(hash.to_string(), Ok(text.clone()));
+        Some(text)
+    }
+
+    /// The definition of a ROS type whose writer announced `hash`: from `.msg` files, else
+    /// as learnt for the hash; the reasons of both when neither has it.
+    fn definition_for(&mut self, ros_type: &str, hash: Option<&str>) -> Result<String, String> {
+        let local = self.definition(ros_type);
+        let Some(hash) = hash else {
+            return local;
+        };
+        let learnt = self
+            .fetched
+            .get(hash)
+            .cloned()
+            .or_else(|| self.kept(hash).map(Ok));
+        match (local, learnt) {
+            (Ok(text), _) | (Err(_), Some(Ok(text))) => Ok(text),
+            (Err(reason), Some(Err(network))) => {
+                Err(format!("{reason}; asked the network for {hash}: {network}"))
+            }
+            (Err(reason), None) => Err(reason),
         }
     }
 
@@ -92,13 +151,17 @@ pub(crate) fn channel_spec(
         dds_keys::OFFERED_QOS_PROFILES.to_string(),
         ros_qos::offered_qos_profiles_yaml(&profiles),
     );
-    if let Some(hash) = offers
-        .iter()
-        .find_map(|offer| type_hash::from_user_data(offer.user_data))
-    {
+    if let Some(hash) = offered_hash(offers) {
         metadata.insert(dds_keys::TOPIC_TYPE_HASH.to_string(), hash);
     }
     ros2_channel(naming, metadata, definitions)
+}
+
+/// The type hash the first writer that announces one announces.
+pub(crate) fn offered_hash(offers: &[Offer<'_>]) -> Option<String> {
+    offers
+        .iter()
+        .find_map(|offer| type_hash::from_user_data(offer.user_data))
 }
 
 /// The channel of a topic of `naming` (recorded as CDR) with `metadata`: a ROS 2 type's
@@ -112,7 +175,10 @@ pub(crate) fn ros2_channel(
     let (schema_encoding, definition) = if naming.ros_type {
         (
             msgdef::SCHEMA_ENCODING,
-            definitions.definition(&naming.schema),
+            definitions.definition_for(
+                &naming.schema,
+                metadata.get(dds_keys::TOPIC_TYPE_HASH).map(String::as_str),
+            ),
         )
     } else {
         (

@@ -9,6 +9,13 @@
 //! receive thread only takes ready readers and gives back finished ones
 //! ([`super::exchange`]). Readers are registered with the receive thread's poll here too,
 //! under the token of their slot, and deregistered here before they are dropped.
+//!
+//! A new ROS 2 topic whose type no `.msg` file describes is held here while
+//! [`super::fetch`]'s thread asks its node for the definition: its reader is made at once
+//! and gathers samples in its history (64 samples at least), and the topic goes to the
+//! registry and the receive thread only when the answer or the bound comes, so that its
+//! schema is in place before any of its messages is written, its rules decode it, and
+//! its first samples are in the file.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,10 +30,12 @@ use rustdds::{
 
 use recd_ros2::names::{self, Interface};
 
-use super::channel::{channel_spec, Definitions, Naming, Offer};
+use super::channel::{channel_spec, offered_hash, Definitions, Naming, Offer};
 use super::exchange::{Finished, Found, NewTopic, ReceiveLink};
+use super::fetch::{prefix_of, Job, TypeFetcher};
 use super::qos::ReaderChoice;
 use super::reader::{declare_topic, new_reader, Reader, TopicShape, MIN_DEPTH};
+use super::writers::{keyed_writer, offers_of, topic_shape, HeldTopic, WriterSeen};
 use crate::registry::TopicRegistry;
 use crate::select::TopicFilter;
 use crate::throttle::Throttles;
@@ -34,15 +43,6 @@ use crate::topic::{Topic, TopicCounters};
 
 /// The name of the discovery thread.
 pub(super) const THREAD_NAME: &str = "recd-dds-discovery";
-
-/// A writer as discovery describes it.
-struct WriterSeen {
-    guid: GUID,
-    topic: String,
-    type_name: String,
-    qos: QosPolicies,
-    user_data: Vec<u8>,
-}
 
 /// A topic handed to the receive thread, as discovery keeps it.
 struct KnownTopic {
@@ -83,6 +83,10 @@ pub(super) struct Discovery {
     topics: Vec<KnownTopic>,
     /// Every writer seen: the topic it writes to, or `None` when not recorded.
     writers: HashMap<GUID, Option<usize>>,
+    /// Asks nodes for the definitions of types no `.msg` file has (none: never asks).
+    fetcher: Option<TypeFetcher>,
+    /// New topics waiting for their definition, in the order they came.
+    held: Vec<HeldTopic>,
 }
 
 impl Discovery {
@@ -91,7 +95,7 @@ impl Discovery {
     pub fn new(
         endpoints: DdsEndpoints,
         settings: &crate::source::SourceSettings,
-        definitions: Definitions,
+        (definitions, fetcher): (Definitions, Option<TypeFetcher>),
         registry: Arc<TopicRegistry>,
         link: ReceiveLink,
     ) -> Self {
@@ -105,6 +109,8 @@ impl Discovery {
             link,
             topics: Vec::new(),
             writers: HashMap::new(),
+            fetcher,
+            held: Vec::new(),
         }
     }
 
@@ -126,6 +132,7 @@ impl Discovery {
                 next_snapshot = now + self.interval;
             }
             self.status_events();
+            self.release_held();
             let wait = next_snapshot.saturating_duration_since(Instant::now());
             if let Err(error) = self.endpoints.poll.poll(&mut events, Some(wait)) {
                 if error.kind() != std::io::ErrorKind::Interrupted {
@@ -273,6 +280,14 @@ impl Discovery {
             self.writers.insert(writer.guid, None);
             return;
         }
+        if let Some(held) = self.held.iter_mut().find(|held| {
+            held.writer.topic == writer.topic && held.writer.type_name == writer.type_name
+        }) {
+            if held.writer.guid != writer.guid && held.more.iter().all(|w| w.guid != writer.guid) {
+                held.more.push(writer);
+            }
+            return;
+        }
         let known = self
             .topics
             .iter()
@@ -344,10 +359,8 @@ impl Discovery {
         writer: &WriterSeen,
         discovered: &[DiscoveredWriterData],
     ) -> Option<usize> {
-        let service = format!("dds:{}", writer.topic);
-        let naming = Naming::of(&writer.topic, &writer.type_name);
         // Every writer of the topic known now describes the channel (rosbag2 does so too).
-        let others: Vec<(QosPolicies, &[u8])> = discovered
+        let others: Vec<(QosPolicies, Vec<u8>)> = discovered
             .iter()
             .filter(|w| {
                 let p = &w.publication_topic_data;
@@ -355,35 +368,148 @@ impl Discovery {
                     && p.type_name == writer.type_name
                     && p.key != writer.guid
             })
-            .map(|w| (w.publication_topic_data.qos(), w.user_data.as_slice()))
+            .map(|w| (w.publication_topic_data.qos(), w.user_data.clone()))
             .collect();
-        let mut offers = vec![Offer {
-            qos: &writer.qos,
-            user_data: &writer.user_data,
-        }];
-        offers.extend(
-            others
-                .iter()
-                .map(|(qos, user_data)| Offer { qos, user_data }),
-        );
-        let choice = ReaderChoice::for_offers(offers.iter().map(|o| o.qos));
+        let offers = offers_of(writer, &others);
+        let hash = offered_hash(&offers);
+        let naming = Naming::of(&writer.topic, &writer.type_name);
+        if let (Some(hash), true) = (&hash, self.fetcher.is_some()) {
+            if self.definitions.needs_fetch(&naming, Some(hash)) {
+                self.hold(writer, others, hash.clone());
+                return None;
+            }
+        }
         let slot = self.topics.len();
-        let keyed = keyed_writer(writer.guid);
-        let shape = TopicShape {
-            name: &writer.topic,
-            type_name: &writer.type_name,
-            keyed,
-            choice,
-        };
+        let shape = topic_shape(writer, &offers);
         let reader = match self.create_reader(slot, &shape, MIN_DEPTH) {
             Ok(reader) => reader,
             Err(reason) => {
-                self.registry.note_problem(&service, reason);
+                self.registry
+                    .note_problem(&format!("dds:{}", writer.topic), reason);
                 return None;
             }
         };
+        self.hand_topic(writer, &offers, reader)
+    }
+
+    /// Holds a new topic while its node is asked for the definition of its type (once per
+    /// hash): its reader gathers samples meanwhile.
+    fn hold(&mut self, writer: &WriterSeen, others: Vec<(QosPolicies, Vec<u8>)>, hash: String) {
+        let offers = offers_of(writer, &others);
+        let shape = topic_shape(writer, &offers);
+        let endpoints = &self.endpoints;
+        let reader = match new_reader(
+            &endpoints.participant,
+            &endpoints.subscriber,
+            &shape,
+            MIN_DEPTH,
+        ) {
+            Ok(reader) => reader,
+            Err(reason) => {
+                let service = format!("dds:{}", writer.topic);
+                self.registry.note_problem(&service, reason);
+                return;
+            }
+        };
+        let asked = self.held.iter().any(|held| held.hash == hash);
+        if let (Some(fetcher), false) = (&self.fetcher, asked) {
+            fetcher.ask(Job {
+                ros_type: Naming::of(&writer.topic, &writer.type_name).schema,
+                hash: hash.clone(),
+                participant: prefix_of(writer.guid),
+            });
+        }
+        self.held.push(HeldTopic {
+            writer: writer.clone(),
+            others,
+            hash,
+            reader,
+            more: Vec::new(),
+        });
+    }
+
+    /// Takes the answers the fetch thread has given and hands over the topics they free.
+    fn release_held(&mut self) {
+        let Some(fetcher) = &self.fetcher else {
+            return;
+        };
+        let mut answered = Vec::new();
+        while let Some(fetched) = fetcher.take() {
+            answered.push(fetched.hash.clone());
+            self.definitions.learn(fetched.hash, fetched.definition);
+        }
+        if answered.is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.held);
+        let (free, still): (Vec<_>, Vec<_>) = held
+            .into_iter()
+            .partition(|held| answered.contains(&held.hash));
+        self.held = still;
+        for held in free {
+            self.release(held);
+        }
+    }
+
+    /// Hands over a held topic with what is now known of its type, and adds the writers
+    /// seen while it waited; a writer gone meanwhile is lost at once.
+    fn release(&mut self, held: HeldTopic) {
+        let HeldTopic {
+            writer,
+            others,
+            mut reader,
+            more,
+            ..
+        } = held;
+        if !selected(&self.filter, &writer.topic, &writer.type_name) {
+            return;
+        }
+        let slot = self.topics.len();
+        let registered = self.endpoints.receive_registry.register(
+            reader.source(),
+            Token(slot),
+            Interest::READABLE,
+        );
+        if let Err(error) = registered {
+            let service = format!("dds:{}", writer.topic);
+            let reason = format!("cannot wait on the DDS reader: {error}");
+            self.registry.note_problem(&service, reason);
+            return;
+        }
+        let offers = offers_of(&writer, &others);
+        let Some(slot) = self.hand_topic(&writer, &offers, reader) else {
+            return;
+        };
+        self.writers.insert(writer.guid, Some(slot));
+        let discovered = self.endpoints.participant.discovered_writers();
+        let alive = |guid: GUID| {
+            discovered
+                .iter()
+                .any(|w| w.publication_topic_data.key == guid)
+        };
+        if !alive(writer.guid) {
+            self.writer_lost(writer.guid);
+        }
+        for more in more.into_iter().filter(|w| alive(w.guid)) {
+            self.writer_seen(more, &discovered);
+        }
+    }
+
+    /// Describes a new topic in the registry and hands it to the receive thread with its
+    /// first reader, already registered under the next slot; that slot.
+    fn hand_topic(
+        &mut self,
+        writer: &WriterSeen,
+        offers: &[Offer<'_>],
+        reader: Reader,
+    ) -> Option<usize> {
+        let service = format!("dds:{}", writer.topic);
+        let naming = Naming::of(&writer.topic, &writer.type_name);
+        let slot = self.topics.len();
+        let shape = topic_shape(writer, offers);
+        let (keyed, choice) = (shape.keyed, shape.choice);
         let (channel, missing_definition) =
-            channel_spec(&naming, keyed, &offers, &mut self.definitions);
+            channel_spec(&naming, keyed, offers, &mut self.definitions);
         match missing_definition {
             Some(reason) => self.registry.note_problem(
                 &service,
@@ -468,8 +594,3 @@ fn describe_qos(qos: &QosPolicies) -> String {
     )
 }
 
-/// Whether a writer's topic is keyed: the entity kind, the GUID's last byte, says so
-/// (0x02 writer with key, 0x03 writer without).
-pub(super) fn keyed_writer(writer: GUID) -> bool {
-    writer.to_bytes()[15] == 0x02
-}

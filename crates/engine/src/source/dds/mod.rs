@@ -8,18 +8,24 @@
 //! readers and describes each topic in the file ([`channel`]), and passes readers to and
 //! from the receive thread ([`exchange`], [`topics`]): rustdds' locks and the message
 //! definitions' files never hold up the real-time thread. The readers are in [`reader`],
-//! taking samples in [`receive`]. [`bare`] reads one topic the same way and keeps
+//! taking samples in [`receive`]. A ROS 2 type no `.msg` file describes is asked of its
+//! node by [`fetch`]'s thread (kept in [`type_cache`]) while the new topic waits in the
+//! discovery thread. [`bare`] reads one topic the same way and keeps
 //! nothing: the benchmarks' reference for what recd adds to rustdds.
 
 mod bare;
 pub(super) mod channel;
 mod discovery;
 mod exchange;
+mod fetch;
+mod fetch_wire;
 mod qos;
 mod raw;
 mod reader;
 mod receive;
 mod topics;
+mod type_cache;
+mod writers;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -204,10 +210,29 @@ impl DdsSource {
         };
         let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
             config.message_dirs.clone(),
-        ));
+        ))
+        .with_cache(config.type_cache.clone());
+        let fetcher = if config.fetch_types {
+            Some(
+                fetch::TypeFetcher::start(
+                    endpoints.participant.clone(),
+                    config.type_cache.clone(),
+                    discovery_waker.clone(),
+                )
+                .map_err(DdsError::Thread)?,
+            )
+        } else {
+            None
+        };
         let registry = link.registry.clone();
         let discovery = exchange::connect(waker.clone(), discovery_waker, |end| {
-            let discovery = Discovery::new(endpoints, &settings.common, definitions, registry, end);
+            let discovery = Discovery::new(
+                endpoints,
+                &settings.common,
+                (definitions, fetcher),
+                registry,
+                end,
+            );
             std::thread::Builder::new()
                 .name(discovery::THREAD_NAME.into())
                 .spawn(move || discovery.run())

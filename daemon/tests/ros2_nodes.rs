@@ -1,0 +1,248 @@
+//! recd among real ROS 2 nodes: an rclpy node over rmw_fastrtps_cpp (PyPI's Kilted wheels,
+//! `tests/python/rclpy_types_node.py`) recorded by a recd that has no message definitions
+//! at all. recd asks the node for each type (`~/get_type_description`), checks it against
+//! the type hash and records the definition as the schema: the schema equals the `.msg`
+//! files the wheels ship, nested types included, a rule decodes the topic with it, and
+//! `rec info` knows the types. A node that does not answer leaves the schema empty, and
+//! `rec status` says why.
+//!
+//! Each test uses a DDS domain of its own.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use recd_testkit::{recorded_messages, stopped_files, wait_until, Domain, Recd, Script};
+use serde_json::Value;
+
+/// The ROS 2 install tree of the test venv (`share/<pkg>/msg/*.msg`).
+fn wheels_share() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/share")
+}
+
+/// The `.msg` file the wheels ship for `pkg/Type`.
+fn msg(name: &str) -> String {
+    let (package, type_name) = name.split_once('/').unwrap();
+    let path = wheels_share().join(format!("{package}/msg/{type_name}.msg"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// rosbag2's concatenation of `types` (the type, then its dependencies in the order
+/// rosbag2 visits them), from the wheels' `.msg` files.
+fn concatenated(types: &[&str]) -> String {
+    let mut text = msg(types[0]);
+    for name in &types[1..] {
+        text.push('\n');
+        text.push_str(&"=".repeat(80));
+        text.push_str(&format!("\nMSG: {name}\n"));
+        text.push_str(&msg(name));
+    }
+    text
+}
+
+/// recd on DDS loopback with no message definitions anywhere (none configured, an empty
+/// AMENT_PREFIX_PATH), with `extra` in its configuration.
+fn recd_without_definitions(root: &Path, shm: &Domain, extra: &str) -> Recd {
+    Recd::start_configured(
+        root,
+        shm,
+        extra,
+        "dds_interfaces = [\"127.0.0.1\"]\n",
+        &[("AMENT_PREFIX_PATH", "")],
+    )
+}
+
+const BRAKE_RULE: &str = r#"
+[[rule]]
+name = "brake"
+topic = "/imu"
+when = "msg.linear_acceleration.x < -6.0"
+before = "1s"
+after = "1s"
+"#;
+
+#[test]
+fn types_come_from_the_publishing_node_with_their_nested_types_and_rules_decode_them() {
+    const DDS: &str = "181";
+    const COUNT: u64 = 40;
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = recd_without_definitions(root.path(), &shm, BRAKE_RULE);
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "net",
+        "--dds-domain",
+        DDS,
+        "--topic",
+        "/chatter",
+        "--topic",
+        "/pose",
+        "--topic",
+        "/imu",
+    ]);
+    let node = Script::spawn(
+        "rclpy_types_node.py",
+        &[
+            "--domain",
+            DDS,
+            "--node",
+            "talker",
+            "--topic",
+            "/chatter:string",
+            "--topic",
+            "/pose:pose",
+            "--topic",
+            "/imu:imu",
+            "--count",
+            &COUNT.to_string(),
+            "--rate",
+            "20",
+            "--linger",
+            "3",
+        ],
+    )
+    .finish(Duration::from_secs(120));
+    assert_eq!(node.done["matched"], true, "{}", node.done);
+    for topic in ["/chatter", "/pose", "/imu"] {
+        assert!(
+            recd.wait_topic_written("net", topic, COUNT, Duration::from_secs(30)),
+            "{topic}: {:?}\n{}",
+            recd.topic_status("net", topic),
+            recd.log()
+        );
+    }
+    let status = recd.rec_json(&["status", "net"]);
+    assert_eq!(status[0]["problems"], Value::Array(vec![]), "{status:#}");
+
+    // The rule on the Imu decoded its messages with the fetched definition and fired.
+    let fired = wait_until(Duration::from_secs(30), || {
+        let incidents = recd.rec_json(&["incidents"]);
+        (incidents.as_array().unwrap().iter()).any(|i| i["rule"]["rule"] == "brake")
+    });
+    assert!(fired, "{}\n{}", recd.rec_json(&["incidents"]), recd.log());
+
+    let stopped = recd.rec_json(&["stop", "net"]);
+    let files = stopped_files(&stopped);
+    let recorded = recorded_messages(&files);
+    let expected = [
+        (
+            "/chatter",
+            "std_msgs/msg/String",
+            concatenated(&["std_msgs/String"]),
+        ),
+        (
+            "/pose",
+            "geometry_msgs/msg/PoseStamped",
+            concatenated(&[
+                "geometry_msgs/PoseStamped",
+                "geometry_msgs/Pose",
+                "geometry_msgs/Point",
+                "geometry_msgs/Quaternion",
+                "std_msgs/Header",
+                "builtin_interfaces/Time",
+            ]),
+        ),
+        (
+            "/imu",
+            "sensor_msgs/msg/Imu",
+            concatenated(&[
+                "sensor_msgs/Imu",
+                "geometry_msgs/Quaternion",
+                "geometry_msgs/Vector3",
+                "std_msgs/Header",
+                "builtin_interfaces/Time",
+            ]),
+        ),
+    ];
+    for (topic, schema, definition) in &expected {
+        let messages: Vec<_> = recorded.iter().filter(|m| m.topic == *topic).collect();
+        assert_eq!(messages.len() as u64, COUNT, "{topic}");
+        let first = messages[0];
+        assert_eq!(first.schema_name, *schema);
+        assert_eq!(first.schema_encoding, "ros2msg");
+        assert_eq!(
+            String::from_utf8_lossy(&first.schema_data),
+            *definition,
+            "{topic}"
+        );
+        // Kept in the state directory by the hash the writer announced.
+        let hash = &first.metadata["topic_type_hash"];
+        let kept = root.path().join(format!("state/types/{hash}.msg"));
+        assert_eq!(
+            std::fs::read_to_string(&kept).unwrap_or_default(),
+            *definition,
+            "{}",
+            kept.display()
+        );
+    }
+    let info = recd.rec(&["info", "net"]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(!info.contains("without message definitions"), "{info}");
+}
+
+#[test]
+fn a_node_that_does_not_answer_leaves_the_schema_empty_and_status_says_why() {
+    const DDS: &str = "182";
+    const COUNT: u64 = 30;
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = recd_without_definitions(root.path(), &shm, "");
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "mute",
+        "--dds-domain",
+        DDS,
+        "--topic",
+        "/quiet",
+    ]);
+    // It publishes but never spins: its services never answer.
+    let node = Script::spawn(
+        "rclpy_types_node.py",
+        &[
+            "--domain",
+            DDS,
+            "--node",
+            "mute",
+            "--topic",
+            "/quiet:string",
+            "--count",
+            &COUNT.to_string(),
+            "--rate",
+            "20",
+            "--linger",
+            "12",
+            "--no-spin",
+        ],
+    )
+    .finish(Duration::from_secs(120));
+    assert_eq!(node.done["matched"], true, "{}", node.done);
+    // Held while the node is asked, then recorded without a definition: every message.
+    assert!(
+        recd.wait_topic_written("mute", "/quiet", COUNT, Duration::from_secs(60)),
+        "{:?}\n{}",
+        recd.topic_status("mute", "/quiet"),
+        recd.log()
+    );
+    let status = recd.rec_json(&["status", "mute"]);
+    let problems = status[0]["problems"].to_string();
+    assert!(
+        problems.contains("dds:rt/quiet")
+            && problems.contains("/mute did not answer ~/get_type_description"),
+        "{status:#}"
+    );
+    let text = recd.rec(&["status", "mute"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("did not answer"), "{text}");
+
+    let stopped = recd.rec_json(&["stop", "mute"]);
+    let recorded = recorded_messages(&stopped_files(&stopped));
+    let quiet: Vec<_> = recorded.iter().filter(|m| m.topic == "/quiet").collect();
+    assert_eq!(quiet.len() as u64, COUNT);
+    assert_eq!(quiet[0].schema_name, "std_msgs/msg/String");
+    assert!(quiet[0].schema_data.is_empty());
+    let info = recd.rec(&["info", "mute"]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("without message definitions"), "{info}");
+    assert!(!root.path().join("state/types").exists());
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A real ROS 2 node (rclpy over rmw_fastrtps_cpp, from PyPI's Kilted wheels) that the
+end-to-end tests record: it publishes some of std_msgs/String, geometry_msgs/PoseStamped and
+sensor_msgs/Imu, and serves what every rclpy node serves (~/get_type_description,
+parameters) while its executor spins.
+
+    rclpy_types_node.py --domain 0 --node talker --topic /chatter:string --topic /pose:pose --topic /imu:imu \
+        --count 40 --rate 20 --linger 2 [--no-spin] [--param name=value ...]
+
+Prints ONE JSON line when its publishers exist ({"ready": true, "node": "/talker"}) and a final
+one ({"done": true, "matched": true, "sent": {"/chatter": 40, ...}}): it waits up to
+--wait-match seconds for every publisher to match a subscription before the first message
+("matched" says whether they did). The Imu's linear_acceleration.x is
+-9.5 in message --brake (default: the middle one) and 0.5 in the others.
+
+--no-spin: the node never spins, so it never answers a service (a node that does not answer);
+it publishes all the same.
+
+--param name=value declares an integer or string parameter; --set name=value sets it (after
+half the messages), so that a parameter event is published.
+
+RMW_IMPLEMENTATION is rmw_fastrtps_cpp unless set. Every wait is bounded: --wait-match + count/rate + --linger.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+
+import rclpy  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+
+from script_io import Ticks, emit  # noqa: E402
+
+
+def message(kind, i, brake):
+    if kind == "string":
+        from std_msgs.msg import String
+
+        return String(data=f"hello {i}")
+    if kind == "pose":
+        from geometry_msgs.msg import PoseStamped
+
+        msg = PoseStamped()
+        msg.header.frame_id = "map"
+        msg.header.stamp.sec = i
+        msg.pose.position.x = float(i)
+        msg.pose.orientation.w = 1.0
+        return msg
+    if kind == "imu":
+        from sensor_msgs.msg import Imu
+
+        msg = Imu()
+        msg.header.frame_id = "imu"
+        msg.linear_acceleration.x = -9.5 if i == brake else 0.5
+        return msg
+    raise SystemExit(f"unknown kind {kind}")
+
+
+def message_type(kind):
+    return type(message(kind, 0, -1))
+
+
+def value(text):
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domain", type=int, required=True)
+    parser.add_argument("--node", default="talker")
+    parser.add_argument("--topic", action="append", default=[], help="NAME:KIND (string, pose, imu)")
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--wait-match", type=float, default=30.0,
+                        help="seconds to wait for every publisher to match a subscription")
+    parser.add_argument("--linger", type=float, default=2.0, help="seconds spinning after the last")
+    parser.add_argument("--brake", type=int, default=None)
+    parser.add_argument("--no-spin", action="store_true")
+    parser.add_argument("--param", action="append", default=[])
+    parser.add_argument("--set", action="append", default=[])
+    args = parser.parse_args()
+    brake = args.count // 2 if args.brake is None else args.brake
+
+    rclpy.init(domain_id=args.domain)
+    node = Node(args.node)
+    for pair in args.param:
+        name, text = pair.split("=", 1)
+        node.declare_parameter(name, value(text))
+    publishers = []
+    for spec in args.topic:
+        name, kind = spec.rsplit(":", 1)
+        publishers.append((name, kind, node.create_publisher(message_type(kind), name, 10)))
+    emit({"ready": True, "node": node.get_fully_qualified_name()})
+
+    def spin_for(seconds):
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            if args.no_spin:
+                time.sleep(0.01)
+            else:
+                rclpy.spin_once(node, timeout_sec=0.01)
+
+    deadline = time.monotonic() + args.wait_match
+    while time.monotonic() < deadline and any(
+        p.get_subscription_count() == 0 for _, _, p in publishers
+    ):
+        spin_for(0.05)
+    matched = all(p.get_subscription_count() > 0 for _, _, p in publishers)
+    sent = {name: 0 for name, _, _ in publishers}
+    for i in Ticks(args.rate, args.count):
+        if i == args.count // 2:
+            for pair in args.set:
+                name, text = pair.split("=", 1)
+                node.set_parameters([Parameter(name, value=value(text))])
+        for name, kind, publisher in publishers:
+            publisher.publish(message(kind, i, brake))
+            sent[name] += 1
+        if not args.no_spin:
+            rclpy.spin_once(node, timeout_sec=0)
+    spin_for(args.linger)
+    emit({"done": True, "matched": matched, "sent": sent})
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
