@@ -48,18 +48,21 @@ fn a_listener_running_before_a_default_playback_gets_every_message_and_sees_its_
     .finish(Duration::from_secs(120));
     assert_eq!(talker.done["matched"], true, "{}", talker.done);
     assert_eq!(talker.samples.len(), COUNT);
-    assert!(
-        recd.wait_written("talk", COUNT as u64),
-        "{}",
-        recd.log()
-    );
+    assert!(recd.wait_written("talk", COUNT as u64), "{}", recd.log());
     let files = stopped_files(&recd.rec_json(&["stop", "talk"]));
     assert!(!files.is_empty());
 
     // A listener that is running (subscribed) before the playback starts.
     let listener = Script::spawn(
         "rclpy_listener.py",
-        &["--domain", "171", "--count", &COUNT.to_string(), "--idle", "15"],
+        &[
+            "--domain",
+            "171",
+            "--count",
+            &COUNT.to_string(),
+            "--idle",
+            "15",
+        ],
     );
     assert!(listener.wait_ready(Duration::from_secs(60)));
     // Default flags: no --wait-subscribers.
@@ -90,5 +93,8 @@ fn a_listener_running_before_a_default_playback_gets_every_message_and_sees_its_
     let publisher = &publishers[0];
     assert_eq!(publisher["node_name"], "rec_play", "{publisher}");
     assert_eq!(publisher["node_namespace"], "/", "{publisher}");
-    assert_eq!(publisher["topic_type"], "std_msgs/msg/String", "{publisher}");
+    assert_eq!(
+        publisher["topic_type"], "std_msgs/msg/String",
+        "{publisher}"
+    );
 }

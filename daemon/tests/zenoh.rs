@@ -610,24 +610,18 @@ fn a_node_restarted_with_the_same_zenoh_id_is_recorded_whole_and_a_repeat_counte
         written,
         "the restarted node's samples numbered up to the first run's last are new: {counts}"
     );
-    let stopped = recd.rec_json(&["stop", "again"]);
+    let stopped = recd.stop("again");
     let _ = stays.kill();
     let _ = stays.wait();
-    let topic = stopped["topics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "/chatter")
-        .unwrap()
-        .clone();
+    let counts = stopped.counts()["/chatter"];
     assert_eq!(
-        (&topic["received"], &topic["written"], &topic["lost"]),
-        (&Value::from(280), &Value::from(280), &Value::from(0)),
-        "{topic}"
+        (counts.received, counts.written, counts.lost),
+        (280, 280, 0),
+        "{counts:?}"
     );
-    assert_eq!(topic["repeated"], 1, "sample 10 arrived twice: {topic}");
+    assert_eq!(counts.repeated, 1, "sample 10 arrived twice: {counts:?}");
     let mut sent = payloads(&first.samples, "/chatter");
     sent.extend(payloads(&second.samples, "/chatter"));
-    let recorded = data_of(&recorded_messages(&stopped_files(&stopped)), "/chatter");
+    let recorded = data_of(&recorded_messages(&stopped.files()), "/chatter");
     assert_eq!(recorded, sent, "every sample of both runs, once, in order");
 }
