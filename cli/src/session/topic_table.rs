@@ -45,8 +45,11 @@ pub(super) fn receive_thread_lines(threads: &[ReceiveThreadReport]) -> String {
     text
 }
 
-/// Counts shown only when some topic has any: their column and value.
-const OPTIONAL_COUNTS: [(&str, fn(&TopicReport) -> u64); 2] = [
+/// A count shown only when some topic has any: its column and its value.
+type OptionalCount = (&'static str, fn(&TopicReport) -> u64);
+
+/// The counts shown only when some topic has any.
+const OPTIONAL_COUNTS: [OptionalCount; 2] = [
     // Samples a rate limit or downsampling let go of.
     ("filtered", |counts| counts.filtered),
     // Samples that arrived a second time (a sequence number seen already).
@@ -54,10 +57,7 @@ const OPTIONAL_COUNTS: [(&str, fn(&TopicReport) -> u64); 2] = [
 ];
 
 /// The [`OPTIONAL_COUNTS`] some topic has.
-fn optional_counts<T>(
-    topics: &[T],
-    report: impl Fn(&T) -> &TopicReport,
-) -> Vec<(&'static str, fn(&TopicReport) -> u64)> {
+fn optional_counts<T>(topics: &[T], report: impl Fn(&T) -> &TopicReport) -> Vec<OptionalCount> {
     OPTIONAL_COUNTS
         .into_iter()
         .filter(|(_, value)| topics.iter().any(|t| value(report(t)) > 0))

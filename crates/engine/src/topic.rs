@@ -152,8 +152,8 @@ impl TopicCounters {
         }
     }
 
-    /// Notes a sample whose loss cannot be counted (it carries no sequence number).
-    #[cfg_attr(not(feature = "zenoh"), allow(dead_code))]
+    /// Notes that samples may be missing that nobody can count (a sample carries no
+    /// sequence number; a writer left while its topic was held).
     pub(crate) fn mark_unknown_loss(&self) {
         self.receive.unknown_loss.store(true, Ordering::Relaxed);
     }

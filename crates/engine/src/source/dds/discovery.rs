@@ -488,6 +488,17 @@ impl Discovery {
                 .any(|w| w.publication_topic_data.key == guid)
         };
         if !alive(writer.guid) {
+            // rustdds forgets a lost writer's reliable marker, and the samples the reader
+            // gathered from it while the topic was held may never be taken: nobody can
+            // count them, so the topic says so.
+            let topic = &self.topics[slot].topic;
+            topic.counters.mark_unknown_loss();
+            self.registry.note_problem(
+                &topic.service,
+                "its writer left while its type was asked: samples it sent meanwhile may be \
+                 missing, uncounted"
+                    .to_string(),
+            );
             self.writer_lost(writer.guid);
         }
         for more in more.into_iter().filter(|w| alive(w.guid)) {
