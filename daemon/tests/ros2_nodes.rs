@@ -246,3 +246,47 @@ fn a_node_that_does_not_answer_leaves_the_schema_empty_and_status_says_why() {
     assert!(info.contains("without message definitions"), "{info}");
     assert!(!root.path().join("state/types").exists());
 }
+
+#[test]
+fn a_node_s_service_requests_and_replies_are_not_recorded_as_topics() {
+    const DDS: &str = "183";
+    const COUNT: u64 = 10;
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = recd_without_definitions(root.path(), &shm, "");
+    // Everything: an rclpy node serves its parameter and type-description services on
+    // rq/<node>/…Request and rr/<node>/…Reply DDS topics.
+    recd.rec_json(&["start", "--name", "all", "--dds-domain", DDS]);
+    let node = Script::spawn(
+        "rclpy_types_node.py",
+        &[
+            "--domain",
+            DDS,
+            "--node",
+            "served",
+            "--topic",
+            "/chatter:string",
+            "--count",
+            &COUNT.to_string(),
+            "--linger",
+            "3",
+        ],
+    )
+    .finish(Duration::from_secs(120));
+    assert_eq!(node.done["matched"], true, "{}", node.done);
+    assert!(
+        recd.wait_topic_written("all", "/chatter", COUNT, Duration::from_secs(30)),
+        "{:?}\n{}",
+        recd.topic_status("all", "/chatter"),
+        recd.log()
+    );
+    let stopped = recd.stop("all");
+    let names: Vec<String> = stopped.counts().into_keys().collect();
+    assert!(names.contains(&"/chatter".to_string()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|name| name.contains("rq/") || name.contains("rr/")),
+        "service plumbing is not a topic: {names:?}"
+    );
+}
