@@ -133,6 +133,9 @@ pub struct TopicInfo {
     pub evicted: u64,
     /// Messages a rate limit or downsampling let go.
     pub filtered: u64,
+    /// Messages that arrived again (a publisher's repeat) and were let go of: not part
+    /// of `received`, so `received + repeated` is what arrived; 0 from an older recd.
+    pub repeated: u64,
     /// Its health: `ok`, `slow`, `stalled`, `unchecked`; none from an older recd.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<String>,

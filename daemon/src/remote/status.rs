@@ -141,6 +141,7 @@ fn session_info(status: &SessionStatus, suspended: &Suspended) -> SessionInfo {
                 paused: counts.paused,
                 evicted: counts.evicted,
                 filtered: counts.filtered,
+                repeated: counts.repeated,
                 health: topic.health.as_ref().map(|h| h.state.to_string()),
             };
             (counts.name.clone(), info)
