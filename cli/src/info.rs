@@ -492,6 +492,7 @@ pub fn render(info: &FileInfo, interfaces: &Interfaces) -> String {
             }
         }
     }
+    write_parameters(&mut out, &info.parameters);
     if let Some(health) = &info.health {
         out += &crate::health::file_health(health);
     }
@@ -526,4 +527,21 @@ pub fn render(info: &FileInfo, interfaces: &Interfaces) -> String {
         );
     }
     out
+}
+
+/// The parameters each node started the file with (`rec start --parameters`), a line per
+/// parameter: `  /talker  gain: 1.5`.
+fn write_parameters(out: &mut String, parameters: &BTreeMap<String, BTreeMap<String, String>>) {
+    if parameters.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "parameters (at the file's start):");
+    for (node, values) in parameters {
+        if values.is_empty() {
+            let _ = writeln!(out, "  {node}  (none)");
+        }
+        for (name, value) in values {
+            let _ = writeln!(out, "  {node}  {name}: {value}");
+        }
+    }
 }

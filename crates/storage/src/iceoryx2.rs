@@ -88,6 +88,27 @@ pub fn health_metadata_name(file_name: &str) -> String {
     per_file_name(HEALTH_METADATA, file_name)
 }
 
+/// What names the Metadata records of the ROS 2 parameters a file starts with (`rec start
+/// --parameters`): one record per node, `parameters/<file name>/<node>` with the node's
+/// full name (`/ns/talker`), each entry a parameter's name and its value as YAML
+/// ([`parameters_metadata_name`]).
+pub const PARAMETERS_METADATA: &str = "parameters";
+
+/// Name of the Metadata record of `file_name` that holds the parameters of `node` (its
+/// full name, `/ns/talker`): `parameters/<file name>/ns/talker`.
+pub fn parameters_metadata_name(file_name: &str, node: &str) -> String {
+    let node = node.strip_prefix('/').unwrap_or(node);
+    format!("{}/{node}", per_file_name(PARAMETERS_METADATA, file_name))
+}
+
+/// The node (`/ns/talker`) whose parameters a Metadata record of this name holds, if it
+/// is one ([`parameters_metadata_name`]).
+pub fn parameters_node(name: &str) -> Option<String> {
+    let rest = name.strip_prefix(PARAMETERS_METADATA)?.strip_prefix('/')?;
+    let (_file, node) = rest.split_once('/')?;
+    (!node.is_empty()).then(|| format!("/{node}"))
+}
+
 /// Whether a Metadata record of this name holds the recorder's per-topic counts.
 pub fn is_recorder_metadata(name: &str) -> bool {
     name == RECORDER_METADATA
@@ -113,4 +134,19 @@ pub const TRIGGER: &str = "trigger";
 /// identical ones (unless `--allow-duplicate-metadata`).
 pub fn per_file_name(kind: &str, file_name: &str) -> String {
     format!("{kind}/{file_name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameters_record_names_its_file_and_node() {
+        let name = parameters_metadata_name("drive_0002.mcap", "/ns/talker");
+        assert_eq!(name, "parameters/drive_0002.mcap/ns/talker");
+        assert_eq!(parameters_node(&name).as_deref(), Some("/ns/talker"));
+        assert_eq!(parameters_node("parameters/drive_0002.mcap"), None);
+        assert_eq!(parameters_node("recorder/drive_0002.mcap"), None);
+        assert_eq!(parameters_node("parametersx/a/b"), None);
+    }
 }

@@ -63,6 +63,10 @@ pub struct FileInfo {
     /// the required topics missing; `None` for a file without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<FileHealthSummary>,
+    /// The ROS 2 parameters the file started with (`rec start --parameters`): by node
+    /// (`/ns/talker`), each parameter's value as YAML.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, BTreeMap<String, String>>,
     /// For a file that had to be scanned: where the scan ended.
     pub scan: Option<ScanOutcome>,
 }
@@ -202,6 +206,7 @@ pub fn summarize_from<R: Read + Seek>(
         triggers: Vec::new(),
         incident: None,
         health: None,
+        parameters: BTreeMap::new(),
         scan: None,
     };
     // A missing or unreadable footer/summary means the file was not closed: scan it.
@@ -211,6 +216,7 @@ pub fn summarize_from<R: Read + Seek>(
             let notes = read_notes(input, size, &summary).map_err(read_error)?;
             (info.markers, info.triggers) = (notes.markers, notes.triggers);
             (info.incident, info.health) = (notes.incident, notes.health);
+            info.parameters = notes.parameters;
             return Ok(info);
         }
     }
@@ -243,6 +249,7 @@ struct Notes {
     triggers: Vec<Trigger>,
     incident: Option<IncidentRecord>,
     health: Option<FileHealthSummary>,
+    parameters: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Notes {
@@ -254,6 +261,9 @@ impl Notes {
         }
         if is_health_record(name) {
             self.health = FileHealthSummary::from_metadata(entries).ok();
+        }
+        if let Some(node) = crate::iceoryx2::parameters_node(name) {
+            self.parameters.insert(node, entries.clone());
         }
     }
 }
@@ -277,6 +287,7 @@ fn read_notes<R: Read + Seek>(
             && index.name != crate::iceoryx2::TRIGGER
             && index.name != crate::INCIDENT
             && !is_health_record(&index.name)
+            && crate::iceoryx2::parameters_node(&index.name).is_none()
         {
             continue;
         }
@@ -544,6 +555,7 @@ impl Tally {
         info.triggers = self.notes.triggers;
         info.incident = self.notes.incident;
         info.health = self.notes.health;
+        info.parameters = self.notes.parameters;
         info.attachment_count = self.attachments;
         info.chunk_count = self.chunks;
         info.compression = self.compression.into_infos();
