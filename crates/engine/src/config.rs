@@ -232,6 +232,10 @@ pub struct TopicSelection {
     /// ROS 2 actions whose topics and services' events (`<action>/_action/…`) to record.
     #[serde(default, skip_serializing_if = "NameSelection::is_empty")]
     pub actions: NameSelection,
+    /// Record `/parameter_events` whatever the patterns say (`rec start --parameters`):
+    /// the parameters' changes belong with the values each file starts with.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parameter_events: bool,
 }
 
 impl TopicSelection {
@@ -355,6 +359,10 @@ pub struct DdsConfig {
     /// Where definitions learnt from the network are kept by type hash, read before
     /// asking; none keeps them for the session only.
     pub type_cache: Option<PathBuf>,
+    /// Read every node's parameters (`~/list_parameters`, `~/get_parameters`) into each
+    /// file as it starts (`rec start --parameters`); `/parameter_events` is recorded
+    /// too, through [`TopicSelection::parameter_events`].
+    pub parameters: bool,
 }
 
 impl DdsConfig {
@@ -377,6 +385,7 @@ impl Default for DdsConfig {
             receive_buffer_bytes: 16 * 1024 * 1024,
             fetch_types: true,
             type_cache: None,
+            parameters: false,
         }
     }
 }

@@ -44,6 +44,7 @@ mod handoff;
 mod health;
 mod lateness;
 mod live_selection;
+mod parameters;
 mod recording;
 mod registry;
 mod select;

@@ -230,6 +230,7 @@ impl Recording {
         let families = SourceFamily::recorded(&config);
         let first_family = families[0];
         let expectations = Arc::new(Expectations::new(&config.expect)?);
+        let dds_parameters = dds.as_ref().and_then(DdsSource::parameter_board);
         let create_writer = |family, receivers, receive: Option<Arc<ReceiveStats>>| {
             let pre_trigger = config.pre_trigger.as_ref().map(|pre_trigger| {
                 let share = families.len() as u64;
@@ -262,6 +263,9 @@ impl Recording {
                 pre_trigger,
                 health,
                 health_channel: family == SourceFamily::Iceoryx2,
+                parameters: dds_parameters
+                    .clone()
+                    .filter(|_| family == SourceFamily::Dds),
             };
             let writer = Writer::create(receivers, plan, progress.clone(), setup)?;
             Ok::<_, StartError>((writer, progress, requests))

@@ -14,6 +14,7 @@ pub struct TopicFilter {
     services: NameFilter,
     actions: NameFilter,
     everything: bool,
+    parameter_events: bool,
 }
 
 /// A compiled [`NameSelection`].
@@ -64,6 +65,7 @@ impl TopicFilter {
             services: NameFilter::new(&selection.services)?,
             actions: NameFilter::new(&selection.actions)?,
             everything: selection.selects_everything(),
+            parameter_events: selection.parameter_events,
         })
     }
 
@@ -71,6 +73,12 @@ impl TopicFilter {
     /// excluded).
     pub fn selects_everything(&self) -> bool {
         self.everything
+    }
+
+    /// Whether `/parameter_events` is recorded whatever the patterns say
+    /// ([`TopicSelection::parameter_events`]).
+    pub fn records_parameter_events(&self) -> bool {
+        self.parameter_events
     }
 
     /// Whether include patterns were given (without, everything is included).

@@ -17,7 +17,10 @@ const ROS_TOPIC_PREFIX: &str = "rt/";
 ///   parameters announces their changes.
 ///
 /// Compared against the DDS topic name, exactly.
-pub const INTERNAL_TOPICS: &[&str] = &["ros_discovery_info", "rt/parameter_events"];
+pub const INTERNAL_TOPICS: &[&str] = &["ros_discovery_info", PARAMETER_EVENTS];
+
+/// The DDS topic of ROS `/parameter_events`: every node's parameter changes.
+pub const PARAMETER_EVENTS: &str = "rt/parameter_events";
 
 /// The ROS topic name of a DDS topic: `"rt/chatter"` → `Some("/chatter")`, `"rt/ns/cam/image"`
 /// → `Some("/ns/cam/image")`.

@@ -322,6 +322,12 @@ impl Files {
         self.next_index
     }
 
+    /// The current file's name, when one is open.
+    pub fn current_name(&self) -> Option<String> {
+        self.current.as_ref()?;
+        Some(file_name(&self.plan.path(self.next_index.checked_sub(1)?)))
+    }
+
     /// Who hears of the files and the topics' health.
     pub fn observer(&self) -> &Arc<dyn RecordingObserver> {
         &self.plan.observer

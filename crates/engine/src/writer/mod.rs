@@ -7,6 +7,7 @@
 mod buffer;
 mod files;
 mod health;
+mod parameters;
 mod requests;
 mod space_guard;
 mod window;
@@ -23,6 +24,7 @@ use recd_health::{FileHealth, HealthTally};
 
 use crate::handoff::{Item, LoanedBytes, Receiver, Stamps};
 use crate::health::HealthMonitor;
+use crate::parameters::ParameterBoard;
 use crate::topic::Topic;
 pub use files::{ClosedFile, RecordingObserver, RECEIVE_THREAD};
 use files::{Ending, Files};
@@ -95,6 +97,8 @@ pub(crate) struct WriterSetup {
     /// Whether the files get a `recd/health` channel (DDS files hold ROS 2 channels only,
     /// as ROS 2 readers require; their health is in the health record alone).
     pub health_channel: bool,
+    /// Where the nodes' parameters for each file are posted (`rec start --parameters`).
+    pub parameters: Option<Arc<ParameterBoard>>,
 }
 
 /// The writer thread's state.
@@ -119,6 +123,8 @@ pub(crate) struct Writer<S> {
     health_channel: Option<Option<(u32, ChannelId)>>,
     /// Whether the session was paused at the last look (a pause is no gap).
     was_paused: bool,
+    /// The nodes' parameters each file starts with, when read.
+    parameters: Option<parameters::FileParameters>,
 }
 
 /// Items taken from one handoff before looking at the next.
@@ -146,6 +152,7 @@ impl<S: LoanedBytes> Writer<S> {
             pre_trigger,
             health,
             health_channel,
+            parameters,
         } = setup;
         let was_paused = requests.paused();
         let files = match pre_trigger {
@@ -165,6 +172,7 @@ impl<S: LoanedBytes> Writer<S> {
             health,
             health_channel: health_channel.then_some(None),
             was_paused,
+            parameters: parameters.map(parameters::FileParameters::new),
         })
     }
 
@@ -173,6 +181,7 @@ impl<S: LoanedBytes> Writer<S> {
         let mut running = vec![true; self.rxs.len()];
         while running.iter().any(|&r| r) {
             self.write_markers();
+            self.write_parameters();
             self.take_triggers();
             if self.requests.take_split() {
                 self.split_now();
@@ -207,36 +216,10 @@ impl<S: LoanedBytes> Writer<S> {
             }
         }
         self.write_markers();
+        self.write_parameters();
         self.take_triggers();
         self.check_health(true);
         self.finish()
-    }
-
-    /// Writes the markers asked for into the current file; without one (the disk is
-    /// full, a write failed) they wait for the next.
-    fn write_markers(&mut self) {
-        let markers = self.requests.take_markers();
-        if markers.is_empty() {
-            return;
-        }
-        let Some(file) = self.files.current.as_mut() else {
-            // A pre-trigger session has a file only while a trigger's window is written;
-            // the markers' answer named no file then.
-            if self.pre_trigger.is_none() {
-                markers.into_iter().for_each(|m| self.requests.mark(m));
-            }
-            return;
-        };
-        let mut failure = None;
-        for marker in &markers {
-            if let Err(error) = file.add_metadata(recd_storage::iceoryx2::MARKER, &marker.record())
-            {
-                failure.get_or_insert(error);
-            }
-        }
-        if let Some(error) = failure {
-            self.fail(error);
-        }
     }
 
     /// Acts on one item of ring `ring`; false once the ring delivered its stop mark.

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use recd_storage::Marker;
 
+use super::{LoanedBytes, Writer};
 use crate::trigger::TriggerRequest;
 
 /// One writer thread's requests; the pause flag is shared by a session's writers.
@@ -61,5 +62,34 @@ impl WriterRequests {
     /// The triggers queued since the last call.
     pub fn take_triggers(&self) -> Vec<TriggerRequest> {
         std::mem::take(&mut *self.triggers.lock().expect("triggers lock"))
+    }
+}
+
+impl<S: LoanedBytes> Writer<S> {
+    /// Writes the markers asked for into the current file; without one (the disk is
+    /// full, a write failed) they wait for the next.
+    pub(super) fn write_markers(&mut self) {
+        let markers = self.requests.take_markers();
+        if markers.is_empty() {
+            return;
+        }
+        let Some(file) = self.files.current.as_mut() else {
+            // A pre-trigger session has a file only while a trigger's window is written;
+            // the markers' answer named no file then.
+            if self.pre_trigger.is_none() {
+                markers.into_iter().for_each(|m| self.requests.mark(m));
+            }
+            return;
+        };
+        let mut failure = None;
+        for marker in &markers {
+            if let Err(error) = file.add_metadata(recd_storage::iceoryx2::MARKER, &marker.record())
+            {
+                failure.get_or_insert(error);
+            }
+        }
+        if let Some(error) = failure {
+            self.fail(error);
+        }
     }
 }

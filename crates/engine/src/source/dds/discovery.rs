@@ -582,6 +582,9 @@ pub(in crate::source) fn selected(filter: &TopicFilter, dds_topic: &str, dds_typ
     if dds_topic.starts_with("DCPS") || names::is_service_plumbing(dds_topic) {
         return false;
     }
+    if dds_topic == names::PARAMETER_EVENTS && filter.records_parameter_events() {
+        return true;
+    }
     let naming = Naming::of(dds_topic, dds_type);
     // ROS's internal topics are recorded only when an include pattern selects them.
     if names::is_internal(dds_topic) && !filter.has_include_patterns() {
@@ -606,34 +609,4 @@ fn describe_qos(qos: &QosPolicies) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::TopicSelection;
-
-    #[test]
-    fn service_requests_and_replies_are_never_selected_as_topics() {
-        let everything = TopicFilter::new(&TopicSelection::default()).unwrap();
-        let wide = TopicFilter::new(&TopicSelection {
-            include: vec!["*".into(), "rr/*".into(), "rq/*".into()],
-            ..TopicSelection::default()
-        })
-        .unwrap();
-        for filter in [&everything, &wide] {
-            assert!(selected(
-                filter,
-                "rt/chatter",
-                "std_msgs::msg::dds_::String_"
-            ));
-            assert!(!selected(
-                filter,
-                "rr/talker/get_parametersReply",
-                "rcl_interfaces::srv::dds_::GetParameters_Response_"
-            ));
-            assert!(!selected(
-                filter,
-                "rq/talker/get_parametersRequest",
-                "rcl_interfaces::srv::dds_::GetParameters_Request_"
-            ));
-        }
-    }
-}
+mod tests;

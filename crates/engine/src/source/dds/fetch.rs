@@ -34,6 +34,7 @@ use ros2_client::{
 use rustdds::{DomainParticipant, GUID};
 
 use super::fetch_wire::{GetTypeDescriptionRequest, GetTypeDescriptionResponse};
+use super::node_services::node_serving;
 use super::type_cache;
 use crate::source::exchange::Wake;
 
@@ -138,12 +139,7 @@ pub(super) fn nodes_serving<'a>(
     let mut nodes: Vec<String> = readers
         .into_iter()
         .filter(|(reader, _)| *reader == prefix)
-        .filter_map(|(_, topic)| {
-            let node = topic
-                .strip_prefix("rq/")?
-                .strip_suffix("/get_type_descriptionRequest")?;
-            (!node.is_empty()).then(|| format!("/{node}"))
-        })
+        .filter_map(|(_, topic)| node_serving(topic, "get_type_description"))
         .collect();
     nodes.sort();
     nodes.dedup();

@@ -19,6 +19,9 @@ mod discovery;
 mod exchange;
 mod fetch;
 mod fetch_wire;
+mod node_services;
+mod parameter_values;
+mod parameters;
 mod qos;
 mod raw;
 mod reader;
@@ -42,6 +45,7 @@ pub(in crate::source) use discovery::selected;
 
 use super::{Retirements, SourceLink, SourceSettings};
 use crate::config::DdsConfig;
+use crate::parameters::ParameterBoard;
 use channel::Definitions;
 use discovery::{DdsEndpoints, Discovery};
 use exchange::DiscoveryLink;
@@ -172,6 +176,8 @@ pub(crate) struct DdsSource {
     /// Readers from and back to the discovery thread.
     discovery: DiscoveryLink,
     retirements: Retirements,
+    /// Reads the nodes' parameters for each file (`rec start --parameters`).
+    parameters: Option<parameters::ParameterReader>,
 }
 
 impl DdsSource {
@@ -224,6 +230,16 @@ impl DdsSource {
         } else {
             None
         };
+        let parameters = if config.parameters {
+            Some(parameters::ParameterReader::start(
+                config.domain,
+                &config.interfaces,
+                ParameterBoard::new(),
+                link.registry.clone(),
+            )?)
+        } else {
+            None
+        };
         let registry = link.registry.clone();
         let discovery = exchange::connect(waker.clone(), discovery_waker, |end| {
             let discovery = Discovery::new(
@@ -246,7 +262,15 @@ impl DdsSource {
             topics: Vec::new(),
             discovery,
             retirements: Retirements::default(),
+            parameters,
         })
+    }
+
+    /// Where the nodes' parameters are posted for the writer, when they are read.
+    pub fn parameter_board(&self) -> Option<Arc<ParameterBoard>> {
+        self.parameters
+            .as_ref()
+            .map(|reader| reader.board().clone())
     }
 
     /// What stops the receive loop at once from another thread.
