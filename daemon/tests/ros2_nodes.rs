@@ -4,14 +4,18 @@
 //! the type hash and records the definition as the schema: the schema equals the `.msg`
 //! files the wheels ship, nested types included, a rule decodes the topic with it, and
 //! `rec info` knows the types. A node that does not answer leaves the schema empty, and
-//! `rec status` says why.
+//! `rec status` says why. With `--parameters`, each file starts with the node's parameters
+//! as they were (one Metadata record per node, read by Python's `mcap`) and holds every
+//! change as a `/parameter_events` message.
 //!
 //! Each test uses a DDS domain of its own.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use recd_testkit::{recorded_messages, stopped_files, wait_until, Domain, Recd, Script};
+use recd_testkit::{
+    read_mcap, read_ros2, recorded_messages, stopped_files, wait_until, Domain, Recd, Script,
+};
 use serde_json::Value;
 
 /// The ROS 2 install tree of the test venv (`share/<pkg>/msg/*.msg`).
@@ -289,4 +293,147 @@ fn a_node_s_service_requests_and_replies_are_not_recorded_as_topics() {
             .any(|name| name.contains("rq/") || name.contains("rr/")),
         "service plumbing is not a topic: {names:?}"
     );
+}
+
+/// `rec info --json FILE`'s parameters of `node` (name → YAML value), once the file has
+/// them (the file may still be being written: `rec info` scans it).
+fn parameters_in(recd: &Recd, file: &Path, node: &str) -> Option<serde_json::Map<String, Value>> {
+    let info = recd.rec(&["info", "--json", &file.display().to_string()]);
+    let info: Value = serde_json::from_slice(&info.stdout).ok()?;
+    info["parameters"][node].as_object().cloned()
+}
+
+/// The file the session writes now (none for a moment while it splits).
+fn current_file(recd: &Recd, session: &str) -> Option<PathBuf> {
+    let status = recd.rec_json(&["status", session]);
+    status[0]["current_files"][0].as_str().map(PathBuf::from)
+}
+
+#[test]
+fn each_file_starts_with_the_nodes_parameters_and_their_changes_are_recorded() {
+    const DDS: &str = "184";
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = recd_without_definitions(root.path(), &shm, "");
+    // Only /chatter by name: /parameter_events comes with --parameters all the same.
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "tuned",
+        "--dds-domain",
+        DDS,
+        "--topic",
+        "/chatter",
+        "--no-iceoryx2",
+        "--parameters",
+    ]);
+    let control = tempfile::tempdir().unwrap();
+    let set_now = control.path().join("set");
+    let stop_now = control.path().join("stop");
+    let node = Script::spawn(
+        "rclpy_types_node.py",
+        &[
+            "--domain",
+            DDS,
+            "--node",
+            "tuned",
+            "--topic",
+            "/chatter:string",
+            "--count",
+            "10",
+            "--rate",
+            "20",
+            "--param",
+            "gain=1.5",
+            "--param",
+            "label=front",
+            "--set",
+            "gain=2.5",
+            "--set-when",
+            &set_now.display().to_string(),
+            "--until",
+            &stop_now.display().to_string(),
+            "--linger",
+            "1",
+        ],
+    );
+    assert!(node.wait_ready(Duration::from_secs(60)));
+
+    // The first file gets the node's parameters as they are...
+    let first = current_file(&recd, "tuned").expect("a file");
+    let read = |file: &Path, gain: &str| {
+        wait_until(Duration::from_secs(60), || {
+            parameters_in(&recd, file, "/tuned").is_some_and(|p| p["gain"] == gain)
+        })
+    };
+    assert!(read(&first, "1.5"), "{}\n{}", first.display(), recd.log());
+    // ...the node changes one, and the next file starts with the new value.
+    std::fs::write(&set_now, "").unwrap();
+    let mut set = None;
+    assert!(wait_until(Duration::from_secs(60), || {
+        set = node.lines().into_iter().find(|line| line["set"].is_array());
+        set.is_some()
+    }));
+    // Set once recd's /parameter_events reader matched the node's writer.
+    assert_eq!(set.unwrap()["events_matched"], true);
+    // What the ROS 2 control service's split and `ros2 bag`'s ~/split_bagfile ask for.
+    let split = recd_control::Client::connect(&recd.socket, Duration::from_secs(10))
+        .unwrap()
+        .request(&recd_control::Request::Split {
+            name: Some("tuned".into()),
+        })
+        .unwrap();
+    assert_eq!(split, recd_control::Response::Done);
+    // The writer takes the split between messages.
+    let mut second = None;
+    assert!(wait_until(Duration::from_secs(30), || {
+        second = current_file(&recd, "tuned").filter(|file| *file != first);
+        second.is_some()
+    }));
+    let second = second.expect("the next file");
+    assert!(read(&second, "2.5"), "{}\n{}", second.display(), recd.log());
+    std::fs::write(&stop_now, "").unwrap();
+    let node = node.finish(Duration::from_secs(60));
+    assert_eq!(node.done["matched"], true, "{}", node.done);
+    let stopped = recd.rec_json(&["stop", "tuned"]);
+    let files = stopped_files(&stopped);
+    assert_eq!(files.len(), 2, "{stopped:#}");
+
+    // An MCAP reader none of us wrote finds one record per node and file, typed as YAML.
+    for (file, gain) in files.iter().zip(["1.5", "2.5"]) {
+        let read = read_mcap(file);
+        let name = format!(
+            "parameters/{}/tuned",
+            file.file_name().unwrap().to_string_lossy()
+        );
+        let record = (read["metadata"].as_array().unwrap().iter())
+            .find(|m| m["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("{name} in {:#}", read["metadata"]));
+        assert_eq!(record["metadata"]["gain"], gain, "{record:#}");
+        assert_eq!(record["metadata"]["label"], "'front'", "{record:#}");
+        assert_eq!(record["metadata"]["use_sim_time"], "false", "{record:#}");
+    }
+    // The change itself, with its time, is a /parameter_events message that rosbags decodes
+    // with the definition the node gave.
+    let events: Vec<Value> = files
+        .iter()
+        .flat_map(|file| read_ros2(file))
+        .filter(|m| m["reader"] == "rosbags" && m["topic"] == "/parameter_events")
+        .collect();
+    let changed = events.iter().any(|event| {
+        event["data"]["node"] == "/tuned"
+            && (event["data"]["changed_parameters"]
+                .as_array()
+                .into_iter()
+                .flatten())
+            .any(|p| p["name"] == "gain" && p["value"]["double_value"] == 2.5)
+    });
+    assert!(
+        changed,
+        "no /parameter_events message of the change: {events:#?}"
+    );
+    let info = recd.rec(&["info", &files[1].display().to_string()]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("/tuned  gain: 2.5"), "{info}");
+    assert!(!info.contains("without message definitions"), "{info}");
 }

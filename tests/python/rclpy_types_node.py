@@ -16,8 +16,13 @@ one ({"done": true, "matched": true, "sent": {"/chatter": 40, ...}}): it waits u
 --no-spin: the node never spins, so it never answers a service (a node that does not answer);
 it publishes all the same.
 
---param name=value declares an integer or string parameter; --set name=value sets it (after
-half the messages), so that a parameter event is published.
+--param name=value declares an integer, float or string parameter; --set name=value sets it
+(after half the messages), so that a parameter event is published.
+
+--set-when PATH sets the --set parameters once PATH exists instead, once a subscription of
+/parameter_events matched (printing {"set": [...], "events_matched": true});
+--until PATH keeps publishing past --count until PATH exists (at most --wait-until seconds):
+the test says when.
 
 RMW_IMPLEMENTATION is rmw_fastrtps_cpp unless set. Every wait is bounded: --wait-match + count/rate + --linger.
 """
@@ -65,10 +70,12 @@ def message_type(kind):
 
 
 def value(text):
-    try:
-        return int(text)
-    except ValueError:
-        return text
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def main():
@@ -85,6 +92,9 @@ def main():
     parser.add_argument("--no-spin", action="store_true")
     parser.add_argument("--param", action="append", default=[])
     parser.add_argument("--set", action="append", default=[])
+    parser.add_argument("--set-when", default=None)
+    parser.add_argument("--until", default=None)
+    parser.add_argument("--wait-until", type=float, default=120.0)
     args = parser.parse_args()
     brake = args.count // 2 if args.brake is None else args.brake
 
@@ -114,11 +124,28 @@ def main():
         spin_for(0.05)
     matched = all(p.get_subscription_count() > 0 for _, _, p in publishers)
     sent = {name: 0 for name, _, _ in publishers}
-    for i in Ticks(args.rate, args.count):
-        if i == args.count // 2:
+    was_set = False
+    until = time.monotonic() + args.wait_match + args.count / args.rate + args.wait_until
+    for i in Ticks(args.rate, args.count if args.until is None else None):
+        if i >= args.count and (os.path.exists(args.until) or time.monotonic() > until):
+            break
+        due = os.path.exists(args.set_when) if args.set_when else i == args.count // 2
+        if due and not was_set:
+            was_set = True
+            events_matched = True
+            if args.set_when:
+                # A change is only recorded by a recorder whose reader matched the node's
+                # /parameter_events writer (volatile, as rclpy makes it): wait for it.
+                events = node._parameter_event_publisher
+                wait_until = time.monotonic() + args.wait_match
+                while events.get_subscription_count() == 0 and time.monotonic() < wait_until:
+                    spin_for(0.05)
+                events_matched = events.get_subscription_count() > 0
             for pair in args.set:
                 name, text = pair.split("=", 1)
                 node.set_parameters([Parameter(name, value=value(text))])
+            if args.set_when:
+                emit({"set": args.set, "events_matched": events_matched})
         for name, kind, publisher in publishers:
             publisher.publish(message(kind, i, brake))
             sent[name] += 1

@@ -68,6 +68,13 @@ pub struct StartArgs {
     /// Never record the ROS 2 actions matching this glob; repeatable.
     #[arg(long = "exclude-actions", value_name = "GLOB", num_args = 1..)]
     exclude_actions: Vec<String>,
+    /// Put every ROS 2 node's parameters into each file as it starts (read with the
+    /// node's ~/list_parameters and ~/get_parameters; one Metadata record per node,
+    /// `rec info` shows them) and record /parameter_events, so every change is in the
+    /// file too. DDS only (with --dds-domain or recd.toml's dds_domain); recd.toml's
+    /// [recording] parameters = true does it for every session.
+    #[arg(long)]
+    parameters: bool,
     /// Keep at most HZ samples per second of the topics matching GLOB, e.g.
     /// 'camera/*=5'; repeatable, the first matching rule wins, before recd.toml's
     /// [[topic]] rules. The first sample is kept, then one per 1/HZ slot (never two
@@ -211,6 +218,7 @@ pub fn start(socket: &Path, args: &StartArgs) -> Result<ExitCode, String> {
         actions: args.actions.clone(),
         all_actions: args.all_actions,
         exclude_actions: args.exclude_actions.clone(),
+        parameters: args.parameters,
     });
     let Response::Started(started) = ask(socket, &request)? else {
         return Err("recd answered a start with something else".into());

@@ -176,6 +176,10 @@ pub struct SessionDefaults {
     /// Ask a publishing node for a ROS 2 type's definition (`~/get_type_description`)
     /// when no `.msg` file has it; kept in `<state_dir>/types` by type hash.
     pub dds_fetch_types: bool,
+    /// Put every ROS 2 node's parameters (`~/list_parameters`, `~/get_parameters`) into
+    /// each file as it starts, one Metadata record per node, and record
+    /// `/parameter_events` (DDS sessions; `rec start --parameters` for one session).
+    pub parameters: bool,
     /// Bytes of samples each DDS topic's reader holds until the receive thread takes
     /// them (64 to 16,384 of the topic's largest samples).
     #[serde(with = "units::size")]
@@ -259,6 +263,7 @@ impl Default for SessionDefaults {
             dds_interfaces: dds.interfaces,
             dds_message_dirs: dds.message_dirs,
             dds_fetch_types: dds.fetch_types,
+            parameters: dds.parameters,
             dds_reader_memory: ByteSize::b(dds.reader_memory),
             dds_receive_buffer: ByteSize::b(dds.receive_buffer_bytes as u64),
             finish: FinishMode::Index,

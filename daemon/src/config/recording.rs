@@ -137,6 +137,7 @@ impl SessionDefaults {
         if request.metadata.keys().any(String::is_empty) {
             return Err(RequestError::Unnamed("a metadata entry"));
         }
+        let parameters = request.parameters || self.parameters;
         let io_mode = match &request.io_mode {
             Some(name) => name.parse()?,
             None => self.io_mode,
@@ -162,6 +163,7 @@ impl SessionDefaults {
                     all: request.all_actions,
                     exclude: request.exclude_actions.clone(),
                 },
+                parameter_events: parameters,
             },
             output_dir,
             file_prefix,
@@ -214,6 +216,7 @@ impl SessionDefaults {
                     reader_memory: self.dds_reader_memory.as_u64(),
                     receive_buffer_bytes: self.dds_receive_buffer.as_u64() as usize,
                     fetch_types: self.dds_fetch_types,
+                    parameters,
                     // The daemon's state directory, set where the session starts.
                     type_cache: None,
                 }),

@@ -103,6 +103,11 @@ pub struct StartRequest {
     /// Glob patterns of ROS 2 actions never to record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_actions: Vec<String>,
+    /// Read every ROS 2 node's parameters into each file and record
+    /// `/parameter_events` (`rec start --parameters`); recd's `[recording] parameters`
+    /// turns it on for every session.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parameters: bool,
 }
 
 /// A session that started.

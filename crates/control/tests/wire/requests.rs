@@ -54,6 +54,7 @@ fn start_full() -> StartRequest {
         actions: Vec::new(),
         all_actions: true,
         exclude_actions: vec!["/secret".into()],
+        parameters: true,
     }
 }
 
