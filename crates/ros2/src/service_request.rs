@@ -14,6 +14,51 @@
 
 use std::collections::HashMap;
 
+/// `service_msgs/ServiceEventInfo`'s `event_type` of a client's event sending a request.
+pub const REQUEST_SENT: u8 = 0;
+/// `event_type` of a server's event receiving a request.
+pub const REQUEST_RECEIVED: u8 = 1;
+
+/// Who sent a recorded service event's call and in which order: the
+/// `service_msgs/ServiceEventInfo` every event starts with, without its stamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventInfo {
+    /// [`REQUEST_SENT`], [`REQUEST_RECEIVED`], `RESPONSE_SENT` (2) or
+    /// `RESPONSE_RECEIVED` (3).
+    pub event_type: u8,
+    /// The client's GID as the event's side knows it: rmw_fastrtps gives a client's own
+    /// events its request writer's GUID, a server's its response reader's; both share the
+    /// client participant's GUID prefix (the first 12 bytes).
+    pub client_gid: [u8; 16],
+    /// The call's sequence number, the same on both sides.
+    pub sequence_number: i64,
+}
+
+impl EventInfo {
+    /// Reads the info at the start of a serialized event `cdr` (encapsulation header
+    /// first; little-endian XCDR1, as [`EventLayout::request`] takes).
+    pub fn of(cdr: &[u8]) -> Result<Self, String> {
+        if cdr.get(..2) != Some(&[0x00, 0x01]) {
+            return Err("the event is not little-endian CDR".into());
+        }
+        // Body: event_type (0), stamp (4..12), client_gid (12..28), sequence_number
+        // aligned to 8 (32..40).
+        let body = cdr
+            .get(4..44)
+            .ok_or_else(|| format!("an event of {} bytes is too short for its info", cdr.len()))?;
+        Ok(Self {
+            event_type: body[0],
+            client_gid: body[12..28].try_into().expect("16 bytes"),
+            sequence_number: i64::from_le_bytes(body[32..40].try_into().expect("8 bytes")),
+        })
+    }
+
+    /// Whether the event tells of a request (sent or received) rather than a response.
+    pub fn is_request(&self) -> bool {
+        matches!(self.event_type, REQUEST_SENT | REQUEST_RECEIVED)
+    }
+}
+
 /// A primitive field type, by its CDR size (strings have none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Prim {
@@ -387,6 +432,25 @@ MSG: recd_test/Calc_Response\n";
             Some(alone)
         );
         assert_eq!(layout.request(&event(None, 2)).unwrap(), None);
+    }
+
+    #[test]
+    fn the_info_names_the_call() {
+        let info = EventInfo::of(&event(None, 1)).unwrap();
+        assert_eq!(
+            info,
+            EventInfo {
+                event_type: REQUEST_RECEIVED,
+                client_gid: [9; 16],
+                sequence_number: 3,
+            }
+        );
+        assert!(info.is_request());
+        assert!(!EventInfo::of(&event(None, 2)).unwrap().is_request());
+        let error = EventInfo::of(&event(None, 0)[..20]).unwrap_err();
+        assert!(error.contains("too short"), "{error}");
+        let error = EventInfo::of(&[0, 0, 0, 0]).unwrap_err();
+        assert!(error.contains("not little-endian CDR"), "{error}");
     }
 
     #[test]
