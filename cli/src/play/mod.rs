@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use clap::Args;
 use recd_engine::{TopicSelection, ZenohConfig, ZenohMode};
-use recd_replay::{OnLate, PlayOptions, PlayReport, Progress, Steering, SubscriberWait};
+use recd_replay::{
+    OnLate, PlayOptions, PlayReport, PlayedCalls, Progress, Steering, SubscriberWait,
+};
 
 use crate::output::{out, outln};
 use crate::table::table;
@@ -65,6 +67,11 @@ mod keys;
 /// resumes (a pause shifts what follows by its length; nothing
 /// is held meanwhile), → sends the next message while paused,
 /// ↑ and ↓ change the rate by 10 %.
+///
+/// With --services-as-calls, a service's recorded
+/// introspection events (`<service>/_service_event`, recorded
+/// with `rec start --services`) are not played: the requests in
+/// them are sent again as calls to the service's server.
 ///
 /// A file a crash cut short plays up to its last complete
 /// message. Ctrl-C stops cleanly.
@@ -188,11 +195,33 @@ pub struct PlayArgs {
     /// follow the replay. It goes to --dds-domain.
     #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40", value_parser = parse_hz, verbatim_doc_comment)]
     clock: Option<f64>,
+    /// Send recorded service requests as calls to the service
+    ///
+    /// For each service recorded with `rec start --services`
+    /// (its `<service>/_service_event` topic), the requests in its
+    /// introspection events go to whichever server of the
+    /// service runs in --dds-domain, each as one call at its
+    /// recorded time, as rosbag2's --publish-service-requests;
+    /// the events themselves are not played. A request recorded
+    /// by both ends (client and server introspection) is called
+    /// once. Events recorded without their contents (introspection
+    /// metadata only) cannot be sent.
+    ///
+    /// By default the playback waits up to 5 s for each service's
+    /// server to be found. A call is never repeated: without a
+    /// server it goes unanswered. Replies are waited for up to 3 s
+    /// after the last call; the summary says how many calls were
+    /// sent and answered. Calls go out as rmw_fastrtps (ROS 2's
+    /// default middleware) sends them; services recorded over
+    /// Zenoh are not called.
+    #[arg(long, verbatim_doc_comment)]
+    services_as_calls: bool,
     /// Print the summary as JSON
     ///
     /// Per topic sent, late, lateness (p50, p99, max), dropped and
-    /// failed; the --on-late policy, the stretch factor and the
-    /// time paused.
+    /// failed; the --on-late policy, the stretch factor, the
+    /// time paused, and per service called (--services-as-calls)
+    /// the calls sent and answered.
     #[arg(long, verbatim_doc_comment)]
     json: bool,
     #[command(flatten)]
@@ -285,6 +314,7 @@ pub fn run(socket: &Path, args: &PlayArgs) -> Result<ExitCode, String> {
         start_paused: args.start_paused,
         delay: args.delay,
         clock: args.clock,
+        services_as_calls: args.services_as_calls,
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
@@ -399,6 +429,9 @@ fn print_report(report: &PlayReport) {
     for (topic, why) in &report.skipped {
         outln!("skipped {topic}: {why}");
     }
+    for calls in &report.calls {
+        outln!("{}", calls_line(calls));
+    }
     for (file, damage) in &report.damaged {
         outln!(
             "{} ends early at offset {} ({}); played up to its last complete message",
@@ -409,9 +442,56 @@ fn print_report(report: &PlayReport) {
     }
 }
 
+/// The summary of one service's calls.
+fn calls_line(calls: &PlayedCalls) -> String {
+    let mut line = format!(
+        "called {} ({}): {} calls sent, {} answered",
+        calls.service, calls.service_type, calls.sent, calls.answered
+    );
+    if calls.answered < calls.sent {
+        line.push_str(&format!(
+            "; {} unanswered {} s after the last (no server of {} in the DDS domain?)",
+            calls.sent - calls.answered,
+            recd_replay::calls::REPLY_WAIT.as_secs(),
+            calls.service
+        ));
+    }
+    if calls.without_contents > 0 {
+        line.push_str(&format!(
+            "; {} requests recorded without their contents (introspection metadata only) \
+             were not sent",
+            calls.without_contents
+        ));
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_calls_line_says_what_went_unanswered() {
+        let mut calls = PlayedCalls {
+            service: "/set_bool".into(),
+            service_type: "std_srvs/srv/SetBool".into(),
+            sent: 4,
+            answered: 4,
+            without_contents: 0,
+        };
+        assert_eq!(
+            calls_line(&calls),
+            "called /set_bool (std_srvs/srv/SetBool): 4 calls sent, 4 answered"
+        );
+        calls.answered = 1;
+        calls.without_contents = 2;
+        let line = calls_line(&calls);
+        assert!(line.contains("3 unanswered 3 s after the last"), "{line}");
+        assert!(
+            line.contains("2 requests recorded without their contents"),
+            "{line}"
+        );
+    }
 
     /// `--wait-subscribers`' help names the default wait's numbers: they must be the
     /// replay's.

@@ -18,17 +18,19 @@ use recd_storage::RecordedChannel;
 use rustdds::policy::{self, Durability, History, Reliability};
 use rustdds::{
     no_key, with_key, DataWriterStatus, DomainParticipant, Keyed, Publisher, QosPolicies,
-    QosPolicyBuilder, RTPSEntity, RepresentationIdentifier, StatusEvented, TopicKind, GUID,
+    QosPolicyBuilder, RTPSEntity, RepresentationIdentifier, StatusEvented, Subscriber, TopicKind,
+    GUID,
 };
 
 use crate::dds_node::DdsNode;
 
-/// The DDS side of a playback: one participant and publisher, and the node its writers
-/// are announced in.
+/// The DDS side of a playback: one participant, its publisher and subscriber (for the
+/// replies of `--services-as-calls`), and the node its writers are announced in.
 pub struct DdsOutput {
     node: DdsNode,
     participant: DomainParticipant,
     publisher: Publisher,
+    subscriber: Subscriber,
 }
 
 /// One channel's writer.
@@ -40,7 +42,7 @@ pub struct DdsTopic {
 }
 
 /// A recorded message: its complete CDR, encapsulation header first.
-struct Cdr(Bytes);
+pub(crate) struct Cdr(pub(crate) Bytes);
 
 impl Keyed for Cdr {
     // The key is in the payload, where every reader finds it; rustdds sends no key hash
@@ -51,12 +53,12 @@ impl Keyed for Cdr {
 
 /// The serializer adapter of representation `0x00 R`: the payload after the header as it
 /// is.
-struct Encapsulated<const R: u8>;
+pub(crate) struct Encapsulated<const R: u8>;
 
 /// Serializing recorded bytes cannot fail.
 #[derive(Debug, thiserror::Error)]
 #[error("unreachable: recorded CDR is sent as it is")]
-struct Infallible;
+pub(crate) struct Infallible;
 
 impl<const R: u8> no_key::SerializerAdapter<Cdr> for Encapsulated<R> {
     type Error = Infallible;
@@ -128,11 +130,15 @@ impl DdsOutput {
         let publisher = participant
             .create_publisher(&QosPolicyBuilder::new().build())
             .map_err(|e| format!("cannot publish in DDS domain {domain}: {e}"))?;
+        let subscriber = participant
+            .create_subscriber(&QosPolicyBuilder::new().build())
+            .map_err(|e| format!("cannot subscribe in DDS domain {domain}: {e}"))?;
         let node = DdsNode::new(&participant, &publisher)?;
         Ok(Self {
             node,
             participant,
             publisher,
+            subscriber,
         })
     }
 
@@ -188,6 +194,12 @@ impl DdsOutput {
 }
 
 impl DdsOutput {
+    /// Its participant, publisher and subscriber, for the service clients of
+    /// `--services-as-calls`.
+    pub(crate) fn endpoints(&self) -> (&DomainParticipant, &Publisher, &Subscriber) {
+        (&self.participant, &self.publisher, &self.subscriber)
+    }
+
     /// A writer of ROS 2's `/clock` (`rosgraph_msgs/msg/Clock`) with the QoS rosbag2's
     /// player gives it (rclcpp's ClockQoS: best effort, volatile, the last sample).
     pub fn clock(&self) -> Result<DdsTopic, String> {

@@ -8,11 +8,14 @@
 //! header included. DDS channels go to rustdds writers with the recorded DDS names, key
 //! kind and QoS ([`dds`]); each message leaves as the CDR it was recorded as. Zenoh
 //! channels (ROS 2 over rmw_zenoh) go to Zenoh publishers on the recorded key, announced
-//! and attached as rmw_zenoh's publishers are ([`zenoh`]).
+//! and attached as rmw_zenoh's publishers are ([`zenoh`]). With
+//! [`PlayOptions::services_as_calls`], a DDS service's recorded introspection events are
+//! not played: their requests are sent as calls to the service ([`calls`]).
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod calls;
 mod clock;
 pub mod dds;
 mod dds_node;
@@ -85,6 +88,9 @@ pub struct PlayOptions {
     pub delay: Duration,
     /// Publish the recording's time on `/clock` this many times a second.
     pub clock: Option<f64>,
+    /// Send the requests recorded in DDS services' introspection events as calls to the
+    /// services, instead of playing the events topics.
+    pub services_as_calls: bool,
 }
 
 /// What a playback does with a message it cannot send on time (`--on-late`).
@@ -145,6 +151,7 @@ impl Default for PlayOptions {
             start_paused: false,
             delay: Duration::ZERO,
             clock: None,
+            services_as_calls: false,
         }
     }
 }
@@ -169,6 +176,24 @@ pub struct PlayReport {
     pub stretch_factor: f64,
     /// Seconds spent paused.
     pub paused_s: f64,
+    /// Per service played as calls (`--services-as-calls`).
+    pub calls: Vec<PlayedCalls>,
+}
+
+/// The calls one service got (`--services-as-calls`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PlayedCalls {
+    /// The service called.
+    pub service: String,
+    /// Its type (`pkg/srv/S`).
+    pub service_type: String,
+    /// Calls sent: one per recorded request.
+    pub sent: u64,
+    /// Calls a server answered, by the end of the playback (which waits up to
+    /// [`calls::REPLY_WAIT`] after the last).
+    pub answered: u64,
+    /// Requests recorded without their contents (introspection `METADATA`), not sent.
+    pub without_contents: u64,
 }
 
 /// One played topic.
@@ -363,6 +388,7 @@ pub fn play_steered(
     if !stopped() {
         outputs.flush(FLUSH_LIMIT);
     }
+    report.calls = outputs.calls();
     progress(last);
     drop(outputs);
     outcome?;

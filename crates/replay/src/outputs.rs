@@ -1,20 +1,22 @@
 //! Where each played channel goes: an iceoryx2 service ([`shm`](crate::shm)), a DDS
 //! writer ([`dds`](crate::dds)) or a Zenoh publisher ([`zenoh`](crate::zenoh)), chosen by
-//! how it was recorded; channels left out, and why.
+//! how it was recorded, or with `--services-as-calls` a service's client
+//! ([`calls`](crate::calls)); channels left out, and why.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use recd_storage::RecordedChannel;
 
+use crate::calls::{self, CallTopic, Request};
 use crate::dds::{self, DdsOutput, DdsTopic, CDR_LE};
-use crate::discovery::{self, SubscriberWait};
+use crate::discovery::{self, SubscriberWait, DISCOVERY_BOUND};
 use crate::shm::{self, ShmOutput, ShmTopic};
 #[cfg(feature = "zenoh")]
 use crate::zenoh::{ZenohOutput, ZenohTopic};
-use crate::{PlayError, PlayOptions};
+use crate::{PlayError, PlayOptions, PlayedCalls};
 
 /// One channel's output.
 pub enum Output {
@@ -25,6 +27,8 @@ pub enum Output {
     /// A Zenoh publisher, as rmw_zenoh's.
     #[cfg(feature = "zenoh")]
     Zenoh(ZenohTopic),
+    /// A client of the service whose events the channel holds (`--services-as-calls`).
+    Call(CallTopic),
 }
 
 /// A message made ready to leave: for iceoryx2 copied into its loan already.
@@ -36,29 +40,46 @@ pub enum Prepared<'a> {
     /// A Zenoh message and its publisher.
     #[cfg(feature = "zenoh")]
     Zenoh(&'a ZenohTopic, Bytes),
+    /// A recorded request and the client to send it with.
+    Call(&'a CallTopic, Request),
+    /// Nothing to send: a service event that is no request.
+    Nothing,
 }
 
 impl Prepared<'_> {
-    /// Sends it.
-    pub fn send(self) -> Result<(), String> {
+    /// Sends it; false when there was nothing to send (a service event that is no
+    /// request, or a request already sent).
+    pub fn send(self) -> Result<bool, String> {
         match self {
-            Self::Shm(sample) => ShmTopic::send_filled(sample),
-            Self::Dds(topic, data) => topic.send(data),
+            Self::Shm(sample) => ShmTopic::send_filled(sample).map(|()| true),
+            Self::Dds(topic, data) => topic.send(data).map(|()| true),
             #[cfg(feature = "zenoh")]
-            Self::Zenoh(topic, data) => topic.send(data),
+            Self::Zenoh(topic, data) => topic.send(data).map(|()| true),
+            Self::Call(topic, request) => topic.send(request),
+            Self::Nothing => Ok(false),
         }
     }
 }
 
 impl Output {
-    /// Makes one recorded message ready to send as it was recorded (the copy into an
-    /// iceoryx2 loan happens here, before the message is due).
-    pub fn prepare(&self, data: &Bytes) -> Result<Prepared<'_>, String> {
+    /// Makes one recorded message of `channel`, in pass `pass` of the playback, ready to
+    /// send as it was recorded (the copy into an iceoryx2 loan happens here, before the
+    /// message is due; a service event's request is taken out of it).
+    pub fn prepare(
+        &self,
+        channel: &RecordedChannel,
+        data: &Bytes,
+        pass: u32,
+    ) -> Result<Prepared<'_>, String> {
         match self {
             Self::Shm(topic) => topic.fill(data).map(Prepared::Shm),
             Self::Dds(topic) => Ok(Prepared::Dds(topic, data.clone())),
             #[cfg(feature = "zenoh")]
             Self::Zenoh(topic) => Ok(Prepared::Zenoh(topic, data.clone())),
+            Self::Call(topic) => Ok(match topic.prepare(channel, data, pass)? {
+                Some(request) => Prepared::Call(topic, request),
+                None => Prepared::Nothing,
+            }),
         }
     }
 
@@ -69,6 +90,7 @@ impl Output {
             Self::Dds(topic) => topic.subscribers(),
             #[cfg(feature = "zenoh")]
             Self::Zenoh(topic) => topic.subscribers(),
+            Self::Call(topic) => topic.subscribers(),
         }
     }
 
@@ -78,10 +100,13 @@ impl Output {
     }
 
     /// Waits up to `limit` until what was sent has been received, where the transport
-    /// can tell (reliable DDS readers acknowledge).
+    /// can tell (reliable DDS readers acknowledge); for calls, up to
+    /// [`calls::REPLY_WAIT`] for their replies.
     pub fn flush(&self, limit: Duration) {
-        if let Self::Dds(topic) = self {
-            topic.flush(limit);
+        match self {
+            Self::Dds(topic) => topic.flush(limit),
+            Self::Call(topic) => topic.wait_for_replies(calls::REPLY_WAIT),
+            _ => {}
         }
     }
 }
@@ -142,6 +167,10 @@ impl Outputs {
                     node.open(channel, played_as).map_err(PlayError::Shm)?,
                 ))
             } else if crate::zenoh::is_zenoh(channel) {
+                if options.services_as_calls && calls::service_of(channel, played_as).is_some() {
+                    skipped.insert(channel.topic.clone(), calls::NOT_OVER_ZENOH.into());
+                    continue;
+                }
                 if !options.zenoh {
                     skipped.insert(channel.topic.clone(), "left out by --no-zenoh".into());
                     continue;
@@ -167,6 +196,13 @@ impl Outputs {
                     continue;
                 }
                 let participant = participant(&mut dds_participant, options)?;
+                if options.services_as_calls && calls::service_of(channel, played_as).is_some() {
+                    let (domain, publisher, subscriber) = participant.endpoints();
+                    let client = CallTopic::open(domain, publisher, subscriber, channel, played_as)
+                        .map_err(PlayError::Dds)?;
+                    topics.insert(channel.topic.clone(), Output::Call(client));
+                    continue;
+                }
                 let representation = plan.representation.unwrap_or(CDR_LE);
                 Output::Dds(
                     participant
@@ -211,15 +247,35 @@ impl Outputs {
         })
     }
 
-    /// Waits for subscribers as `how` says, or until `stop` says so.
+    /// Waits for subscribers as `how` says, or until `stop` says so. A call is sent once
+    /// and never again: by default a service played as calls gets up to
+    /// [`DISCOVERY_BOUND`] for its server to be found (discovery then settles again), where
+    /// a topic gets only until discovery settles.
     pub fn wait_for_subscribers(&self, how: SubscriberWait, stop: impl Fn() -> bool) {
+        let started = Instant::now();
         let counts = || {
             self.topics
                 .values()
                 .map(|t| (t.subscribers(), t.is_discovered()))
                 .collect()
         };
-        discovery::wait(how, counts, stop);
+        discovery::wait(how, counts, &stop);
+        if how != SubscriberWait::Settled {
+            return;
+        }
+        let serverless = || {
+            (self.topics.values())
+                .any(|output| matches!(output, Output::Call(_)) && output.subscribers() == 0)
+        };
+        if !serverless() {
+            return;
+        }
+        while serverless() && started.elapsed() < DISCOVERY_BOUND && !stop() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !serverless() {
+            discovery::wait(how, counts, &stop);
+        }
     }
 
     /// Lets every output deliver what it sent, up to `limit` each.
@@ -227,6 +283,16 @@ impl Outputs {
         for output in self.topics.values() {
             output.flush(limit);
         }
+    }
+
+    /// What each service played as calls went through.
+    pub fn calls(&self) -> Vec<PlayedCalls> {
+        (self.topics.values())
+            .filter_map(|output| match output {
+                Output::Call(topic) => Some(topic.report()),
+                _ => None,
+            })
+            .collect()
     }
 }
 

@@ -40,6 +40,8 @@ pub struct Player<'a> {
     queued_in_pass: u64,
     /// Where this pass starts on the timeline: after the passes before it.
     played_before: Duration,
+    /// The pass now, from 0.
+    pass: u32,
     /// Per topic, messages the reader skipped unread (`--on-late drop`).
     dropped_unread: BTreeMap<String, u64>,
     last_progress: Instant,
@@ -67,6 +69,7 @@ impl<'a> Player<'a> {
             topic_positions: HashMap::new(),
             queued_in_pass: 0,
             played_before: Duration::ZERO,
+            pass: 0,
             dropped_unread: BTreeMap::new(),
             last_progress: Instant::now(),
             length,
@@ -80,6 +83,7 @@ impl<'a> Player<'a> {
             _ => Duration::ZERO,
         };
         self.played_before += self.last_position + gap;
+        self.pass = self.pass.wrapping_add(1);
         self.last_position = Duration::ZERO;
         self.topic_positions.clear();
         self.queued_in_pass = 0;
@@ -152,6 +156,7 @@ impl<'a> Player<'a> {
                             channel,
                             position: self.played_before + position,
                             period,
+                            pass: self.pass,
                             data,
                             _held: held,
                         };

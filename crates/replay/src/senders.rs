@@ -47,6 +47,8 @@ pub struct Job {
     pub position: Duration,
     /// The recorded time since the topic's previous message (`--on-late drop`).
     pub period: Option<Duration>,
+    /// The pass of the playback (`--loop`) it belongs to, from 0.
+    pub pass: u32,
     pub data: Bytes,
     /// Its place in the read-ahead, given back when the job is done.
     pub _held: Held,
@@ -184,6 +186,7 @@ fn send_all(jobs: &Receiver<Job>, shared: &Shared) -> BTreeMap<String, PlayedTop
                 tally.topic.failed += 1;
                 tally.topic.error.get_or_insert(reason);
             }
+            Sent::Nothing => {}
             Sent::Cancelled => break,
         }
     }
@@ -199,6 +202,8 @@ enum Sent {
     /// Left out by `--on-late drop`.
     Dropped,
     Failed(String),
+    /// Nothing to send: a service event that is no new request (`--services-as-calls`).
+    Nothing,
     Cancelled,
 }
 
@@ -214,7 +219,7 @@ fn send_one(job: &Job, shared: &Shared) -> Sent {
         {
             return Sent::Dropped;
         }
-        let prepared = match output.prepare(&job.data) {
+        let prepared = match output.prepare(&job.channel, &job.data, job.pass) {
             Ok(prepared) => prepared,
             Err(reason) => return Sent::Failed(reason),
         };
@@ -233,7 +238,8 @@ fn send_one(job: &Job, shared: &Shared) -> Sent {
                     _ => {}
                 }
                 return match prepared.send() {
-                    Ok(()) => Sent::Yes(lateness),
+                    Ok(true) => Sent::Yes(lateness),
+                    Ok(false) => Sent::Nothing,
                     Err(reason) => Sent::Failed(reason),
                 };
             }

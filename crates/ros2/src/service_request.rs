@@ -26,9 +26,9 @@ pub struct EventInfo {
     /// [`REQUEST_SENT`], [`REQUEST_RECEIVED`], `RESPONSE_SENT` (2) or
     /// `RESPONSE_RECEIVED` (3).
     pub event_type: u8,
-    /// The client's GID as the event's side knows it: rmw_fastrtps gives a client's own
-    /// events its request writer's GUID, a server's its response reader's; both share the
-    /// client participant's GUID prefix (the first 12 bytes).
+    /// The client's GID as the event's end knows it: one of the client's GUIDs (Kilted's
+    /// rmw_fastrtps gives its response reader's on both ends; versions have differed),
+    /// which share the client participant's GUID prefix (the first 12 bytes).
     pub client_gid: [u8; 16],
     /// The call's sequence number, the same on both sides.
     pub sequence_number: i64,
