@@ -28,7 +28,7 @@ pub enum Output {
     #[cfg(feature = "zenoh")]
     Zenoh(ZenohTopic),
     /// A client of the service whose events the channel holds (`--services-as-calls`).
-    Call(CallTopic),
+    Call(Box<CallTopic>),
 }
 
 /// A message made ready to leave: for iceoryx2 copied into its loan already.
@@ -200,7 +200,7 @@ impl Outputs {
                     let (domain, publisher, subscriber) = participant.endpoints();
                     let client = CallTopic::open(domain, publisher, subscriber, channel, played_as)
                         .map_err(PlayError::Dds)?;
-                    topics.insert(channel.topic.clone(), Output::Call(client));
+                    topics.insert(channel.topic.clone(), Output::Call(Box::new(client)));
                     continue;
                 }
                 let representation = plan.representation.unwrap_or(CDR_LE);
