@@ -233,9 +233,8 @@ impl CallTopic {
             .min(state.reply_writers)
     }
 
-    /// Waits up to `limit` for the replies to the calls sent.
-    pub fn wait_for_replies(&self, limit: Duration) {
-        let until = Instant::now() + limit;
+    /// Waits until `until` at most for the replies to the calls sent.
+    pub fn wait_for_replies(&self, until: Instant) {
         loop {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             state.take_replies(self.reader_guid, self.writer.guid());

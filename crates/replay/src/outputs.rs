@@ -100,13 +100,10 @@ impl Output {
     }
 
     /// Waits up to `limit` until what was sent has been received, where the transport
-    /// can tell (reliable DDS readers acknowledge); for calls, up to
-    /// [`calls::REPLY_WAIT`] for their replies.
+    /// can tell (reliable DDS readers acknowledge).
     pub fn flush(&self, limit: Duration) {
-        match self {
-            Self::Dds(topic) => topic.flush(limit),
-            Self::Call(topic) => topic.wait_for_replies(calls::REPLY_WAIT),
-            _ => {}
+        if let Self::Dds(topic) = self {
+            topic.flush(limit);
         }
     }
 }
@@ -278,10 +275,17 @@ impl Outputs {
         }
     }
 
-    /// Lets every output deliver what it sent, up to `limit` each.
+    /// Lets every output deliver what it sent, up to `limit` each; then waits up to
+    /// [`calls::REPLY_WAIT`] in all for the replies to the calls sent.
     pub fn flush(&self, limit: Duration) {
         for output in self.topics.values() {
             output.flush(limit);
+        }
+        let until = Instant::now() + calls::REPLY_WAIT;
+        for output in self.topics.values() {
+            if let Output::Call(topic) = output {
+                topic.wait_for_replies(until);
+            }
         }
     }
 
