@@ -6,16 +6,20 @@
 //! node's parameters for that file and posts them, node by node; the writer puts each
 //! node's into the file as one Metadata record the first time it sees them. A node found
 //! later in the file is read and written then. Whatever the nodes take to answer, the
-//! writer only ever takes a lock and copies what is posted: the reading waits on the
-//! network, the writing never does.
+//! writer only ever takes a lock and copies records encoded beforehand: the reading waits
+//! on the network and encodes, the writing never does either.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// A node's parameters as a file keeps them: each name with its value as YAML.
-pub(crate) type NodeParameters = Arc<BTreeMap<String, String>>;
+use recd_storage::iceoryx2::parameters_metadata_name;
+use recd_storage::EncodedMetadata;
+
+/// A node's parameters as its file's Metadata record (each name with its value as YAML),
+/// encoded.
+pub(crate) type NodeParameters = Arc<EncodedMetadata>;
 
 /// What the reading thread and the writer share.
 #[derive(Default)]
@@ -32,6 +36,8 @@ pub(crate) struct ParameterBoard {
 struct State {
     /// The number of the file the writer has open, once it has one.
     file: Option<u32>,
+    /// That file's name, which its records' names hold.
+    file_name: String,
     /// What was read for that file, by node (`/ns/talker`).
     read: BTreeMap<String, NodeParameters>,
     /// Set when the recording ends: the reading thread stops.
@@ -70,14 +76,15 @@ impl ParameterBoard {
         self.version.load(Ordering::Acquire)
     }
 
-    /// The writer opened file `number`: what was read for an earlier one no longer
-    /// counts, and the nodes are read again.
-    pub fn file_opened(&self, number: u32) {
+    /// The writer opened file `number`, named `name`: what was read for an earlier one
+    /// no longer counts, and the nodes are read again.
+    pub fn file_opened(&self, number: u32, name: &str) {
         let mut state = self.state();
         if state.file == Some(number) {
             return;
         }
         state.file = Some(number);
+        state.file_name = name.to_string();
         state.read.clear();
         drop(state);
         self.bump();
@@ -131,16 +138,31 @@ impl ParameterBoard {
         !state.closed && state.file == Some(number)
     }
 
-    /// Posts `node`'s parameters as read for file `number`; a file since closed does not
-    /// take them.
-    pub fn post(&self, number: u32, node: &str, values: BTreeMap<String, String>) {
+    /// Posts `node`'s parameters as read for file `number`, encoded as its record (here,
+    /// on the reading thread); a file since closed does not take them.
+    pub fn post(
+        &self,
+        number: u32,
+        node: &str,
+        values: &BTreeMap<String, String>,
+    ) -> std::io::Result<()> {
+        let file_name = {
+            let state = self.state();
+            if state.file != Some(number) {
+                return Ok(());
+            }
+            state.file_name.clone()
+        };
+        let name = parameters_metadata_name(&file_name, node);
+        let record = Arc::new(EncodedMetadata::new(&name, values)?);
         let mut state = self.state();
         if state.file != Some(number) {
-            return;
+            return Ok(());
         }
-        state.read.insert(node.to_string(), Arc::new(values));
+        state.read.insert(node.to_string(), record);
         drop(state);
         self.bump();
+        Ok(())
     }
 }
 
@@ -155,43 +177,60 @@ mod tests {
             .collect()
     }
 
+    fn record(file: &str, node: &str, pairs: &[(&str, &str)]) -> EncodedMetadata {
+        EncodedMetadata::new(&parameters_metadata_name(file, node), &values(pairs)).unwrap()
+    }
+
     #[test]
     fn each_file_gets_each_node_once_as_read_for_it() {
         let board = ParameterBoard::new();
         assert_eq!(board.wanted(None, Duration::ZERO), Wanted::Nothing);
-        board.file_opened(1);
+        board.file_opened(1, "a_0000.mcap");
         assert_eq!(board.wanted(None, Duration::ZERO), Wanted::File(1));
         let mut written = BTreeSet::new();
         assert!(board.unwritten(1, &mut written).is_empty());
 
         let before = board.version();
-        board.post(1, "/talker", values(&[("gain", "1.5")]));
+        board
+            .post(1, "/talker", &values(&[("gain", "1.5")]))
+            .unwrap();
         assert_ne!(board.version(), before);
         let got = board.unwritten(1, &mut written);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].0, "/talker");
-        assert_eq!(got[0].1.get("gain").map(String::as_str), Some("1.5"));
+        assert_eq!(
+            *got[0].1,
+            record("a_0000.mcap", "/talker", &[("gain", "1.5")])
+        );
         // Written once per file, however often the writer looks.
         assert!(board.unwritten(1, &mut written).is_empty());
-        board.post(1, "/late", values(&[]));
+        board.post(1, "/late", &values(&[])).unwrap();
         assert_eq!(board.unwritten(1, &mut written).len(), 1);
 
         // The next file reads everything again; a reading for the old one is not taken.
-        board.file_opened(2);
+        board.file_opened(2, "a_0001.mcap");
         assert_eq!(board.wanted(Some(1), Duration::ZERO), Wanted::File(2));
         let mut written = BTreeSet::new();
-        board.post(1, "/talker", values(&[("gain", "1.5")]));
+        board
+            .post(1, "/talker", &values(&[("gain", "1.5")]))
+            .unwrap();
         assert!(board.unwritten(2, &mut written).is_empty());
         assert!(!board.is_current(1));
-        board.post(2, "/talker", values(&[("gain", "2.5")]));
+        board
+            .post(2, "/talker", &values(&[("gain", "2.5")]))
+            .unwrap();
         let got = board.unwritten(2, &mut written);
-        assert_eq!(got[0].1.get("gain").map(String::as_str), Some("2.5"));
+        assert_eq!(
+            *got[0].1,
+            record("a_0001.mcap", "/talker", &[("gain", "2.5")])
+        );
+        assert_eq!(got[0].1.name(), "parameters/a_0001.mcap/talker");
     }
 
     #[test]
     fn the_reader_waits_for_a_new_file_and_stops_when_closed() {
         let board = ParameterBoard::new();
-        board.file_opened(1);
+        board.file_opened(1, "a_0000.mcap");
         // Everything read for file 1: nothing new within the wait.
         assert_eq!(
             board.wanted(Some(1), Duration::from_millis(10)),
@@ -201,7 +240,7 @@ mod tests {
             let board = board.clone();
             std::thread::spawn(move || board.wanted(Some(1), Duration::from_secs(30)))
         };
-        board.file_opened(2);
+        board.file_opened(2, "a_0001.mcap");
         assert_eq!(waiting.join().unwrap(), Wanted::File(2));
         board.close();
         assert_eq!(

@@ -77,8 +77,8 @@ pub use space::{space_of, Space};
 pub use trigger::Trigger;
 pub use window::LogWindow;
 pub use writer::{
-    probe_io_mode, Attachment, ChannelId, EndedFile, FileSummary, MessageHeader, SchemaId,
-    StreamWriter, WriteError, WriterOptions,
+    probe_io_mode, Attachment, ChannelId, EncodedMetadata, EndedFile, FileSummary, MessageHeader,
+    SchemaId, StreamWriter, WriteError, WriterOptions,
 };
 
 /// The `library` string recd writes into the Header of every file it creates.

@@ -1,12 +1,11 @@
 //! The writer's part in the nodes' parameters (`rec start --parameters`): it tells the
 //! [`ParameterBoard`] of each file it opens and writes what was read for that file, one
 //! Metadata record per node (`parameters/<file name>/<node>`), as it is posted. Looking
-//! costs a load of the board's version between passes; writing, a record per node.
+//! costs a load of the board's version between passes; writing, a copy of each record,
+//! which the reading thread encoded.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-
-use recd_storage::iceoryx2::parameters_metadata_name;
 
 use super::{LoanedBytes, Writer};
 use crate::parameters::ParameterBoard;
@@ -45,7 +44,7 @@ impl<S: LoanedBytes> Writer<S> {
         if parameters.file != Some(number) {
             parameters.file = Some(number);
             parameters.written.clear();
-            parameters.board.file_opened(number);
+            parameters.board.file_opened(number, &name);
         }
         let version = parameters.board.version();
         if version == parameters.seen {
@@ -57,9 +56,8 @@ impl<S: LoanedBytes> Writer<S> {
             return;
         };
         let mut failure = None;
-        for (node, values) in unwritten {
-            if let Err(error) = file.add_metadata(&parameters_metadata_name(&name, &node), &values)
-            {
+        for (_node, record) in unwritten {
+            if let Err(error) = file.add_encoded_metadata(&record) {
                 failure.get_or_insert(error);
             }
         }

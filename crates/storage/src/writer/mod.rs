@@ -174,6 +174,35 @@ pub struct EndedFile {
     pub error: Option<WriteError>,
 }
 
+/// A Metadata record encoded ahead of time, off the thread that writes the file, so that
+/// writing it is a copy ([`StreamWriter::add_encoded_metadata`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedMetadata {
+    name: String,
+    bytes: Vec<u8>,
+}
+
+impl EncodedMetadata {
+    /// The record `name` holding `metadata`.
+    pub fn new(name: &str, metadata: &BTreeMap<String, String>) -> io::Result<Self> {
+        let record = records::Metadata {
+            name: name.to_string(),
+            metadata: metadata.clone(),
+        };
+        let mut bytes = Vec::new();
+        wire::append_record(&mut bytes, op::METADATA, &record)?;
+        Ok(Self {
+            name: name.to_string(),
+            bytes,
+        })
+    }
+
+    /// The record's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 impl StreamWriter {
     /// Creates `path`, which must not exist yet (nothing recorded is ever overwritten),
     /// and writes the MCAP magic and Header.
@@ -402,16 +431,19 @@ impl StreamWriter {
         metadata: &BTreeMap<String, String>,
     ) -> Result<(), WriteError> {
         self.check_usable()?;
+        let record = EncodedMetadata::new(name, metadata).map_err(|e| self.io(e))?;
+        self.add_encoded_metadata(&record)
+    }
+
+    /// Writes a Metadata record encoded beforehand: a copy of its bytes.
+    pub fn add_encoded_metadata(&mut self, record: &EncodedMetadata) -> Result<(), WriteError> {
+        self.check_usable()?;
         let offset = self.bytes_written();
-        let record = records::Metadata {
-            name: name.to_string(),
-            metadata: metadata.clone(),
-        };
-        wire::append_record(&mut self.pending, op::METADATA, &record).map_err(|e| self.io(e))?;
+        self.pending.extend_from_slice(&record.bytes);
         self.stats.metadata_indexes.push(records::MetadataIndex {
             offset,
-            length: self.bytes_written() - offset,
-            name: name.to_string(),
+            length: record.bytes.len() as u64,
+            name: record.name.clone(),
         });
         Ok(())
     }

@@ -154,10 +154,13 @@ impl Reading {
                     break;
                 }
                 match outcome {
-                    Ok(values) => {
-                        self.registry.clear_problem(&problem_key(&node));
-                        self.board.post(file, &node, values);
-                    }
+                    Ok(values) => match self.board.post(file, &node, &values) {
+                        Ok(()) => self.registry.clear_problem(&problem_key(&node)),
+                        Err(error) => self.registry.note_problem(
+                            &problem_key(&node),
+                            format!("cannot encode them as a Metadata record: {error}"),
+                        ),
+                    },
                     Err(reason) => self.registry.note_problem(&problem_key(&node), reason),
                 }
                 read.insert(node);
