@@ -25,14 +25,14 @@ use rustdds::discovery::DiscoveredWriterData;
 use rustdds::mio1::{Events, Interest, Poll, Registry, Token};
 use rustdds::{
     DomainParticipant, DomainParticipantStatusEvent, DomainParticipantStatusListener, QosPolicies,
-    StatusEvented, Subscriber, GUID,
+    RTPSEntity, StatusEvented, Subscriber, GUID,
 };
 
 use recd_ros2::names::{self, Interface};
 
 use super::channel::{channel_spec, offered_hash, Definitions, Naming, Offer};
 use super::exchange::{Finished, Found, NewTopic, ReceiveLink};
-use super::fetch::{prefix_of, Job, TypeFetcher};
+use super::fetch::{prefix_of, Job, Prefix, TypeFetcher};
 use super::qos::ReaderChoice;
 use super::reader::{declare_topic, new_reader, Reader, TopicShape, MIN_DEPTH};
 use super::writers::{keyed_writer, offers_of, topic_shape, HeldTopic, WriterSeen};
@@ -68,6 +68,9 @@ pub(super) struct DdsEndpoints {
     pub poll: Poll,
     /// The receive thread's poll, where readers are registered.
     pub receive_registry: Registry,
+    /// recd's other participants in the domain (the parameters' reader): their writers,
+    /// like the session participant's own, are not recorded.
+    pub ours: Vec<Prefix>,
 }
 
 /// What the discovery thread owns: the participant and the topics' discovery state.
@@ -276,7 +279,13 @@ impl Discovery {
         if self.writers.contains_key(&writer.guid) {
             return;
         }
-        if !selected(&self.filter, &writer.topic, &writer.type_name) {
+        // recd's own ROS nodes (the types' and the parameters' clients) have writers too:
+        // a /parameter_events writer each, transient-local as ros2-client makes it, which
+        // would make the topic's reader transient-local and deaf to every real node's.
+        let participant = prefix_of(writer.guid);
+        let ours = participant == prefix_of(self.endpoints.participant.guid())
+            || self.endpoints.ours.contains(&participant);
+        if ours || !selected(&self.filter, &writer.topic, &writer.type_name) {
             self.writers.insert(writer.guid, None);
             return;
         }

@@ -207,12 +207,26 @@ impl DdsSource {
             Arc::new(Waker::new(discovery_poll.registry(), WAKE).map_err(DdsError::Poll)?);
         let poll = Poll::new().map_err(DdsError::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(DdsError::Poll)?);
+        let parameters = if config.parameters {
+            Some(parameters::ParameterReader::start(
+                config.domain,
+                &config.interfaces,
+                ParameterBoard::new(),
+                link.registry.clone(),
+            )?)
+        } else {
+            None
+        };
         let endpoints = DdsEndpoints {
             participant,
             subscriber,
             status,
             poll: discovery_poll,
             receive_registry: poll.registry().try_clone().map_err(DdsError::Poll)?,
+            ours: parameters
+                .iter()
+                .map(|reader| reader.participant())
+                .collect(),
         };
         let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
             config.message_dirs.clone(),
@@ -227,16 +241,6 @@ impl DdsSource {
                 )
                 .map_err(DdsError::Thread)?,
             )
-        } else {
-            None
-        };
-        let parameters = if config.parameters {
-            Some(parameters::ParameterReader::start(
-                config.domain,
-                &config.interfaces,
-                ParameterBoard::new(),
-                link.registry.clone(),
-            )?)
         } else {
             None
         };

@@ -26,6 +26,9 @@ use ros2_client::{
     RmwRequestId, ServiceMapping, ServiceTypeName,
 };
 
+use rustdds::RTPSEntity;
+
+use super::fetch::{prefix_of, Prefix};
 use super::node_services::node_serving;
 use super::parameter_values::yaml;
 use crate::parameters::{ParameterBoard, Wanted};
@@ -47,6 +50,8 @@ const THREAD_NAME: &str = "recd-dds-params";
 /// The running reader: stopped and joined when dropped.
 pub(crate) struct ParameterReader {
     board: Arc<ParameterBoard>,
+    /// Its participant's GUID prefix.
+    participant: Prefix,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -60,6 +65,7 @@ impl ParameterReader {
         registry: Arc<TopicRegistry>,
     ) -> Result<Self, super::DdsError> {
         let participant = super::dds_participant(domain, interfaces, None)?;
+        let prefix = prefix_of(participant.guid());
         let context = RosContext::from_domain_participant(participant).map_err(|e| {
             super::DdsError::Participant {
                 domain,
@@ -73,6 +79,7 @@ impl ParameterReader {
             .map_err(super::DdsError::Thread)?;
         Ok(Self {
             board,
+            participant: prefix,
             thread: Some(thread),
         })
     }
@@ -82,6 +89,11 @@ impl ParameterReader {
     /// Where the parameters read are posted.
     pub fn board(&self) -> &Arc<ParameterBoard> {
         &self.board
+    }
+
+    /// Its participant (whose writers are recd's own, not recorded).
+    pub fn participant(&self) -> Prefix {
+        self.participant
     }
 }
 
