@@ -19,8 +19,9 @@ it publishes all the same.
 --param name=value declares an integer, float or string parameter; --set name=value sets it
 (after half the messages), so that a parameter event is published.
 
---set-when PATH sets the --set parameters once PATH exists instead, once a subscription of
-/parameter_events matched (printing {"set": [...], "events_matched": true});
+--set-when PATH sets the --set parameters when PATH holds a new text instead (again for each new
+text), once a subscription of /parameter_events matched (printing {"set": [...],
+"events_matched": true, "round": TEXT});
 --until PATH keeps publishing past --count until PATH exists (at most --wait-until seconds):
 the test says when.
 
@@ -63,6 +64,14 @@ def message(kind, i, brake):
         msg.linear_acceleration.x = -9.5 if i == brake else 0.5
         return msg
     raise SystemExit(f"unknown kind {kind}")
+
+
+def read_text(path):
+    try:
+        with open(path) as file:
+            return file.read().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def message_type(kind):
@@ -125,11 +134,19 @@ def main():
     matched = all(p.get_subscription_count() > 0 for _, _, p in publishers)
     sent = {name: 0 for name, _, _ in publishers}
     was_set = False
+    set_round = ""
     until = time.monotonic() + args.wait_match + args.count / args.rate + args.wait_until
     for i in Ticks(args.rate, args.count if args.until is None else None):
         if i >= args.count and (os.path.exists(args.until) or time.monotonic() > until):
             break
-        due = os.path.exists(args.set_when) if args.set_when else i == args.count // 2
+        if args.set_when:
+            # Each new content of the file asks for the --set parameters to be set (again).
+            asked = read_text(args.set_when)
+            due = asked not in ("", set_round)
+            was_set = False if due else was_set
+            set_round = asked if due else set_round
+        else:
+            due = i == args.count // 2
         if due and not was_set:
             was_set = True
             events_matched = True
@@ -145,7 +162,7 @@ def main():
                 name, text = pair.split("=", 1)
                 node.set_parameters([Parameter(name, value=value(text))])
             if args.set_when:
-                emit({"set": args.set, "events_matched": events_matched})
+                emit({"set": args.set, "events_matched": events_matched, "round": set_round})
         for name, kind, publisher in publishers:
             publisher.publish(message(kind, i, brake))
             sent[name] += 1
