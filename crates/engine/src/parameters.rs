@@ -92,11 +92,7 @@ impl ParameterBoard {
     }
 
     /// What was read for file `number` of the nodes not in `written`, which they join.
-    pub fn unwritten(
-        &self,
-        number: u32,
-        written: &mut BTreeSet<String>,
-    ) -> Vec<(String, NodeParameters)> {
+    pub fn unwritten(&self, number: u32, written: &mut BTreeSet<String>) -> Vec<NodeParameters> {
         let state = self.state();
         if state.file != Some(number) {
             return Vec::new();
@@ -105,7 +101,7 @@ impl ParameterBoard {
             .read
             .iter()
             .filter(|(node, _)| written.insert((*node).clone()))
-            .map(|(node, values)| (node.clone(), values.clone()))
+            .map(|(_, record)| record.clone())
             .collect()
     }
 
@@ -197,9 +193,9 @@ mod tests {
         assert_ne!(board.version(), before);
         let got = board.unwritten(1, &mut written);
         assert_eq!(got.len(), 1);
-        assert_eq!(got[0].0, "/talker");
+        assert_eq!(got[0].name(), "parameters/a_0000.mcap/talker");
         assert_eq!(
-            *got[0].1,
+            *got[0],
             record("a_0000.mcap", "/talker", &[("gain", "1.5")])
         );
         // Written once per file, however often the writer looks.
@@ -221,10 +217,10 @@ mod tests {
             .unwrap();
         let got = board.unwritten(2, &mut written);
         assert_eq!(
-            *got[0].1,
+            *got[0],
             record("a_0001.mcap", "/talker", &[("gain", "2.5")])
         );
-        assert_eq!(got[0].1.name(), "parameters/a_0001.mcap/talker");
+        assert_eq!(got[0].name(), "parameters/a_0001.mcap/talker");
     }
 
     #[test]

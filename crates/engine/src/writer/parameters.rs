@@ -37,11 +37,12 @@ impl<S: LoanedBytes> Writer<S> {
         let Some(parameters) = self.parameters.as_mut() else {
             return;
         };
-        let Some(name) = self.files.current_name() else {
-            return;
-        };
         let number = self.files.file_number();
         if parameters.file != Some(number) {
+            // The name is made once per file: this runs between every two passes.
+            let Some(name) = self.files.current_name() else {
+                return;
+            };
             parameters.file = Some(number);
             parameters.written.clear();
             parameters.board.file_opened(number, &name);
@@ -56,7 +57,7 @@ impl<S: LoanedBytes> Writer<S> {
             return;
         };
         let mut failure = None;
-        for (_node, record) in unwritten {
+        for record in unwritten {
             if let Err(error) = file.add_encoded_metadata(&record) {
                 failure.get_or_insert(error);
             }
