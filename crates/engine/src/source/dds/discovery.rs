@@ -25,7 +25,7 @@ use rustdds::discovery::DiscoveredWriterData;
 use rustdds::mio1::{Events, Interest, Poll, Registry, Token};
 use rustdds::{
     DomainParticipant, DomainParticipantStatusEvent, DomainParticipantStatusListener, QosPolicies,
-    RTPSEntity, StatusEvented, Subscriber, GUID,
+    StatusEvented, Subscriber, GUID,
 };
 
 use recd_ros2::names::{self, Interface};
@@ -68,8 +68,8 @@ pub(super) struct DdsEndpoints {
     pub poll: Poll,
     /// The receive thread's poll, where readers are registered.
     pub receive_registry: Registry,
-    /// recd's other participants in the domain (the parameters' reader): their writers,
-    /// like the session participant's own, are not recorded.
+    /// recd's participants in the domain (this one, the parameters' reader's): their
+    /// writers are not recorded.
     pub ours: Vec<Prefix>,
 }
 
@@ -282,9 +282,7 @@ impl Discovery {
         // recd's own ROS nodes (the types' and the parameters' clients) have writers too:
         // a /parameter_events writer each, transient-local as ros2-client makes it, which
         // would make the topic's reader transient-local and deaf to every real node's.
-        let participant = prefix_of(writer.guid);
-        let ours = participant == prefix_of(self.endpoints.participant.guid())
-            || self.endpoints.ours.contains(&participant);
+        let ours = self.endpoints.ours.contains(&prefix_of(writer.guid));
         if ours || !selected(&self.filter, &writer.topic, &writer.type_name) {
             self.writers.insert(writer.guid, None);
             return;

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustdds::mio1::{Events, Interest, Poll, Token, Waker};
-use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicyBuilder};
+use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicyBuilder, RTPSEntity};
 
 use recd_ros2::msgdef::MessageDefinitions;
 
@@ -217,16 +217,17 @@ impl DdsSource {
         } else {
             None
         };
+        // recd's own participants: the recording's and the parameters' reader's.
+        let ours = std::iter::once(fetch::prefix_of(participant.guid()))
+            .chain(parameters.iter().map(|reader| reader.participant()))
+            .collect();
         let endpoints = DdsEndpoints {
             participant,
             subscriber,
             status,
             poll: discovery_poll,
             receive_registry: poll.registry().try_clone().map_err(DdsError::Poll)?,
-            ours: parameters
-                .iter()
-                .map(|reader| reader.participant())
-                .collect(),
+            ours,
         };
         let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
             config.message_dirs.clone(),
