@@ -27,14 +27,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_ros2::type_description::{definition_from_sources, type_hash};
-use ros2_client::{
-    Client, Context as RosContext, Name, Node, NodeName, NodeOptions, QosProfile, RmwRequestId,
-    ServiceMapping, ServiceTypeName,
-};
+use ros2_client::{Client, Context as RosContext, Node, RmwRequestId};
 use rustdds::{DomainParticipant, GUID};
 
 use super::fetch_wire::{GetTypeDescriptionRequest, GetTypeDescriptionResponse};
-use super::node_services::node_serving;
+use super::node_services::{calling_node, client_of, node_serving};
 use super::type_cache;
 use crate::source::exchange::Wake;
 
@@ -340,28 +337,15 @@ impl<W: Wake> Calls<W> {
         if self.node.is_none() {
             let context = RosContext::from_domain_participant(self.participant.clone())
                 .map_err(|e| format!("cannot make a ROS 2 context: {e:?}"))?;
-            let name = NodeName::new("/", "recd_types").map_err(|e| format!("{e:?}"))?;
-            let options = NodeOptions::new()
-                .enable_rosout(false)
-                .start_parameter_services(false);
-            let made = context
-                .new_node(name, options)
-                .map_err(|e| format!("cannot make a ROS 2 node: {e:?}"))?;
-            self.node = Some(made);
+            self.node = Some(calling_node(&context, "recd_types")?);
         }
         let ros_node = self.node.as_mut().expect("made above");
-        let service = Name::new(node, "get_type_description").map_err(|e| format!("{e:?}"))?;
-        let qos = QosProfile::publisher_default()
-            .history(ros2_client::qos::History::KeepLast { depth: 10 });
-        let client = ros_node
-            .create_client(
-                ServiceMapping::Enhanced,
-                &service,
-                &ServiceTypeName::new("type_description_interfaces", "GetTypeDescription"),
-                qos.clone(),
-                qos,
-            )
-            .map_err(|e| format!("cannot make a service client: {e:?}"))?;
+        let client = client_of(
+            ros_node,
+            node,
+            "get_type_description",
+            ("type_description_interfaces", "GetTypeDescription"),
+        )?;
         Ok(Call {
             node: node.to_string(),
             client,

@@ -21,15 +21,12 @@ use std::time::{Duration, Instant};
 use ros2_client::rcl_interfaces::{
     GetParametersRequest, GetParametersResponse, ListParametersRequest, ListParametersResponse,
 };
-use ros2_client::{
-    Client, Context as RosContext, Message, Name, Node, NodeName, NodeOptions, QosProfile,
-    RmwRequestId, ServiceMapping, ServiceTypeName,
-};
+use ros2_client::{Client, Context as RosContext, Message, Node, RmwRequestId};
 
 use rustdds::RTPSEntity;
 
 use super::fetch::{prefix_of, Prefix};
-use super::node_services::node_serving;
+use super::node_services::{calling_node, client_of, node_serving};
 use super::parameter_values::yaml;
 use crate::parameters::{ParameterBoard, Wanted};
 use crate::registry::TopicRegistry;
@@ -83,9 +80,7 @@ impl ParameterReader {
             thread: Some(thread),
         })
     }
-}
 
-impl ParameterReader {
     /// Where the parameters read are posted.
     pub fn board(&self) -> &Arc<ParameterBoard> {
         &self.board
@@ -237,48 +232,29 @@ impl Reading {
         if !self.clients.contains_key(node) {
             let ros_node = match &mut self.node {
                 Some(ros_node) => ros_node,
-                None => {
-                    let name =
-                        NodeName::new("/", "recd_parameters").map_err(|e| format!("{e:?}"))?;
-                    let options = NodeOptions::new()
-                        .enable_rosout(false)
-                        .start_parameter_services(false);
-                    let made = self
-                        .context
-                        .new_node(name, options)
-                        .map_err(|e| format!("cannot make a ROS 2 node: {e:?}"))?;
-                    self.node.insert(made)
-                }
+                None => self
+                    .node
+                    .insert(calling_node(&self.context, "recd_parameters")?),
             };
+            let service_type = |name| ("rcl_interfaces", name);
             let made = NodeClients {
-                list: client(ros_node, node, "list_parameters", "ListParameters")?,
-                get: client(ros_node, node, "get_parameters", "GetParameters")?,
+                list: client_of(
+                    ros_node,
+                    node,
+                    "list_parameters",
+                    service_type("ListParameters"),
+                )?,
+                get: client_of(
+                    ros_node,
+                    node,
+                    "get_parameters",
+                    service_type("GetParameters"),
+                )?,
             };
             self.clients.insert(node.to_string(), made);
         }
         Ok(&self.clients[node])
     }
-}
-
-/// A client of `node`'s `~/<service>` of rcl_interfaces' type `service_type`.
-fn client<Q: Message + Clone + 'static, A: Message + 'static>(
-    ros_node: &mut Node,
-    node: &str,
-    service: &str,
-    service_type: &str,
-) -> Result<Client<Q, A>, String> {
-    let name = Name::new(node, service).map_err(|e| format!("{e:?}"))?;
-    let qos =
-        QosProfile::publisher_default().history(ros2_client::qos::History::KeepLast { depth: 10 });
-    ros_node
-        .create_client(
-            ServiceMapping::Enhanced,
-            &name,
-            &ServiceTypeName::new("rcl_interfaces", service_type),
-            qos.clone(),
-            qos,
-        )
-        .map_err(|e| format!("cannot make a client of {node}/{service}: {e:?}"))
 }
 
 /// Sends `request` (again each [`RESEND`]) until one of the sendings is answered, for at
