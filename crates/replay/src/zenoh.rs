@@ -288,7 +288,9 @@ mod publish {
 
     impl Drop for ZenohTopic {
         /// Leaves the ROS graph as rmw_zenoh's publishers do: token first, then the
-        /// publisher.
+        /// publisher. Zenoh sends the token's undeclaration at Control priority, ahead of
+        /// puts still queued: a subscriber may see the publisher go before its last
+        /// samples, which still arrive (the session's close sends what is queued).
         fn drop(&mut self) {
             if let Some(token) = self.token.take() {
                 let _ = token.undeclare().wait();
