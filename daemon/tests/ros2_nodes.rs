@@ -187,7 +187,8 @@ fn types_come_from_the_publishing_node_with_their_nested_types_and_rules_decode_
 #[test]
 fn a_node_that_does_not_answer_leaves_the_schema_empty_and_status_says_why() {
     const DDS: &str = "182";
-    const COUNT: u64 = 30;
+    // More than a reader's first history (64 samples) arrive while the node is asked.
+    const COUNT: u64 = 150;
     let root = tempfile::tempdir().unwrap();
     let shm = Domain::new();
     let recd = recd_without_definitions(root.path(), &shm, "");
@@ -213,7 +214,7 @@ fn a_node_that_does_not_answer_leaves_the_schema_empty_and_status_says_why() {
             "--count",
             &COUNT.to_string(),
             "--rate",
-            "20",
+            "50",
             "--linger",
             "12",
             "--no-spin",
@@ -243,12 +244,85 @@ fn a_node_that_does_not_answer_leaves_the_schema_empty_and_status_says_why() {
     let recorded = recorded_messages(&stopped_files(&stopped));
     let quiet: Vec<_> = recorded.iter().filter(|m| m.topic == "/quiet").collect();
     assert_eq!(quiet.len() as u64, COUNT);
+    let topic = &stopped[0]["topics"][0];
+    assert_eq!(topic["received"], COUNT, "{stopped}");
+    assert_eq!(topic["dropped"], 0, "{stopped}");
     assert_eq!(quiet[0].schema_name, "std_msgs/msg/String");
     assert!(quiet[0].schema_data.is_empty());
     let info = recd.rec(&["info", "mute"]);
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(info.contains("without message definitions"), "{info}");
     assert!(!root.path().join("state/types").exists());
+}
+
+#[test]
+fn a_session_stopped_while_a_type_is_asked_counts_what_it_gathered_as_dropped() {
+    const DDS: &str = "185";
+    let root = tempfile::tempdir().unwrap();
+    let shm = Domain::new();
+    let recd = recd_without_definitions(root.path(), &shm, "");
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "held",
+        "--dds-domain",
+        DDS,
+        "--topic",
+        "/held",
+    ]);
+    let until = root.path().join("enough");
+    let until_arg = until.to_str().unwrap();
+    // It never answers, so its topic stays held for the node's bound (5 s).
+    let node = Script::spawn(
+        "rclpy_types_node.py",
+        &[
+            "--domain",
+            DDS,
+            "--node",
+            "silent",
+            "--topic",
+            "/held:string",
+            "--count",
+            "1",
+            "--rate",
+            "50",
+            "--linger",
+            "0",
+            "--no-spin",
+            "--until",
+            until_arg,
+            "--wait-until",
+            "60",
+        ],
+    );
+    let publishing = wait_until(Duration::from_secs(60), || {
+        node.lines().iter().any(|l| l["publishing"] == true)
+    });
+    assert!(publishing, "{:?}", node.lines());
+    std::thread::sleep(Duration::from_millis(800));
+    let status = recd.rec_json(&["status", "held"]);
+    assert_eq!(
+        status[0]["topics"],
+        Value::Array(vec![]),
+        "the topic is still held: {status:#}"
+    );
+
+    let stopped = recd.rec_json(&["stop", "held"]);
+    std::fs::write(&until, "").unwrap();
+    let node = node.finish(Duration::from_secs(60));
+    assert_eq!(node.done["matched"], true, "{}", node.done);
+    let topics = stopped[0]["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 1, "{stopped}");
+    let topic = &topics[0];
+    assert_eq!(topic["name"], "/held", "{stopped}");
+    let received = topic["received"].as_u64().unwrap();
+    assert!(received > 0, "what it gathered is counted: {stopped}");
+    assert_eq!(topic["dropped"], received, "{stopped}");
+    assert_eq!(topic["written"], 0, "{stopped}");
+    assert!(
+        recorded_messages(&stopped_files(&stopped)).is_empty(),
+        "{stopped}"
+    );
 }
 
 #[test]

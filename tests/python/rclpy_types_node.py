@@ -7,8 +7,9 @@ parameters) while its executor spins.
     rclpy_types_node.py --domain 0 --node talker --topic /chatter:string --topic /pose:pose --topic /imu:imu \
         --count 40 --rate 20 --linger 2 [--no-spin] [--param name=value ...]
 
-Prints ONE JSON line when its publishers exist ({"ready": true, "node": "/talker"}) and a final
-one ({"done": true, "matched": true, "sent": {"/chatter": 40, ...}}): it waits up to
+Prints ONE JSON line when its publishers exist ({"ready": true, "node": "/talker"}), one as it
+starts publishing ({"publishing": true, "matched": true}) and a final one
+({"done": true, "matched": true, "sent": {"/chatter": 40, ...}}): it waits up to
 --wait-match seconds for every publisher to match a subscription before the first message
 ("matched" says whether they did). The Imu's linear_acceleration.x is
 -9.5 in message --brake (default: the middle one) and 0.5 in the others.
@@ -132,6 +133,7 @@ def main():
     ):
         spin_for(0.05)
     matched = all(p.get_subscription_count() > 0 for _, _, p in publishers)
+    emit({"publishing": True, "matched": matched})
     sent = {name: 0 for name, _, _ in publishers}
     was_set = False
     set_round = ""

@@ -130,6 +130,14 @@ impl TopicCounters {
         self.receive.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Notes `n` samples received and let go of at once, unwritten (a held topic's
+    /// oldest gathered samples beyond its bound, or all it gathered when the session
+    /// stopped).
+    pub(crate) fn add_received_dropped(&self, n: u64) {
+        self.receive.received.fetch_add(n, Ordering::Relaxed);
+        self.receive.dropped.fetch_add(n, Ordering::Relaxed);
+    }
+
     pub(crate) fn add_filtered(&self) {
         self.receive.filtered.fetch_add(1, Ordering::Relaxed);
     }

@@ -12,10 +12,10 @@
 //!
 //! A new ROS 2 topic whose type no `.msg` file describes is held here while
 //! [`super::fetch`]'s thread asks its node for the definition: its reader is made at once
-//! and gathers samples in its history (64 samples at least), and the topic goes to the
-//! registry and the receive thread only when the answer or the bound comes, so that its
-//! schema is in place before any of its messages is written, its rules decode it, and
-//! its first samples are in the file.
+//! and this thread takes its samples into memory as they come ([`held`]), and the topic
+//! goes to the registry and the receive thread with them only when the answer or the
+//! bound comes, so that its schema is in place before any of its messages is written, its
+//! rules decode it, and its first samples are in the file.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,7 +32,8 @@ use recd_ros2::names::{self, Interface};
 
 use super::channel::{channel_spec, offered_hash, Definitions, Naming, Offer};
 use super::exchange::{Finished, Found, NewTopic, ReceiveLink};
-use super::fetch::{prefix_of, Job, Prefix, TypeFetcher};
+use super::fetch::{prefix_of, Prefix, TypeFetcher};
+use super::gathered::Early;
 use super::qos::ReaderChoice;
 use super::reader::{declare_topic, new_reader, Reader, TopicShape, MIN_DEPTH};
 use super::writers::{keyed_writer, offers_of, topic_shape, HeldTopic, WriterSeen};
@@ -90,6 +91,8 @@ pub(super) struct Discovery {
     fetcher: Option<TypeFetcher>,
     /// New topics waiting for their definition, in the order they came.
     held: Vec<HeldTopic>,
+    /// The bytes a held topic may gather (the reader memory of a topic's history).
+    gather_bound: usize,
 }
 
 impl Discovery {
@@ -97,16 +100,16 @@ impl Discovery {
     /// looking at every writer each `interval`.
     pub fn new(
         endpoints: DdsEndpoints,
-        settings: &crate::source::SourceSettings,
+        settings: &super::DdsSettings,
         (definitions, fetcher): (Definitions, Option<TypeFetcher>),
         registry: Arc<TopicRegistry>,
         link: ReceiveLink,
     ) -> Self {
         Self {
             endpoints,
-            filter: settings.filter.clone(),
-            throttles: settings.throttles.clone(),
-            interval: settings.discovery_interval,
+            filter: settings.common.filter.clone(),
+            throttles: settings.common.throttles.clone(),
+            interval: settings.common.discovery_interval,
             definitions,
             registry,
             link,
@@ -114,6 +117,7 @@ impl Discovery {
             writers: HashMap::new(),
             fetcher,
             held: Vec::new(),
+            gather_bound: usize::try_from(settings.config.reader_memory).unwrap_or(usize::MAX),
         }
     }
 
@@ -126,6 +130,7 @@ impl Discovery {
             let (finished, receiving) = self.link.take_finished();
             finished.into_iter().for_each(|f| self.take_back(f));
             if !receiving {
+                self.stop_holding();
                 break;
             }
             let now = Instant::now();
@@ -135,6 +140,7 @@ impl Discovery {
                 next_snapshot = now + self.interval;
             }
             self.status_events();
+            self.gather_held();
             self.release_held();
             let wait = next_snapshot.saturating_duration_since(Instant::now());
             if let Err(error) = self.endpoints.poll.poll(&mut events, Some(wait)) {
@@ -396,138 +402,57 @@ impl Discovery {
                 return None;
             }
         };
-        self.hand_topic(writer, &offers, reader)
-    }
-
-    /// Holds a new topic while its node is asked for the definition of its type (once per
-    /// hash): its reader gathers samples meanwhile.
-    fn hold(&mut self, writer: &WriterSeen, others: Vec<(QosPolicies, Vec<u8>)>, hash: String) {
-        let offers = offers_of(writer, &others);
-        let shape = topic_shape(writer, &offers);
-        let endpoints = &self.endpoints;
-        let reader = match new_reader(
-            &endpoints.participant,
-            &endpoints.subscriber,
-            &shape,
-            MIN_DEPTH,
-        ) {
-            Ok(reader) => reader,
-            Err(reason) => {
-                let service = format!("dds:{}", writer.topic);
-                self.registry.note_problem(&service, reason);
-                return;
-            }
-        };
-        let asked = self.held.iter().any(|held| held.hash == hash);
-        if let (Some(fetcher), false) = (&self.fetcher, asked) {
-            fetcher.ask(Job {
-                ros_type: Naming::of(&writer.topic, &writer.type_name).schema,
-                hash: hash.clone(),
-                participant: prefix_of(writer.guid),
-            });
-        }
-        self.held.push(HeldTopic {
-            writer: writer.clone(),
-            others,
-            hash,
-            reader,
-            more: Vec::new(),
-        });
-    }
-
-    /// Takes the answers the fetch thread has given and hands over the topics they free.
-    fn release_held(&mut self) {
-        let Some(fetcher) = &self.fetcher else {
-            return;
-        };
-        let mut answered = Vec::new();
-        while let Some(fetched) = fetcher.take() {
-            answered.push(fetched.hash.clone());
-            self.definitions.learn(fetched.hash, fetched.definition);
-        }
-        if answered.is_empty() {
-            return;
-        }
-        let held = std::mem::take(&mut self.held);
-        let (free, still): (Vec<_>, Vec<_>) = held
-            .into_iter()
-            .partition(|held| answered.contains(&held.hash));
-        self.held = still;
-        for held in free {
-            self.release(held);
-        }
-    }
-
-    /// Hands over a held topic with what is now known of its type, and adds the writers
-    /// seen while it waited; a writer gone meanwhile is lost at once.
-    fn release(&mut self, held: HeldTopic) {
-        let HeldTopic {
-            writer,
-            others,
-            mut reader,
-            more,
-            ..
-        } = held;
-        if !selected(&self.filter, &writer.topic, &writer.type_name) {
-            return;
-        }
-        let slot = self.topics.len();
-        let registered = self.endpoints.receive_registry.register(
-            reader.source(),
-            Token(slot),
-            Interest::READABLE,
-        );
-        if let Err(error) = registered {
-            let service = format!("dds:{}", writer.topic);
-            let reason = format!("cannot wait on the DDS reader: {error}");
-            self.registry.note_problem(&service, reason);
-            return;
-        }
-        let offers = offers_of(&writer, &others);
-        let Some(slot) = self.hand_topic(&writer, &offers, reader) else {
-            return;
-        };
-        self.writers.insert(writer.guid, Some(slot));
-        let discovered = self.endpoints.participant.discovered_writers();
-        let alive = |guid: GUID| {
-            discovered
-                .iter()
-                .any(|w| w.publication_topic_data.key == guid)
-        };
-        if !alive(writer.guid) {
-            // rustdds forgets a lost writer's reliable marker, and the samples the reader
-            // gathered from it while the topic was held may never be taken: nobody can
-            // count them, so the topic says so.
-            let topic = &self.topics[slot].topic;
-            topic.counters.mark_unknown_loss();
-            self.registry.note_problem(
-                &topic.service,
-                "its writer left while its type was asked: samples it sent meanwhile may be \
-                 missing, uncounted"
-                    .to_string(),
-            );
-            self.writer_lost(writer.guid);
-        }
-        for more in more.into_iter().filter(|w| alive(w.guid)) {
-            self.writer_seen(more, &discovered);
-        }
+        self.hand_topic(writer, &offers, reader, Vec::new())
     }
 
     /// Describes a new topic in the registry and hands it to the receive thread with its
-    /// first reader, already registered under the next slot; that slot.
+    /// first reader, already registered under the next slot, and the samples gathered
+    /// while it was held (none for a topic not held); that slot.
     fn hand_topic(
         &mut self,
         writer: &WriterSeen,
         offers: &[Offer<'_>],
         reader: Reader,
+        early: Vec<Early>,
     ) -> Option<usize> {
-        let service = format!("dds:{}", writer.topic);
         let naming = Naming::of(&writer.topic, &writer.type_name);
-        let slot = self.topics.len();
         let shape = topic_shape(writer, offers);
         let (keyed, choice) = (shape.keyed, shape.choice);
+        let topic = self.describe_topic(writer, offers);
+        let guid = reader.guid();
+        let handed = self.link.hand(Found::Topic(NewTopic {
+            topic: topic.clone(),
+            dds_name: writer.topic.clone(),
+            type_name: writer.type_name.clone(),
+            reader,
+            throttle: self.throttles.for_topic(&naming.channel),
+            early,
+        }));
+        if !handed {
+            return None;
+        }
+        let slot = self.topics.len();
+        self.topics.push(KnownTopic {
+            topic,
+            dds_name: writer.topic.clone(),
+            type_name: writer.type_name.clone(),
+            keyed,
+            choice,
+            depth: MIN_DEPTH,
+            reader: Some(guid),
+            writers: HashMap::from([(writer.guid, writer.qos.clone())]),
+        });
+        Some(slot)
+    }
+
+    /// Adds `writer`'s topic to the registry, with its channel as `offers` describe it
+    /// and what is known of its type; a topic without a definition says why.
+    fn describe_topic(&mut self, writer: &WriterSeen, offers: &[Offer<'_>]) -> Arc<Topic> {
+        let service = format!("dds:{}", writer.topic);
+        let naming = Naming::of(&writer.topic, &writer.type_name);
+        let shape = topic_shape(writer, offers);
         let (channel, missing_definition) =
-            channel_spec(&naming, keyed, offers, &mut self.definitions);
+            channel_spec(&naming, shape.keyed, offers, &mut self.definitions);
         match missing_definition {
             Some(reason) => self.registry.note_problem(
                 &service,
@@ -540,33 +465,12 @@ impl Discovery {
             name: naming.channel.clone(),
             service,
             channel,
-            latched: choice.transient_local,
+            latched: shape.choice.transient_local,
             counters: TopicCounters::default(),
             health: Default::default(),
         });
         topic.counters.set_publishers(1);
-        let guid = reader.guid();
-        let handed = self.link.hand(Found::Topic(NewTopic {
-            topic: topic.clone(),
-            dds_name: writer.topic.clone(),
-            type_name: writer.type_name.clone(),
-            reader,
-            throttle: self.throttles.for_topic(&naming.channel),
-        }));
-        if !handed {
-            return None;
-        }
-        self.topics.push(KnownTopic {
-            topic,
-            dds_name: writer.topic.clone(),
-            type_name: writer.type_name.clone(),
-            keyed,
-            choice,
-            depth: MIN_DEPTH,
-            reader: Some(guid),
-            writers: HashMap::from([(writer.guid, writer.qos.clone())]),
-        });
-        Some(slot)
+        topic
     }
 
     fn writer_lost(&mut self, guid: GUID) {
@@ -615,5 +519,6 @@ fn describe_qos(qos: &QosPolicies) -> String {
     )
 }
 
+mod held;
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use rustdds::mio1::Waker;
 use rustdds::GUID;
 
+use super::gathered::Early;
 use super::reader::Reader;
 use crate::select::TopicFilter;
 use crate::source::exchange::{self, Wake};
@@ -24,6 +25,9 @@ pub(super) struct NewTopic {
     pub type_name: String,
     pub reader: Reader,
     pub throttle: Option<Throttle>,
+    /// Samples taken while the topic was held, oldest first: the receive thread takes
+    /// them before any from the reader.
+    pub early: Vec<Early>,
 }
 
 /// What the discovery thread hands the receive thread. Topics are numbered (slots) in

@@ -19,6 +19,7 @@ mod discovery;
 mod exchange;
 mod fetch;
 mod fetch_wire;
+mod gathered;
 mod node_services;
 mod parameter_values;
 mod parameters;
@@ -49,8 +50,8 @@ use crate::parameters::ParameterBoard;
 use channel::Definitions;
 use discovery::{DdsEndpoints, Discovery};
 use exchange::DiscoveryLink;
-use reader::DdsTopic;
 use receive::Pass;
+use topics::DdsTopic;
 
 /// Settings of the DDS source.
 pub(crate) struct DdsSettings {
@@ -247,13 +248,8 @@ impl DdsSource {
         };
         let registry = link.registry.clone();
         let discovery = exchange::connect(waker.clone(), discovery_waker, |end| {
-            let discovery = Discovery::new(
-                endpoints,
-                &settings.common,
-                (definitions, fetcher),
-                registry,
-                end,
-            );
+            let discovery =
+                Discovery::new(endpoints, &settings, (definitions, fetcher), registry, end);
             std::thread::Builder::new()
                 .name(discovery::THREAD_NAME.into())
                 .spawn(move || discovery.run())

@@ -9,7 +9,6 @@
 //! ever raises a topic's limits, so it grows and never shrinks.
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
 use rustdds::{
     no_key, with_key, DomainParticipant, RTPSEntity, ReadCondition, Subscriber, Timestamp,
@@ -17,11 +16,10 @@ use rustdds::{
 };
 
 use super::qos::ReaderChoice;
-use super::raw::{IntoHandoff, PassThrough, RawSample};
+use super::raw::{CdrCopy, IntoHandoff, PassThrough, RawSample};
 use crate::handoff::{now_ns, Sender};
-use crate::source::{Held, SequenceGaps};
+use crate::source::Held;
 use crate::throttle::Throttle;
-use crate::topic::Topic;
 
 /// The history every reader starts with, and its least.
 pub(super) const MIN_DEPTH: i32 = 64;
@@ -106,6 +104,29 @@ impl Reader {
         }
     }
 
+    /// Takes every sample waiting, in order, each into a buffer of its own, for a topic
+    /// no receive thread takes yet (one held while its type is asked).
+    pub fn take_owned(&mut self, mut each: impl FnMut(Taken)) -> Result<(), String> {
+        match self {
+            Reader::NoKey(reader) => {
+                reader.drain_read_notifications();
+                while let Some(change) = reader
+                    .try_take_one_with(CdrCopy)
+                    .map_err(|e| e.to_string())?
+                {
+                    each(Taken {
+                        source_time: change.source_timestamp(),
+                        writer: change.writer_guid(),
+                        sequence: i64::from(change.sequence_number),
+                        sample: change.into_value(),
+                    });
+                }
+                Ok(())
+            }
+            Reader::Keyed(reader) => take_keyed(reader, each),
+        }
+    }
+
     pub fn guid(&self) -> GUID {
         match self {
             Reader::NoKey(reader) => reader.guid(),
@@ -157,28 +178,6 @@ pub(super) fn take_keyed(
             }
         }
     }
-}
-
-/// A recorded DDS topic, as the receive thread holds it.
-pub(super) struct DdsTopic {
-    pub topic: Arc<Topic>,
-    pub dds_name: String,
-    pub type_name: String,
-    /// Its reader; none while the topic is not selected (`rec topics-set`).
-    pub reader: Option<Reader>,
-    /// The samples the reader's history holds.
-    pub depth: i32,
-    /// The largest sample taken so far, in bytes.
-    pub largest: usize,
-    /// Each writer's last sequence number, to count gaps.
-    pub gaps: SequenceGaps<GUID>,
-    /// Each writer's last sequence number when the topic was unselected: selected again,
-    /// samples up to it are ones recorded already, which a writer may send the new reader
-    /// again.
-    pub recorded: SequenceGaps<GUID>,
-    pub announced: bool,
-    /// Its rate limit or downsampling, if any.
-    pub throttle: Option<Throttle>,
 }
 
 /// A topic as its readers see it.

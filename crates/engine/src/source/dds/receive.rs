@@ -2,9 +2,11 @@
 
 use rustdds::Timestamp;
 
+use super::gathered::Early;
 use super::raw::RawSample;
+use super::reader::Taken;
 use super::DdsSource;
-use crate::handoff::Stamps;
+use crate::handoff::{Sender, Stamps};
 use crate::source::{hand_over, Arrival, Held};
 
 impl DdsSource {
@@ -21,57 +23,59 @@ impl DdsSource {
         let recorded = &mut topic.recorded;
         let largest = &mut topic.largest;
         let mut drained = Drained::default();
-        let taken = reader.take_all(
-            &mut self.link.tx,
-            threshold,
-            &mut topic.throttle,
-            |tx, taken, at| {
-                // RTPS sequence numbers start at 1; a negative one would be malformed.
-                let sequence = u64::try_from(taken.sequence).unwrap_or(0);
-                // Samples that came in fragments may lack a source timestamp.
-                let source_time_ns = taken.source_time.map_or(0, unix_ns);
-                // Recorded before the topic was unselected, or the writer's number seen
-                // already: not a new sample. A writer counting anew from a lower number
-                // (restarted keeping its GUID) is a new run, recorded.
-                let arrival = if recorded.repeats(&taken.writer, sequence) {
-                    Arrival::Repeat
-                } else {
-                    gaps.arrive(taken.writer, sequence, source_time_ns)
-                };
-                if arrival == Arrival::Repeat {
-                    counters.add_repeated();
-                    if let RawSample::Staged { len } = taken.sample {
-                        tx.skip_staged(len);
-                    }
-                    return;
+        let mut each = |tx: &mut Sender<Held>, taken: Taken, at: u64| {
+            // RTPS sequence numbers start at 1; a negative one would be malformed.
+            let sequence = u64::try_from(taken.sequence).unwrap_or(0);
+            // Samples that came in fragments may lack a source timestamp.
+            let source_time_ns = taken.source_time.map_or(0, unix_ns);
+            // Recorded before the topic was unselected, or the writer's number seen
+            // already: not a new sample. A writer counting anew from a lower number
+            // (restarted keeping its GUID) is a new run, recorded.
+            let arrival = if recorded.repeats(&taken.writer, sequence) {
+                Arrival::Repeat
+            } else {
+                gaps.arrive(taken.writer, sequence, source_time_ns)
+            };
+            if arrival == Arrival::Repeat {
+                counters.add_repeated();
+                if let RawSample::Staged { len } = taken.sample {
+                    tx.skip_staged(len);
                 }
-                counters.add_received();
-                drained.taken += 1;
-                let mut stamps = Stamps::received_at(at);
-                if source_time_ns > 0 {
-                    stamps.publish_time = source_time_ns;
+                return;
+            }
+            counters.add_received();
+            drained.taken += 1;
+            let mut stamps = Stamps::received_at(at);
+            if source_time_ns > 0 {
+                stamps.publish_time = source_time_ns;
+            }
+            if let Arrival::New { lost } = arrival {
+                if lost > 0 {
+                    counters.add_lost(lost);
                 }
-                if let Arrival::New { lost } = arrival {
-                    if lost > 0 {
-                        counters.add_lost(lost);
-                    }
+            }
+            match taken.sample {
+                RawSample::Staged { len } => {
+                    *largest = (*largest).max(len);
+                    tx.push_staged(record.index, stamps, len);
+                    drained.handed_over = true;
                 }
-                match taken.sample {
-                    RawSample::Staged { len } => {
-                        *largest = (*largest).max(len);
-                        tx.push_staged(record.index, stamps, len);
-                        drained.handed_over = true;
-                    }
-                    RawSample::Heap(cdr) => {
-                        *largest = (*largest).max(cdr.len());
-                        drained.handed_over |=
-                            hand_over(tx, record, stamps, Held::Dds(cdr), threshold);
-                    }
-                    RawSample::Dropped => counters.add_dropped(),
-                    RawSample::Filtered => counters.add_filtered(),
+                RawSample::Heap(cdr) => {
+                    *largest = (*largest).max(cdr.len());
+                    drained.handed_over |= hand_over(tx, record, stamps, Held::Dds(cdr), threshold);
                 }
-            },
-        );
+                RawSample::Dropped => counters.add_dropped(),
+                RawSample::Filtered => counters.add_filtered(),
+            }
+        };
+        // What the discovery thread gathered while the topic was held comes first.
+        for Early { mut taken, at } in std::mem::take(&mut topic.early) {
+            if topic.throttle.as_mut().is_some_and(|t| !t.keeps(at)) {
+                taken.sample = RawSample::Filtered;
+            }
+            each(&mut self.link.tx, taken, at);
+        }
+        let taken = reader.take_all(&mut self.link.tx, threshold, &mut topic.throttle, each);
         if let Err(reason) = taken {
             self.link.registry.note_problem(
                 &self.topics[slot].topic.service,

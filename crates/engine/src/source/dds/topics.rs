@@ -4,11 +4,42 @@
 //! all left, and gives readers back to be dropped. None of this creates or drops a reader,
 //! reads a file or takes one of rustdds' participant locks.
 
+use std::sync::Arc;
+
+use rustdds::GUID;
+
 use super::discovery::selected;
 use super::exchange::{Finished, Found, NewTopic};
-use super::reader::{depth_for, DdsTopic, MIN_DEPTH};
+use super::gathered::Early;
+use super::reader::{depth_for, Reader, MIN_DEPTH};
 use super::DdsSource;
 use crate::source::{announce, conclude_change, SequenceGaps};
+use crate::throttle::Throttle;
+use crate::topic::Topic;
+
+/// A recorded DDS topic, as the receive thread holds it.
+pub(super) struct DdsTopic {
+    pub topic: Arc<Topic>,
+    pub dds_name: String,
+    pub type_name: String,
+    /// Its reader; none while the topic is not selected (`rec topics-set`).
+    pub reader: Option<Reader>,
+    /// The samples the reader's history holds.
+    pub depth: i32,
+    /// The largest sample taken so far, in bytes.
+    pub largest: usize,
+    /// Each writer's last sequence number, to count gaps.
+    pub gaps: SequenceGaps<GUID>,
+    /// Each writer's last sequence number when the topic was unselected: selected again,
+    /// samples up to it are ones recorded already, which a writer may send the new reader
+    /// again.
+    pub recorded: SequenceGaps<GUID>,
+    pub announced: bool,
+    /// Its rate limit or downsampling, if any.
+    pub throttle: Option<Throttle>,
+    /// Samples gathered while the topic was held, taken before the reader's.
+    pub early: Vec<Early>,
+}
 
 impl DdsSource {
     /// Takes what the discovery thread found; true when a reader was taken (its first
@@ -51,6 +82,7 @@ impl DdsSource {
             recorded: SequenceGaps::default(),
             announced: false,
             throttle: new.throttle,
+            early: new.early,
         });
     }
 

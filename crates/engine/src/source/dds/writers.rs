@@ -4,6 +4,7 @@
 use rustdds::{QosPolicies, GUID};
 
 use super::channel::Offer;
+use super::gathered::Gathered;
 use super::qos::ReaderChoice;
 use super::reader::{Reader, TopicShape};
 
@@ -24,8 +25,11 @@ pub(super) struct HeldTopic {
     pub others: Vec<(QosPolicies, Vec<u8>)>,
     /// The type hash asked for.
     pub hash: String,
-    /// Its reader, not yet registered with the receive thread's poll.
+    /// Its reader, registered with the discovery thread's poll, not yet the receive
+    /// thread's.
     pub reader: Reader,
+    /// What the reader gave so far.
+    pub gathered: Gathered,
     /// Writers seen meanwhile, added once the topic is handed over.
     pub more: Vec<WriterSeen>,
 }
