@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::yaml::double_quoted;
+
 /// The file rosbag2 looks for in a bag directory.
 pub const METADATA_FILE: &str = "metadata.yaml";
 
@@ -72,22 +74,22 @@ pub fn metadata_yaml(files: &[BagFile]) -> String {
     yaml += &list("  topics_with_message_count:", &topics, |topic| {
         format!(
             "    - topic_metadata:\n        name: {}\n        type: {}\n        serialization_format: cdr\n        offered_qos_profiles: {}\n        type_description_hash: {}\n      message_count: {}\n",
-            quoted(&topic.name),
-            quoted(&topic.type_name),
-            quoted(&topic.offered_qos_profiles),
-            quoted(&topic.type_description_hash),
+            double_quoted(&topic.name),
+            double_quoted(&topic.type_name),
+            double_quoted(&topic.offered_qos_profiles),
+            double_quoted(&topic.type_description_hash),
             topic.message_count
         )
     });
     yaml += "  compression_format: \"\"\n";
     yaml += "  compression_mode: \"\"\n";
     yaml += &list("  relative_file_paths:", files, |file| {
-        format!("    - {}\n", quoted(&file.relative_path))
+        format!("    - {}\n", double_quoted(&file.relative_path))
     });
     yaml += &list("  files:", files, |file| {
         format!(
             "    - path: {}\n      starting_time:\n        nanoseconds_since_epoch: {}\n      duration:\n        nanoseconds: {}\n      message_count: {}\n",
-            quoted(&file.relative_path),
+            double_quoted(&file.relative_path),
             file.start_ns,
             file.end_ns.saturating_sub(file.start_ns),
             file.message_count
@@ -108,24 +110,6 @@ fn list<T>(key: &str, items: &[T], item: impl Fn(&T) -> String) -> String {
         text += &item(entry);
     }
     text
-}
-
-/// `text` as a YAML double-quoted scalar.
-fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
@@ -172,10 +156,5 @@ mod tests {
         assert!(
             yaml.contains("relative_file_paths:\n    - \"a_0000.mcap\"\n    - \"a_0001.mcap\"\n")
         );
-    }
-
-    #[test]
-    fn odd_characters_are_escaped() {
-        assert_eq!(quoted("a\"b\\c\u{1}"), "\"a\\\"b\\\\c\\u0001\"");
     }
 }

@@ -29,3 +29,4 @@ pub mod service_event;
 pub mod service_request;
 pub mod type_description;
 pub mod type_hash;
+pub mod yaml;

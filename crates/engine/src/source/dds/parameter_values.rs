@@ -2,6 +2,7 @@
 //! it in, typed as `ros2 param dump` writes it: `true`, `42`, `1.5`, `'text'`,
 //! `[1, 2]`, `null` for a parameter that is declared but not set.
 
+use recd_ros2::yaml::string_scalar;
 use ros2_client::parameters::raw::{ParameterType, ParameterValue};
 
 /// `value` as YAML; a type rcl_interfaces does not define is named as such.
@@ -11,12 +12,12 @@ pub(super) fn yaml(value: &ParameterValue) -> String {
         ParameterType::BOOL => value.boolean_value.to_string(),
         ParameterType::INTEGER => value.int_value.to_string(),
         ParameterType::DOUBLE => double(value.double_value),
-        ParameterType::STRING => quoted(&value.string_value),
+        ParameterType::STRING => string_scalar(&value.string_value),
         ParameterType::BYTE_ARRAY => list(value.byte_array.iter().map(u8::to_string)),
         ParameterType::BOOL_ARRAY => list(value.bool_array.iter().map(bool::to_string)),
         ParameterType::INTEGER_ARRAY => list(value.int_array.iter().map(i64::to_string)),
         ParameterType::DOUBLE_ARRAY => list(value.double_array.iter().copied().map(double)),
-        ParameterType::STRING_ARRAY => list(value.string_array.iter().map(|s| quoted(s))),
+        ParameterType::STRING_ARRAY => list(value.string_array.iter().map(|s| string_scalar(s))),
         other => format!("'<parameter type {other}>'"),
     }
 }
@@ -46,11 +47,6 @@ fn double(value: f64) -> String {
         Some(exponent) => format!("{mantissa}e+{exponent}"),
         None => mantissa,
     }
-}
-
-/// A single-quoted YAML scalar: nothing in it is special but the quote, written twice.
-fn quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
 }
 
 fn list(items: impl Iterator<Item = String>) -> String {
@@ -100,6 +96,11 @@ mod tests {
         assert_eq!(
             of(ParameterType::STRING, |v| v.string_value = "it's 42".into()),
             "'it''s 42'"
+        );
+        assert_eq!(
+            of(ParameterType::STRING, |v| v.string_value = "two\nlines".into()),
+            "\"two\\nlines\"",
+            "a single-quoted scalar would fold the line break"
         );
         assert_eq!(
             of(ParameterType::BYTE_ARRAY, |v| v.byte_array = vec![0, 255]),
