@@ -98,7 +98,8 @@ mod tests {
             "'it''s 42'"
         );
         assert_eq!(
-            of(ParameterType::STRING, |v| v.string_value = "two\nlines".into()),
+            of(ParameterType::STRING, |v| v.string_value =
+                "two\nlines".into()),
             "\"two\\nlines\"",
             "a single-quoted scalar would fold the line break"
         );
