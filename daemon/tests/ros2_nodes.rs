@@ -14,31 +14,20 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use recd_testkit::{
-    read_mcap, read_ros2, recorded_messages, stopped_files, wait_until, Domain, Recd, Script,
+    read_mcap, read_ros2, recorded_messages, stopped_files, wait_until, wheel_msg, Domain, Recd,
+    Script,
 };
 use serde_json::Value;
-
-/// The ROS 2 install tree of the test venv (`share/<pkg>/msg/*.msg`).
-fn wheels_share() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/share")
-}
-
-/// The `.msg` file the wheels ship for `pkg/Type`.
-fn msg(name: &str) -> String {
-    let (package, type_name) = name.split_once('/').unwrap();
-    let path = wheels_share().join(format!("{package}/msg/{type_name}.msg"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// rosbag2's concatenation of `types` (the type, then its dependencies in the order
 /// rosbag2 visits them), from the wheels' `.msg` files.
 fn concatenated(types: &[&str]) -> String {
-    let mut text = msg(types[0]);
+    let mut text = wheel_msg(types[0]);
     for name in &types[1..] {
         text.push('\n');
         text.push_str(&"=".repeat(80));
         text.push_str(&format!("\nMSG: {name}\n"));
-        text.push_str(&msg(name));
+        text.push_str(&wheel_msg(name));
     }
     text
 }

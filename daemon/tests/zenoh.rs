@@ -14,28 +14,38 @@ use std::time::Duration;
 
 use recd_testkit::{
     read_ros2, recd_refused, recorded_messages, ros2_fixtures, script_done, stopped_files,
-    wait_until, zenoh_node, Domain, Published, Recd, RecordedMessage,
+    wait_until, wheel_msg, zenoh_node, Domain, Published, Recd, RecordedMessage, Script,
 };
 use serde_json::Value;
 
 /// recd on a root directory and iceoryx2 domain of its own, connecting to `routers`.
 struct ZenohRecd {
     recd: Recd,
-    _root: tempfile::TempDir,
+    root: tempfile::TempDir,
     _shm: Domain,
 }
 
 impl ZenohRecd {
     fn start(routers: &[&Router]) -> Self {
+        let recording = format!("dds_message_dirs = [{:?}]\n", ros2_fixtures());
+        Self::start_with(routers, &recording, &[])
+    }
+
+    /// recd with no message definitions anywhere (none configured, an empty
+    /// AMENT_PREFIX_PATH).
+    fn start_without_definitions(routers: &[&Router]) -> Self {
+        Self::start_with(routers, "", &[("AMENT_PREFIX_PATH", "")])
+    }
+
+    fn start_with(routers: &[&Router], recording: &str, env: &[(&str, &str)]) -> Self {
         let root = tempfile::tempdir().unwrap();
         let shm = Domain::new();
         let endpoints: Vec<String> = routers.iter().map(|r| r.endpoint()).collect();
         let zenoh = format!("[zenoh]\nconnect = {endpoints:?}\n");
-        let recording = format!("dds_message_dirs = [{:?}]\n", ros2_fixtures());
-        let recd = Recd::start_configured(root.path(), &shm, &zenoh, &recording, &[]);
+        let recd = Recd::start_configured(root.path(), &shm, &zenoh, recording, env);
         Self {
             recd,
-            _root: root,
+            root,
             _shm: shm,
         }
     }
@@ -362,7 +372,7 @@ fn a_transient_local_message_published_before_recd_started_is_in_the_file_once()
     let router = Router::new();
     let setup = ZenohRecd::start(&[&router]);
     let recd = &setup.recd;
-    let go = setup._root.path().join("go");
+    let go = setup.root.path().join("go");
     let go_text = go.to_string_lossy().to_string();
     let node = {
         let endpoint = router.endpoint();
@@ -624,4 +634,131 @@ fn a_node_restarted_with_the_same_zenoh_id_is_recorded_whole_and_a_repeat_counte
     sent.extend(payloads(&second.samples, "/chatter"));
     let recorded = data_of(&recorded_messages(&stopped.files()), "/chatter");
     assert_eq!(recorded, sent, "every sample of both runs, once, in order");
+}
+
+#[test]
+fn a_type_no_msg_file_has_is_asked_of_the_publishing_node_and_kept() {
+    // What a real rclpy node answers to ~/get_type_description of std_msgs/String.
+    let described = Script::spawn("type_description_reply.py", &["--domain", "37"])
+        .finish(Duration::from_secs(90));
+    let reply = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(reply.path(), described.done["reply_hex"].as_str().unwrap()).unwrap();
+    let service_hash = described.done["service_hash"].as_str().unwrap();
+
+    let router = Router::new();
+    let setup = ZenohRecd::start_without_definitions(&[&router]);
+    let recd = &setup.recd;
+    // A topic named: its own subscription, made while the topic waits for its type.
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "asked",
+        "--zenoh-domain",
+        "38",
+        "--no-iceoryx2",
+        "--topic",
+        "/described",
+    ]);
+    const COUNT: u64 = 40;
+    let node = router.node(&[
+        "--domain",
+        "38",
+        "--topic",
+        "/described",
+        "--count",
+        &COUNT.to_string(),
+        "--rate",
+        "50",
+        "--serve-types",
+        reply.path().to_str().unwrap(),
+        "--service-hash",
+        service_hash,
+    ]);
+    let published = published(node);
+    assert!(wait_written(recd, "asked", "/described", COUNT));
+
+    // recd asked as an rmw_zenoh client calls: the request's CDR, a sample's attachment.
+    let queries: Vec<&Value> = (published.samples.iter())
+        .filter_map(|l| l.get("query"))
+        .collect();
+    assert!(!queries.is_empty(), "{:?}", published.samples);
+    let request = hex(queries[0]["payload_hex"].as_str().unwrap());
+    let mut expected = vec![0, 1, 0, 0];
+    expected.extend(20u32.to_le_bytes());
+    expected.extend(b"std_msgs/msg/String\0");
+    expected.extend(72u32.to_le_bytes());
+    expected.extend(described.done["type_hash"].as_str().unwrap().as_bytes());
+    expected.extend([0, 1]);
+    assert_eq!(request, expected);
+    assert_eq!(queries[0]["attachment_hex"].as_str().unwrap().len(), 33 * 2);
+
+    let status = recd.rec_json(&["status", "asked"]);
+    assert_eq!(status[0]["problems"], Value::Array(vec![]), "{status:#}");
+    let stopped = recd.rec_json(&["stop", "asked"]);
+    let recorded = recorded_messages(&stopped_files(&stopped));
+    let described_topic: Vec<_> = (recorded.iter())
+        .filter(|m| m.topic == "/described")
+        .collect();
+    assert_eq!(
+        described_topic.len() as u64,
+        COUNT,
+        "every sample, the first too"
+    );
+    assert_eq!(described_topic[0].schema_name, "std_msgs/msg/String");
+    assert_eq!(
+        String::from_utf8_lossy(&described_topic[0].schema_data),
+        wheel_msg("std_msgs/String")
+    );
+    let kept = setup.root.path().join(format!(
+        "state/types/{}.msg",
+        described.done["type_hash"].as_str().unwrap()
+    ));
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        wheel_msg("std_msgs/String")
+    );
+}
+
+#[test]
+fn a_node_that_does_not_answer_for_its_type_is_recorded_whole_without_a_definition() {
+    let router = Router::new();
+    let setup = ZenohRecd::start_without_definitions(&[&router]);
+    let recd = &setup.recd;
+    recd.rec_json(&[
+        "start",
+        "--name",
+        "mute",
+        "--zenoh-domain",
+        "39",
+        "--no-iceoryx2",
+    ]);
+    const COUNT: u64 = 40;
+    // It serves no ~/get_type_description (a node older than Iron, or one not spinning).
+    let node = router.node(&[
+        "--domain",
+        "39",
+        "--count",
+        &COUNT.to_string(),
+        "--rate",
+        "50",
+    ]);
+    published(node);
+    assert!(wait_written(recd, "mute", "/chatter", COUNT));
+    let status = recd.rec_json(&["status", "mute"]);
+    let problems = status[0]["problems"].to_string();
+    assert!(
+        problems.contains("/talker did not answer ~/get_type_description within 5 s"),
+        "{status:#}"
+    );
+    let stopped = recd.rec_json(&["stop", "mute"]);
+    let recorded = recorded_messages(&stopped_files(&stopped));
+    let chatter: Vec<_> = recorded.iter().filter(|m| m.topic == "/chatter").collect();
+    assert_eq!(
+        chatter.len() as u64,
+        COUNT,
+        "every sample, those that waited too"
+    );
+    assert!(chatter[0].schema_data.is_empty());
+    let topic = &stopped[0]["topics"][0];
+    assert_eq!(topic["dropped"], 0, "{stopped}");
 }

@@ -28,6 +28,12 @@ uint8[] data}, data[j] = (7*j + seq) & 0xff, --size bytes.
 sequence number N out once (it is never sent: one lost); --restart-after M
 declares the publisher anew after M samples (a new entity and GID, numbers from 1 again);
 --repeat N puts sample N a second time, attachment and all (a sample that arrives twice).
+--serve-types FILE serves ~/get_type_description as rmw_zenoh's service servers do: a
+queryable on <domain>/<node>/get_type_description/<service type>/<--service-hash> and its
+SS token, declared before the publisher; each query is printed
+({"query": {"payload_hex": ..., "attachment_hex": ...}}) and answered with the bytes FILE
+holds in hex (a real node's reply, from type_description_reply.py) and an attachment with
+the query's sequence number.
 Every wait is bounded: --wait-match + count/rate + --linger.
 """
 
@@ -116,6 +122,36 @@ class Publisher:
         self.publisher.undeclare()
 
 
+class TypeService:
+    """~/get_type_description of the node, served as rmw_zenoh serves a service."""
+
+    SERVICE_TYPE = "type_description_interfaces::srv::dds_::GetTypeDescription_"
+
+    def __init__(self, session, args):
+        with open(args.serve_types) as f:
+            self.reply = bytes.fromhex(f.read().strip())
+        self.gid = hashlib.blake2b(b"type service", digest_size=16).digest()
+        service = f"{args.node}/get_type_description"
+        self.key = f"{args.domain}/{service}/{self.SERVICE_TYPE}/{args.service_hash}"
+        self.token = session.liveliness().declare_token(
+            f"@ros2_lv/{args.domain}/{session.zid()}/0/50/SS/%/%/{args.node}/"
+            f"{mangle('/' + service)}/{self.SERVICE_TYPE}/{args.service_hash}/::,10:,:,:,,")
+        self.queryable = session.declare_queryable(self.key, self.answer)
+
+    def answer(self, query):
+        payload = bytes(query.payload.to_bytes()) if query.payload is not None else b""
+        attachment = bytes(query.attachment.to_bytes()) if query.attachment is not None else b""
+        emit({"query": {"key": str(query.key_expr), "payload_hex": payload.hex(),
+                        "attachment_hex": attachment.hex()}})
+        sequence = struct.unpack_from("<q", attachment)[0] if len(attachment) >= 8 else 0
+        query.reply(self.key, self.reply,
+                    attachment=struct.pack("<qqB16s", sequence, time.time_ns(), 16, self.gid))
+
+    def close(self):
+        self.queryable.undeclare()
+        self.token.undeclare()
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     where = ap.add_mutually_exclusive_group(required=True)
@@ -145,6 +181,9 @@ def parse_args(argv):
                     help="also declare a token of an entity kind rmw_zenoh never wrote (XX)")
     ap.add_argument("--wait-match", type=float, default=30.0)
     ap.add_argument("--linger", type=float, default=1.0)
+    ap.add_argument("--serve-types", help="hex file of a GetTypeDescription reply to serve")
+    ap.add_argument("--service-hash", default="RIHS01_" + "0" * 64,
+                    help="GetTypeDescription's type hash, in the service's key")
     return ap.parse_args(argv)
 
 
@@ -162,6 +201,7 @@ def main(argv) -> int:
     config.insert_json5("scouting/multicast/enabled", "false")
     config.insert_json5("timestamping/enabled", '{"router": true, "peer": true, "client": true}')
     session = zenoh.open(config)
+    types = TypeService(session, args) if args.serve_types else None
     publisher = Publisher(session, args, entity_id=1, token=args.token_after is None)
     odd = None
     if args.odd_token:
@@ -207,6 +247,8 @@ def main(argv) -> int:
             time.sleep(period)
     time.sleep(args.linger)
     publisher.close()
+    if types is not None:
+        types.close()
     if odd is not None:
         odd.undeclare()
     emit({"done": True, "sent": sent, "matched": matched})

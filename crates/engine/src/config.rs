@@ -409,6 +409,11 @@ pub struct ZenohConfig {
     pub config_file: Option<PathBuf>,
     /// Directories searched for ROS 2 `.msg` files, before `AMENT_PREFIX_PATH`.
     pub message_dirs: Vec<PathBuf>,
+    /// Ask a publishing node for a ROS 2 type's definition (`~/get_type_description`)
+    /// when no `.msg` file or kept definition has it.
+    pub fetch_types: bool,
+    /// Where definitions from the network are kept by type hash (and read before asking).
+    pub type_cache: Option<PathBuf>,
 }
 
 impl ZenohConfig {

@@ -55,7 +55,7 @@ pub use pty::{Killed, Pty, CTRL_C, DOWN, RIGHT, SPACE, UP};
 pub use python::{
     cyclone_loopback_config, dds_publish, dds_published, dds_subscribe, messages_by_topic, python,
     python_file, read_mcap, read_ros2, read_ros2_lenient, ros2_fixtures, ros2_introspection,
-    script_done, shm_camera, shm_pubsub, zenoh_node, Published,
+    script_done, shm_camera, shm_pubsub, wheel_msg, wheels_share, zenoh_node, Published,
 };
 use recd_engine::{RecordingConfig, TopicSelection};
 use recd_workload::report::LoadReport;

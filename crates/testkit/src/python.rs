@@ -39,6 +39,18 @@ pub fn ros2_fixtures() -> PathBuf {
     workspace().join("tests/fixtures/ros2")
 }
 
+/// The ROS 2 install tree PyPI's wheels put in the test venv (`share/<pkg>/msg/*.msg`).
+pub fn wheels_share() -> PathBuf {
+    workspace().join(".venv/share")
+}
+
+/// The `.msg` file the wheels ship for `pkg/Type`.
+pub fn wheel_msg(name: &str) -> String {
+    let (package, type_name) = name.split_once('/').expect("pkg/Type");
+    let path = wheels_share().join(format!("{package}/msg/{type_name}.msg"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// `CYCLONEDDS_URI` for Cyclone DDS on loopback only, discovering by unicast.
 pub fn cyclone_loopback_config() -> String {
     format!(

@@ -173,8 +173,9 @@ pub struct SessionDefaults {
     /// Directories with ROS 2 `.msg` files, searched before `AMENT_PREFIX_PATH` (for
     /// DDS and Zenoh topics alike).
     pub dds_message_dirs: Vec<PathBuf>,
-    /// Ask a publishing node for a ROS 2 type's definition (`~/get_type_description`)
-    /// when no `.msg` file has it; kept in `<state_dir>/types` by type hash.
+    /// Ask a publishing node for a ROS 2 type's definition (`~/get_type_description`,
+    /// over DDS or Zenoh) when no `.msg` file has it; kept in `<state_dir>/types` by type
+    /// hash.
     pub dds_fetch_types: bool,
     /// Put every ROS 2 node's parameters (`~/list_parameters`, `~/get_parameters`) into
     /// each file as it starts, one Metadata record per node, and record

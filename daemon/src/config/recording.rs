@@ -220,10 +220,11 @@ impl SessionDefaults {
                     // The daemon's state directory, set where the session starts.
                     type_cache: None,
                 }),
-            zenoh: request
-                .zenoh_domain
-                .or(self.zenoh.domain)
-                .map(|domain| self.zenoh.source(domain, &self.dds_message_dirs)),
+            zenoh: request.zenoh_domain.or(self.zenoh.domain).map(|domain| {
+                let mut zenoh = self.zenoh.source(domain, &self.dds_message_dirs);
+                zenoh.fetch_types = self.dds_fetch_types;
+                zenoh
+            }),
             ..RecordingConfig::default()
         })
     }

@@ -41,6 +41,7 @@ impl ZenohSection {
             listen: self.listen.clone(),
             config_file: self.config_file.clone(),
             message_dirs: message_dirs.to_vec(),
+            ..ZenohConfig::default()
         }
     }
 

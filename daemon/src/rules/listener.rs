@@ -123,6 +123,9 @@ fn start(setup: &Setup, rules: &Arc<Rules>, topics: &[String]) -> Result<Recordi
     if let Some(dds) = &mut recording.dds {
         dds.type_cache = setup.type_cache.clone();
     }
+    if let Some(zenoh) = &mut recording.zenoh {
+        zenoh.type_cache = setup.type_cache.clone();
+    }
     std::fs::create_dir_all(&setup.directory)
         .map_err(|e| format!("cannot create {}: {e}", setup.directory.display()))?;
     let tap = ListenerTap(rules.tap(LISTENER, "rules"));

@@ -64,6 +64,9 @@ impl Sessions {
         if let Some(dds) = &mut config.dds {
             dds.type_cache = Some(self.config.type_cache_dir());
         }
+        if let Some(zenoh) = &mut config.zenoh {
+            zenoh.type_cache = Some(self.config.type_cache_dir());
+        }
         config.sealing = self.sealing.clone();
         // The chain enters each file with the digest its writer took: no read back.
         config.stored_digest = self.signing.is_some();

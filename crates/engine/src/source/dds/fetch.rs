@@ -26,11 +26,10 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use recd_ros2::type_description::{definition_from_sources, type_hash};
 use ros2_client::{Client, Context as RosContext, Node, RmwRequestId};
 use rustdds::{DomainParticipant, GUID};
 
-use super::fetch_wire::{GetTypeDescriptionRequest, GetTypeDescriptionResponse};
+use super::fetch_wire::{definition_of, GetTypeDescriptionRequest, GetTypeDescriptionResponse};
 use super::node_services::{calling_node, client_of, node_serving};
 use super::type_cache;
 use crate::source::exchange::Wake;
@@ -366,24 +365,7 @@ fn answer(call: &Call, job: &Job) -> Option<Result<String, String>> {
             reply = Some(response);
         }
     }
-    let reply = reply?;
-    if !reply.successful {
-        return Some(Err(format!(
-            "the node does not give the type: {}",
-            reply.failure_reason
-        )));
-    }
-    let got = type_hash(&reply.type_description);
-    if got != job.hash {
-        return Some(Err(format!(
-            "the description's hash is {got}, the writer announced {}",
-            job.hash
-        )));
-    }
-    Some(
-        definition_from_sources(&job.ros_type, &reply.type_sources)
-            .map_err(|e| format!("the sources sent do not make a definition: {e}")),
-    )
+    Some(definition_of(reply?, &job.ros_type, &job.hash))
 }
 
 #[cfg(test)]

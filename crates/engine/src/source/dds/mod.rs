@@ -18,7 +18,7 @@ pub(super) mod channel;
 mod discovery;
 mod exchange;
 mod fetch;
-mod fetch_wire;
+pub(super) mod fetch_wire;
 mod gathered;
 mod node_services;
 mod parameter_values;
@@ -28,7 +28,7 @@ mod raw;
 mod reader;
 mod receive;
 mod topics;
-mod type_cache;
+pub(super) mod type_cache;
 mod writers;
 
 use std::net::IpAddr;

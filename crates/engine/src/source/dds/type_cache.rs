@@ -13,13 +13,13 @@ fn file(dir: &Path, hash: &str) -> Option<PathBuf> {
 }
 
 /// The definition kept for `hash`, if any.
-pub(super) fn load(dir: &Path, hash: &str) -> Option<String> {
+pub(in crate::source) fn load(dir: &Path, hash: &str) -> Option<String> {
     std::fs::read_to_string(file(dir, hash)?).ok()
 }
 
 /// Keeps `definition` for `hash`: written beside and renamed into place, so that a
 /// reader never sees half a file.
-pub(super) fn store(dir: &Path, hash: &str, definition: &str) -> std::io::Result<()> {
+pub(in crate::source) fn store(dir: &Path, hash: &str, definition: &str) -> std::io::Result<()> {
     let Some(path) = file(dir, hash) else {
         return Err(std::io::Error::other(format!(
             "{hash:?} is not a type hash"

@@ -17,11 +17,13 @@ mod attachment;
 mod bare;
 mod channel;
 mod history;
+mod holding;
 mod key;
 mod qos;
 mod receive;
 mod session;
 mod token;
+mod types;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -103,6 +105,10 @@ pub(super) enum Event {
     Token { key: String, alive: bool },
     /// Samples came on a data key no topic describes yet.
     Ask(String),
+    /// A node's reply to a question for the definition of the type of this hash.
+    TypeReply { hash: String, reply: Vec<u8> },
+    /// A question for the type of this hash ended (answered or not).
+    TypeAskEnded { hash: String },
 }
 
 /// A topic, as the source thread keeps it.
@@ -136,6 +142,13 @@ pub(crate) struct ZenohSource {
     definitions: Definitions,
     /// Token formats refused already (each named once).
     refused: Vec<String>,
+    /// New topics waiting for their type's definition, and the types asked.
+    held: Vec<types::HeldTopic>,
+    asking: Vec<types::Asking>,
+    /// Questions sent so far (their sequence numbers).
+    asks_sent: u64,
+    /// Where Zenoh's threads send what they learn.
+    event_tx: mpsc::Sender<Event>,
 }
 
 impl ZenohSource {
@@ -193,7 +206,8 @@ impl ZenohSource {
             })?;
         let definitions = Definitions::new(MessageDefinitions::with_ament_prefix_path(
             settings.config.message_dirs.clone(),
-        ));
+        ))
+        .with_cache(settings.config.type_cache.clone());
         let mut source = Self {
             session,
             settings,
@@ -209,6 +223,10 @@ impl ZenohSource {
             left_out: HashMap::new(),
             definitions,
             refused: Vec::new(),
+            held: Vec::new(),
+            asking: Vec::new(),
+            asks_sent: 0,
+            event_tx,
         };
         source.subscribe_wildcard()?;
         Ok(source)
@@ -236,7 +254,11 @@ impl ZenohSource {
         (self.stats).set_scheduling(super::priority::schedule_this_thread(priority));
         loop {
             let stopping = self.stop.load(Ordering::Acquire);
+            if stopping {
+                self.release_every_held();
+            }
             self.take_selection_change();
+            self.tend_asking();
             let deadline = Instant::now() + GATHER_TIME;
             while let Ok(event) = self.events.try_recv() {
                 self.handle(event);
@@ -279,6 +301,8 @@ impl ZenohSource {
                 Err(error) => self.refuse_token(&key, error),
             },
             Event::Ask(key) => self.describe_key(&key),
+            Event::TypeReply { hash, reply } => self.type_reply(&hash, &reply),
+            Event::TypeAskEnded { hash } => self.type_ask_ended(&hash),
         }
     }
 
@@ -307,10 +331,14 @@ impl ZenohSource {
         }
         let slot = match self.slot_of(&name) {
             Some(slot) => slot,
-            None => match self.add_topic(&name, entity.type_hash.as_str(), entity.qos.iter()) {
-                Some(slot) => slot,
-                None => return,
-            },
+            None if self.hold_for_type(&key, &token) => return,
+            None => {
+                let offers = entity.qos.iter();
+                match self.add_topic(&name, entity.type_hash.as_str(), offers, None) {
+                    Some(slot) => slot,
+                    None => return,
+                }
+            }
         };
         let transient_local = entity.qos.as_ref().is_some_and(qos::transient_local);
         let known = &mut self.topics[slot];
@@ -361,7 +389,9 @@ impl ZenohSource {
                 } else {
                     match self.slot_of(&name) {
                         Some(slot) => Route::Slot(slot),
-                        None => match self.add_topic(&name, data.type_hash, std::iter::empty()) {
+                        // Its samples wait until its type is known.
+                        None if self.held_key(key, &name) => return,
+                        None => match self.add_topic(&name, data.type_hash, [].iter(), None) {
                             Some(slot) => Route::Slot(slot),
                             None => Route::Ignore,
                         },
@@ -382,13 +412,14 @@ impl ZenohSource {
         super::dds::selected(&self.settings.common.filter, &dds_topic, type_name)
     }
 
-    /// Describes a new topic in the next slot, with its own subscription unless the
-    /// wildcard one takes every topic.
+    /// Describes a new topic in the next slot, with its own subscription (`subscriber`,
+    /// or one made now) unless the wildcard one takes every topic.
     fn add_topic<'q>(
         &mut self,
         name: &(String, String),
         type_hash: &str,
         offers: impl Iterator<Item = &'q QosProfile>,
+        subscriber: Option<Subscriber<()>>,
     ) -> Option<usize> {
         let domain = self.settings.config.domain;
         let service = service_of(&name.0);
@@ -408,10 +439,10 @@ impl ZenohSource {
             ),
             None => self.registry.clear_problem(&service),
         }
-        let subscriber = if self.wildcard.is_none() {
-            Some(self.subscribe_topic(name)?)
-        } else {
-            None
+        let subscriber = match subscriber {
+            Some(subscriber) => Some(subscriber),
+            None if self.wildcard.is_none() => Some(self.subscribe_topic(name)?),
+            None => None,
         };
         let topic = self.registry.add_topic(|index| Topic {
             index,
