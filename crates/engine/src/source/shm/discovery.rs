@@ -255,6 +255,7 @@ impl Discovery {
         });
         let service_types = ServiceTypes::of(config);
         let header_len = service_types.user_header.size;
+        let history_size = service_types.history_size;
         let rmw_header = service_types.has_rmw_header();
         let topic = match self.known.get(name) {
             Some((known, types)) if *types == service_types => known.clone(),
@@ -288,6 +289,7 @@ impl Discovery {
             issued: Issued::default(),
             max_borrowed: config.subscriber_max_borrowed_samples(),
             buffer_size: config.subscriber_max_buffer_size(),
+            history_size,
             rounds_without_publisher: 0,
             schedule: PollSchedule::new(config.subscriber_max_buffer_size(), Instant::now()),
             throttle: self.throttles.for_topic(name),

@@ -88,6 +88,8 @@ pub(super) struct OpenTopic {
     pub max_borrowed: usize,
     /// The subscriber's queue: a pass that finds this many samples came late.
     pub buffer_size: usize,
+    /// The samples of history the service hands a new subscriber (a latched topic).
+    pub history_size: usize,
     pub rounds_without_publisher: u32,
     pub schedule: PollSchedule,
     /// Its rate limit or downsampling, if any.
@@ -138,6 +140,9 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
     let mut log_time = None;
     // A publisher's samples before the first one taken in this pass may be lost unseen.
     let mut missed_start = false;
+    // The first sample of a publisher there when the recorder subscribed is taken, and it
+    // is not the publisher's first (they count from 0).
+    let mut present_started_late = false;
     while received.samples < topic.pass_limit() {
         if topic.borrows.held() >= topic.max_borrowed {
             topic.issued.release_written();
@@ -180,9 +185,10 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
             // A publisher that joined after the subscriber, whose first sample taken is
             // not its first (they count from 0): what it sent before was the recorder's
             // to take, and shows in no gap.
-            missed_start |= sequence > 0
-                && !topic.gaps.knows(&origin)
-                && !topic.publishers_at_start.contains(&origin);
+            let first = sequence > 0 && !topic.gaps.knows(&origin);
+            let present = topic.publishers_at_start.contains(&origin);
+            missed_start |= first && !present;
+            present_started_late |= first && present;
             let lost = topic.gaps.track(origin, sequence);
             if lost > 0 {
                 counters.add_lost(lost);
@@ -218,7 +224,12 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
         );
     }
     if received.samples >= topic.buffer_size as u64 {
-        counters.add_overflow(!topic.rmw_header || missed_start);
+        // A publisher there from the start may have sent samples before the subscription
+        // (never the recorder's) or after it, overwritten in a full queue before this
+        // first pass: nobody can say. A service with a history hands the subscriber its
+        // last samples first, which fill the queue as well: not counted against it.
+        let start_overwritten = present_started_late && topic.history_size == 0;
+        counters.add_overflow(!topic.rmw_header || missed_start || start_overwritten);
     }
     received
 }
