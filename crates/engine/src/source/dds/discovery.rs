@@ -415,17 +415,16 @@ impl Discovery {
         reader: Reader,
         early: Vec<Early>,
     ) -> Option<usize> {
-        let naming = Naming::of(&writer.topic, &writer.type_name);
         let shape = topic_shape(writer, offers);
         let (keyed, choice) = (shape.keyed, shape.choice);
-        let topic = self.describe_topic(writer, offers);
+        let topic = self.describe_topic(writer, offers, &shape);
         let guid = reader.guid();
         let handed = self.link.hand(Found::Topic(NewTopic {
             topic: topic.clone(),
             dds_name: writer.topic.clone(),
             type_name: writer.type_name.clone(),
             reader,
-            throttle: self.throttles.for_topic(&naming.channel),
+            throttle: self.throttles.for_topic(&topic.name),
             early,
         }));
         if !handed {
@@ -445,12 +444,17 @@ impl Discovery {
         Some(slot)
     }
 
-    /// Adds `writer`'s topic to the registry, with its channel as `offers` describe it
-    /// and what is known of its type; a topic without a definition says why.
-    fn describe_topic(&mut self, writer: &WriterSeen, offers: &[Offer<'_>]) -> Arc<Topic> {
+    /// Adds `writer`'s topic to the registry, with its channel as `offers` (read as
+    /// `shape`) describe it and what is known of its type; a topic without a definition
+    /// says why.
+    fn describe_topic(
+        &mut self,
+        writer: &WriterSeen,
+        offers: &[Offer<'_>],
+        shape: &TopicShape<'_>,
+    ) -> Arc<Topic> {
         let service = format!("dds:{}", writer.topic);
         let naming = Naming::of(&writer.topic, &writer.type_name);
-        let shape = topic_shape(writer, offers);
         let (channel, missing_definition) =
             channel_spec(&naming, shape.keyed, offers, &mut self.definitions);
         match missing_definition {

@@ -94,12 +94,9 @@ impl Reader {
                     each(tx, taken, at);
                 }
             }
-            Reader::Keyed(reader) => take_keyed(reader, |mut taken| {
+            Reader::Keyed(reader) => take_keyed(reader, |taken| {
                 let at = now_ns();
-                if throttle.as_mut().is_some_and(|t| !t.keeps(at)) {
-                    taken.sample = RawSample::Filtered;
-                }
-                each(tx, taken, at)
+                each(tx, throttled(throttle, taken, at), at)
             }),
         }
     }
@@ -144,6 +141,15 @@ impl Reader {
             Reader::Keyed(reader) => reader,
         }
     }
+}
+
+/// `taken` as `throttle` lets it be recorded at `at`: filtered when not kept (its bytes
+/// copied already, unlike a no-key sample's, whose decoder is told beforehand).
+pub(super) fn throttled(throttle: &mut Option<Throttle>, mut taken: Taken, at: u64) -> Taken {
+    if throttle.as_mut().is_some_and(|t| !t.keeps(at)) {
+        taken.sample = RawSample::Filtered;
+    }
+    taken
 }
 
 /// Takes every sample waiting in a keyed reader, in order, and gives each to `each`;

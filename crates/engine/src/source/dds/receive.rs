@@ -4,7 +4,7 @@ use rustdds::Timestamp;
 
 use super::gathered::Early;
 use super::raw::RawSample;
-use super::reader::Taken;
+use super::reader::{throttled, Taken};
 use super::DdsSource;
 use crate::handoff::{Sender, Stamps};
 use crate::source::{hand_over, Arrival, Held};
@@ -69,11 +69,12 @@ impl DdsSource {
             }
         };
         // What the discovery thread gathered while the topic was held comes first.
-        for Early { mut taken, at } in std::mem::take(&mut topic.early) {
-            if topic.throttle.as_mut().is_some_and(|t| !t.keeps(at)) {
-                taken.sample = RawSample::Filtered;
-            }
-            each(&mut self.link.tx, taken, at);
+        for Early { taken, at } in std::mem::take(&mut topic.early) {
+            each(
+                &mut self.link.tx,
+                throttled(&mut topic.throttle, taken, at),
+                at,
+            );
         }
         let taken = reader.take_all(&mut self.link.tx, threshold, &mut topic.throttle, each);
         if let Err(reason) = taken {

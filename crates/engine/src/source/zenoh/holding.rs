@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::receive::Route;
 use super::token::Token;
 use super::types::{self, Asking, HeldTopic, RESEND};
-use super::{service_of, ZenohSource};
+use super::ZenohSource;
 use crate::source::dds::channel::Naming;
 use crate::source::dds::type_cache;
 
@@ -163,9 +163,8 @@ impl ZenohSource {
         let offers: Vec<_> = (tokens.iter())
             .filter_map(|(_, t)| t.topic.as_ref()?.qos.clone())
             .collect();
+        // None only when its subscription failed, which says why.
         let Some(slot) = self.add_topic(&name, &hash, offers.iter(), subscriber) else {
-            let reason = "cannot record it".to_string();
-            self.registry.note_problem(&service_of(&name.0), reason);
             return;
         };
         for (key, token) in tokens {

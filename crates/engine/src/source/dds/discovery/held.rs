@@ -197,7 +197,7 @@ impl Discovery {
                 continue;
             }
             let offers = offers_of(&writer, &others);
-            let topic = self.describe_topic(&writer, &offers);
+            let topic = self.describe_topic(&writer, &offers, &topic_shape(&writer, &offers));
             let dropped = gathered.len() as u64 + gathered.let_go();
             topic.counters.add_received_dropped(dropped);
             self.registry.note_problem(
