@@ -13,6 +13,7 @@ mod host;
 mod incidents;
 mod locks;
 mod names;
+mod open_files;
 mod recovery;
 mod remote;
 mod retention;
@@ -139,6 +140,9 @@ fn print_man_page() -> ExitCode {
     }
 }
 
+/// An open-file limit below this leaves room for fewer than about 1,500 iceoryx2 topics.
+const FEW_OPEN_FILES: libc::rlim_t = 8192;
+
 fn run(mut config: DaemonConfig) -> Result<(), String> {
     // Before any key is read: from here on a crash leaves no core file to read them from.
     if config.encryption.is_some() || config.signing.key_file.is_some() {
@@ -147,6 +151,14 @@ fn run(mut config: DaemonConfig) -> Result<(), String> {
         })?;
         tracing::info!("core dumps off: sealing or signing holds keys");
         core_dumps::warn_if_keys_may_swap();
+    }
+    match open_files::raise_to_hard_limit() {
+        Ok((soft, _)) if soft < FEW_OPEN_FILES => tracing::warn!(
+            "recd may open only {soft} files: each recorded iceoryx2 topic keeps about 5 \
+             open, so raise LimitNOFILE (recd.service sets 65536)"
+        ),
+        Ok(_) => {}
+        Err(error) => tracing::warn!("cannot raise the open-file limit: {error}"),
     }
     let signing_key = signing::load_key(&config.signing)?;
     if let Some(upload) = &config.upload {

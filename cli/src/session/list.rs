@@ -14,9 +14,8 @@ use crate::table::table;
 
 /// List sessions and their files from recd's catalog.
 ///
-/// Newest first. ///
-/// Each file with its size, messages and state (recording, complete, needs-reindex,
-/// deleted, missing), and its upload state when it is queued (queued, uploading,
+/// Newest first. Each file with its size, messages and state (recording, complete,
+/// indexed, needs-reindex, deleted, missing), and its upload state when it is queued (queued, uploading,
 /// uploaded, failed).
 #[derive(Debug, Args)]
 pub struct ListArgs {

@@ -6,6 +6,11 @@
 //! the next samples fault the same pages in again, zeroed: at 64 KiB × 1 kHz over Zenoh,
 //! about 4,000 page faults a second and a tenth of recd's CPU (BENCHMARKS.md). Keeping
 //! that memory for reuse costs at most [`TRIM_THRESHOLD`] of resident memory per heap.
+//!
+//! Memory freed below the top of a heap is never given back by itself, however much: a
+//! session of 1,000 topics left 116 MB resident after it stopped (BENCHMARKS.md,
+//! "Thousands of topics"). The daemon hands it back when a recording stopped, and when
+//! its background work runs out of files.
 
 use std::sync::Once;
 
@@ -30,4 +35,16 @@ pub(crate) fn keep_freed_memory() {
             libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
         }
     });
+}
+
+/// Gives the free memory of every heap back to the system (glibc's `malloc_trim`): for the
+/// end of a recording, or of a batch of background work, off the real-time threads.
+/// Elsewhere nothing.
+pub fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages to the kernel; it is safe to call at any
+    // time from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

@@ -55,6 +55,7 @@ mod topic;
 mod trigger;
 mod writer;
 
+pub use allocator::give_back_freed_memory;
 pub use config::{
     DdsConfig, NameSelection, PreTrigger, RecordingConfig, RingConfig, SplitPolicy, TestHooks,
     TopicSelection, ZenohConfig, ZenohMode, DEFAULT_BUFFER_BYTES, DEFAULT_RECEIVE_PRIORITY,

@@ -93,6 +93,8 @@ impl Finishing {
             job::remove_leftovers(&file.path);
         }
         let mut told_hold = false;
+        // Whether files were finished since the memory was last given back.
+        let mut finished_some = false;
         while !self.stopping() {
             if let Some(why) = self.gate.hold() {
                 if !told_hold && !self.waiting().is_empty() {
@@ -104,6 +106,10 @@ impl Finishing {
             }
             told_hold = false;
             let Some((file, mode)) = self.waiting().into_iter().next() else {
+                if std::mem::take(&mut finished_some) {
+                    // A file's index and compression buffers, freed, stay resident else.
+                    recd_engine::give_back_freed_memory();
+                }
                 std::thread::sleep(IDLE);
                 continue;
             };
@@ -114,6 +120,7 @@ impl Finishing {
             if !self.finish(&file, mode) {
                 return;
             }
+            finished_some = true;
         }
     }
 

@@ -35,6 +35,8 @@ impl Sessions {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .told_unknown_loss;
         let (state, mut stopped) = replies::stop_report(&name, recording.stop(), &files.started());
+        // The recording's ports and buffers, freed, would stay resident else.
+        recd_engine::give_back_freed_memory();
         self.rules.session_ended(id);
         // Looked at before the catalog is: no lock while files are looked at.
         let gone: Vec<bool> = (stopped.files.iter())

@@ -336,10 +336,24 @@ enum Pick {
     Scheduled,
 }
 
+/// Publishers gone with samples still queued or borrowed whose connection a subscriber
+/// keeps until they are taken (iceoryx2's `subscriber_expired_connection_buffer`, 128 by
+/// default, raised by iceoryx2 to a service's borrow limit where that is larger). Every
+/// subscriber holds room for these beside its live connections, about 3.6 KiB each, and
+/// each `receive` walks them all: at 128, a topic cost 474 KiB of heap, and 1,000 topics
+/// about a third more CPU (BENCHMARKS.md, "Thousands of topics"). More
+/// than this many publishers of one topic leaving with samples queued between two polls
+/// (50 ms at most) would have the oldest connections' samples discarded.
+const EXPIRED_CONNECTIONS: usize = 8;
+
 /// A node in the iceoryx2 domain of `prefix` (iceoryx2's default if none), leaving signals
 /// to the process (recd and rec handle SIGINT/SIGTERM themselves).
 pub fn iceoryx2_node(prefix: Option<&str>) -> Result<Node<Flavor>, ShmError> {
     let mut config = iceoryx2::config::Config::global_config().clone();
+    config
+        .defaults
+        .publish_subscribe
+        .subscriber_expired_connection_buffer = EXPIRED_CONNECTIONS;
     if let Some(prefix) = prefix {
         config.global.prefix =
             FileName::new(prefix.as_bytes()).map_err(|_| ShmError::Prefix(prefix.to_string()))?;
