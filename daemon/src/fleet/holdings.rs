@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use recd_catalog::{Catalog, CatalogError};
-use recd_control::UploadState;
+use recd_control::{SessionState, UploadState};
 use recd_fleet::{
     merge_spans, Disk, FileSpan, Holdings, IncidentHolding, SessionHoldings, TopicHolding,
 };
@@ -28,8 +28,15 @@ pub fn gather(catalog: &Catalog, context: Context) -> Result<Holdings, CatalogEr
     for file in catalog.held_files()? {
         by_session.entry(file.session).or_default().push(file);
     }
-    let names: BTreeMap<i64, String> = (catalog.sessions()?.into_iter())
-        .map(|session| (session.id, session.name))
+    // Each session's name, and whether its end is recorded: a stopped session's last file
+    // is closed a moment before its stop and topics are recorded (one transaction), and
+    // until then it counts as recording, so that holdings that say a session ended always
+    // carry its topics.
+    let sessions_known: BTreeMap<i64, (String, bool)> = (catalog.sessions()?.into_iter())
+        .map(|session| {
+            let ended = session.state != SessionState::Recording;
+            (session.id, (session.name, ended))
+        })
         .collect();
     let mut sessions = Vec::new();
     for (id, files) in &by_session {
@@ -56,10 +63,11 @@ pub fn gather(catalog: &Catalog, context: Context) -> Result<Holdings, CatalogEr
                 messages: topic.written,
             })
             .collect();
+        let (name, ended) = (sessions_known.get(id).cloned()).unwrap_or((String::new(), true));
         sessions.push(SessionHoldings {
-            name: names.get(id).cloned().unwrap_or_default(),
+            name,
             id: *id,
-            recording: files.iter().any(|file| file.recording),
+            recording: !ended || files.iter().any(|file| file.recording),
             spans,
             files: files.len() as u64,
             bytes: files.iter().map(|file| file.bytes).sum(),
@@ -147,5 +155,35 @@ mod tests {
         assert!(!changed(Some(&published), &drifted));
         assert!(changed(Some(&published), &holdings(99 << 30, 5)));
         assert!(changed(Some(&published), &holdings(100 << 30, 6)));
+    }
+
+    #[test]
+    fn a_session_whose_files_are_closed_is_recording_until_its_stop_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::open(dir.path(), dir.path()).unwrap();
+        let id = catalog.begin_session("drive", dir.path(), "{}", 1).unwrap();
+        let file = recd_catalog::File {
+            session: id,
+            path: dir.path().join("drive_0000.mcap"),
+            bytes: 10,
+            messages: 1,
+            state: recd_control::FileState::Complete,
+        };
+        catalog.upsert_file(&file).unwrap();
+        let look = |catalog: &Catalog| {
+            let context = Context {
+                vehicle: "car-1".into(),
+                now_ns: 5,
+                bound_bytes: None,
+                free_bytes: None,
+            };
+            gather(catalog, context).unwrap().sessions[0].clone()
+        };
+        let closing = look(&catalog);
+        assert!(closing.recording, "its topics are not recorded yet");
+        catalog
+            .finish_session(id, SessionState::Stopped, None, 4, &[])
+            .unwrap();
+        assert!(!look(&catalog).recording);
     }
 }
