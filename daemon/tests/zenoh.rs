@@ -209,9 +209,16 @@ fn ros2_over_zenoh_is_recorded_byte_exact_and_read_back_by_rosbags_and_mcap_ros2
             && wait_written(recd, "zen", "/early", 40)
             && wait_written(recd, "zen", "/camera/pieces", 10)
             && wait_written(recd, "zen", "/camera/raw", 6),
-        "not all written: {:?} {:?}",
-        status_topic(recd, "zen", "/chatter"),
-        status_topic(recd, "zen", "/sensors/blob")
+        "not all written: {:?}\n{}",
+        [
+            "/chatter",
+            "/sensors/blob",
+            "/early",
+            "/camera/pieces",
+            "/camera/raw"
+        ]
+        .map(|topic| status_topic(recd, "zen", topic)),
+        recd.log()
     );
     for topic in [
         "/chatter",
