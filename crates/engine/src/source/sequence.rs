@@ -10,6 +10,11 @@
 //! them apart: a repeat carries the time of a sample already seen, no later than the
 //! last one; a new run's samples are published later than anything before. Without time
 //! stamps only a jump far below the last ([`REPEAT_REACH`]) is a new run.
+//!
+//! A subscription made anew (a DDS topic selected again after `rec topics-set` removed
+//! it) may first get some of a publisher's history: samples published before it began,
+//! then a jump over those the publisher sent while nobody subscribed. Such a jump is not
+//! a loss: what was published before the recorder subscribed was never its to lose.
 
 /// How far below a publisher's last number a sample without a source time may be and
 /// still be a repeat of one seen. Repeats come from subscriptions overlapping for moments
@@ -39,6 +44,9 @@ struct Run<K> {
     last: u64,
     /// The latest source time of its current run (ns since the epoch; 0 when unknown).
     last_time_ns: u64,
+    /// Its last sample was published before the subscription began (its history): the
+    /// numbers skipped after it were sent while nobody subscribed.
+    last_from_history: bool,
 }
 
 /// Each publisher's latest sequence number, to count the samples it sent that never
@@ -46,11 +54,17 @@ struct Run<K> {
 #[derive(Debug)]
 pub(crate) struct SequenceGaps<K> {
     runs: Vec<Run<K>>,
+    /// When the subscription began (ns since the epoch, the recorder's clock), if it was
+    /// made anew: samples published before it are history.
+    subscribed_since_ns: Option<u64>,
 }
 
 impl<K> Default for SequenceGaps<K> {
     fn default() -> Self {
-        Self { runs: Vec::new() }
+        Self {
+            runs: Vec::new(),
+            subscribed_since_ns: None,
+        }
     }
 }
 
@@ -67,21 +81,38 @@ impl<K: PartialEq> SequenceGaps<K> {
         }
     }
 
+    /// Says that the subscription these numbers are counted for was made anew at
+    /// `since_ns` (the recorder's clock): a sample published before it is history, and
+    /// the numbers a publisher skips after its history are not lost.
+    pub fn subscribed_anew(&mut self, since_ns: u64) {
+        self.subscribed_since_ns = Some(since_ns);
+    }
+
     /// Notes that `publisher` sent `sequence` at `source_time_ns` (0 when the sample does
-    /// not say) and says what the sample is. A publisher's first sample skips nothing.
+    /// not say) and says what the sample is. A publisher's first sample skips nothing, nor
+    /// does the first after its history (see [`Self::subscribed_anew`]).
     pub fn arrive(&mut self, publisher: K, sequence: u64, source_time_ns: u64) -> Arrival {
+        let from_history = self
+            .subscribed_since_ns
+            .is_some_and(|since| source_time_ns > 0 && source_time_ns < since);
         let Some(run) = self.runs.iter_mut().find(|r| r.publisher == publisher) else {
             self.runs.push(Run {
                 publisher,
                 last: sequence,
                 last_time_ns: source_time_ns,
+                last_from_history: from_history,
             });
             return Arrival::New { lost: 0 };
         };
         if sequence > run.last {
-            let lost = sequence - run.last - 1;
+            let lost = if run.last_from_history {
+                0
+            } else {
+                sequence - run.last - 1
+            };
             run.last = sequence;
             run.last_time_ns = run.last_time_ns.max(source_time_ns);
+            run.last_from_history = from_history;
             return Arrival::New { lost };
         }
         let later = source_time_ns > 0 && run.last_time_ns > 0;
@@ -93,6 +124,7 @@ impl<K: PartialEq> SequenceGaps<K> {
         if starts_over {
             run.last = sequence;
             run.last_time_ns = source_time_ns;
+            run.last_from_history = from_history;
             Arrival::Restart
         } else {
             Arrival::Repeat
@@ -186,6 +218,29 @@ mod tests {
         assert_eq!(gaps.arrive('a', 5_000 - REPEAT_REACH, 0), Arrival::Repeat);
         assert_eq!(gaps.arrive('a', 1, 0), Arrival::Restart);
         assert_eq!(gaps.arrive('a', 2, 0), Arrival::New { lost: 0 });
+    }
+
+    #[test]
+    fn a_jump_after_a_history_sample_is_not_lost_but_one_after_a_new_sample_is() {
+        let since = 1_000;
+        let mut gaps = SequenceGaps::default();
+        gaps.subscribed_anew(since);
+        // History: published before the subscription; then what nobody subscribed to.
+        assert_eq!(gaps.arrive('a', 26, since - 50), Arrival::New { lost: 0 });
+        assert_eq!(gaps.arrive('a', 47, since + 10), Arrival::New { lost: 0 });
+        assert_eq!(gaps.arrive('a', 50, since + 20), Arrival::New { lost: 2 });
+        // A publisher without source times: nothing is history.
+        assert_eq!(gaps.arrive('b', 3, 0), Arrival::New { lost: 0 });
+        assert_eq!(gaps.arrive('b', 9, 0), Arrival::New { lost: 5 });
+        let mut never_anew = SequenceGaps::default();
+        assert_eq!(
+            never_anew.arrive('a', 26, since - 50),
+            Arrival::New { lost: 0 }
+        );
+        assert_eq!(
+            never_anew.arrive('a', 47, since + 10),
+            Arrival::New { lost: 20 }
+        );
     }
 
     #[test]

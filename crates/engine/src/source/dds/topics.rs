@@ -13,6 +13,7 @@ use super::exchange::{Finished, Found, NewTopic};
 use super::gathered::Early;
 use super::reader::{depth_for, Reader, MIN_DEPTH};
 use super::DdsSource;
+use crate::handoff::now_ns;
 use crate::source::{announce, conclude_change, SequenceGaps};
 use crate::throttle::Throttle;
 use crate::topic::Topic;
@@ -106,8 +107,12 @@ impl DdsSource {
         if self.drain(slot).handed_over {
             self.link.tx.wake();
         }
-        if let Some(old) = self.topics[slot].reader.replace(reader) {
-            self.discovery.give_back(Finished::Reader(old));
+        let topic = &mut self.topics[slot];
+        match topic.reader.replace(reader) {
+            Some(old) => self.discovery.give_back(Finished::Reader(old)),
+            // Selected again: the writers' history comes first, then a jump over what
+            // they sent while the topic was not selected, which is not lost.
+            None => topic.gaps.subscribed_anew(now_ns()),
         }
         true
     }
