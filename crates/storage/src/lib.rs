@@ -24,6 +24,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod bag;
+mod checkpoints;
 mod chunk;
 mod chunked;
 mod compression;
@@ -37,6 +38,7 @@ pub mod iceoryx2;
 mod incident;
 mod info;
 mod io_mode;
+mod latched;
 mod lock;
 mod marker;
 mod messages;
@@ -51,6 +53,7 @@ mod wire;
 mod writer;
 pub mod zenoh;
 
+pub use checkpoints::CHECKPOINTS;
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
 pub use compression::Compression;
 pub use cut::{cut, CutError, CutOptions, CutReport, CutTopics, InputRead, Pace};

@@ -263,14 +263,48 @@ pub(crate) fn recover_from<S: RecordSink>(
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(RecoverError::NotMcap),
         Err(e) => return Err(RecoverError::Read(e)),
     }
-    let magic = mcap::MAGIC;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(mcap::MAGIC);
+    let start = mcap::MAGIC.len() as u64;
+    walk(input, file_len, start, Consistency::default(), crc, sink)
+}
+
+/// [`recover_from`] of a streamed file's records from `start`, a record boundary, on:
+/// `input` has passed over the bytes before it, and `known` are the Header, Schema and
+/// Channel records that lie before it (the sink has them already). A sink that checks
+/// the data section's CRC cannot start there.
+pub(crate) fn recover_resumed<S: RecordSink>(
+    input: impl Source,
+    file_len: u64,
+    start: u64,
+    known: &[Record<'_>],
+    sink: &mut S,
+) -> Result<Recovery, RecoverError<S::Error>> {
+    debug_assert!(!sink.checks_crc(), "the CRC covers the bytes passed over");
+    let mut consistency = Consistency::default();
+    for record in known {
+        if let Err(reason) = consistency.check(record) {
+            return Ok(Recovery {
+                damage: Some(Damage { offset: start, reason }),
+                ..Recovery::default()
+            });
+        }
+    }
+    walk(input, file_len, start, consistency, crc32fast::Hasher::new(), sink)
+}
+
+/// Reads records from `offset` to the end of the data section or the first damage.
+fn walk<S: RecordSink>(
+    mut input: impl Source,
+    file_len: u64,
+    mut offset: u64,
+    mut consistency: Consistency,
+    mut crc: crc32fast::Hasher,
+    sink: &mut S,
+) -> Result<Recovery, RecoverError<S::Error>> {
     let checks_crc = sink.checks_crc();
     let checks_chunk_crc = sink.checks_chunk_crc();
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(magic);
     let mut recovery = Recovery::default();
-    let mut consistency = Consistency::default();
-    let mut offset = magic.len() as u64;
 
     let damage = loop {
         sink.progress(offset).map_err(RecoverError::Sink)?;

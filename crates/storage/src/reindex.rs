@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcap::records::Record;
 
+use crate::checkpoints::CHECKPOINTS;
 use crate::chunked::{ChunkOptions, ChunkedWriter};
 use crate::compression::Compression;
 use crate::copy_output::CopyOutput;
@@ -490,6 +491,8 @@ impl<W: io::Write> RecordSink for ChunkedSink<'_, W> {
             Record::Message { header, data } => writer
                 .write_message(&header, &data)
                 .map(|()| self.messages += 1),
+            // The streamed file's checkpoints point into it, not into the indexed copy.
+            Record::Metadata(metadata) if metadata.name == CHECKPOINTS => Ok(()),
             Record::Metadata(metadata) => writer.write_metadata(&metadata),
             Record::Attachment { header, data, .. } => writer.attach(&header, &data),
             _ => Ok(()),

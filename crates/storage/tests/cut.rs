@@ -14,7 +14,7 @@ use std::sync::Arc;
 use recd_health::{Expected, FileHealth, FileHealthSummary};
 use recd_storage::iceoryx2::{health_metadata_name, HISTORY_SIZE, MARKER};
 use recd_storage::{
-    cut, ChannelId, Compression, CutError, CutOptions, CutTopics, LogWindow, Marker, MessageHeader,
+    cut, ChannelId, Compression, CutError, CutOptions, CHECKPOINTS, CutTopics, LogWindow, Marker, MessageHeader,
     ReindexOptions, StreamWriter, WriterOptions,
 };
 
@@ -584,6 +584,61 @@ fn an_unfinished_file_is_read_only_where_the_window_lies() {
         assert!(paced > bodies && paced <= input.bytes_read, "{paced}");
     }
     drop(writer);
+}
+
+/// Renames the checkpoints record of the closed file at `path` (same length), so that a
+/// cut no longer finds it.
+fn hide_checkpoints(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let name = CHECKPOINTS.as_bytes();
+    let at = (bytes.windows(name.len()))
+        .position(|w| w == name)
+        .expect("the file has checkpoints");
+    bytes[at + name.len() - 1] = b'X';
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_closed_streamed_file_is_scanned_from_its_last_checkpoint_before_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = dir.path().join("with.mcap");
+    let (session, writer) = frames(&with);
+    close_with_health(writer);
+    let without = dir.path().join("without.mcap");
+    std::fs::copy(&with, &without).unwrap();
+    hide_checkpoints(&without);
+    // The checkpoint 10 s into the frames lies just before the window; /map's last message
+    // before the window (at 8.05 s) lies before the checkpoint.
+    let window = frames_window(10_010, 12_000);
+    let mut reads = Vec::new();
+    for path in [&with, &without] {
+        let output = dir.path().join("out.mcap");
+        let report = cut(std::slice::from_ref(path), window, &output, &CutOptions::default())
+            .unwrap();
+        let written = read_back(&output);
+        assert_eq!(written[0], session.latched_before(window.start_ns));
+        let mut rest = written[1..].to_vec();
+        rest.sort();
+        assert_eq!(rest, session.in_window(window), "{}", path.display());
+        assert_eq!(report.markers, 1, "the marker at 10.5 s");
+        let input = &report.inputs[0];
+        assert!(!input.indexed && input.damage.is_none(), "{input:?}");
+        reads.push(input.bytes_read);
+    }
+    // Without the checkpoint, the scan reads up to a page of each of the 100 frames before
+    // it (2.8 KB each on average here).
+    assert!(
+        reads[0] + 100 * 1024 <= reads[1],
+        "bytes read with checkpoints {}, without {}",
+        reads[0],
+        reads[1]
+    );
+    // A finished copy is indexed; the streamed file's checkpoints are not carried into it.
+    let finished = dir.path().join("finished.mcap");
+    common::reindex(&with, &finished, &ReindexOptions::default()).unwrap();
+    let names: Vec<String> = metadata_of(&finished).into_iter().map(|m| m.name).collect();
+    assert!(!names.iter().any(|name| name == CHECKPOINTS), "{names:?}");
+    assert!(metadata_of(&with).iter().any(|m| m.name == CHECKPOINTS));
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use mcap::records::{op, ChunkIndex, Record};
 
-use super::latched::is_latched;
+use crate::latched::is_latched;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Message, Notes};
 use crate::window::LogWindow;

@@ -15,7 +15,7 @@
 mod health;
 mod indexed;
 mod input;
-mod latched;
+mod jump;
 mod merge;
 mod paged;
 mod pread;

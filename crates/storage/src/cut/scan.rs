@@ -13,11 +13,12 @@ use std::sync::Arc;
 use mcap::records::{op, MessageHeader, Record};
 
 use super::indexed::read_notes;
-use super::latched::is_latched;
+use super::jump::{jump_for, Jump};
+use crate::latched::is_latched;
 use super::paged::Paged;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Notes, SchemaDef};
-use crate::recover::{self, Damage, RecordSink, RecoverError, MESSAGE_HEADER_BYTES};
+use crate::recover::{self, Damage, RecordSink, RecoverError, Source, MESSAGE_HEADER_BYTES};
 
 /// A batch is handed to the merge once its messages hold this many bytes.
 const BATCH_BYTES: usize = 4 << 20;
@@ -66,6 +67,7 @@ pub(super) fn scan(
         ctx,
         events,
         input,
+        input_size: size,
         profile,
         ready_sent: resume.ready_sent,
         skip_chunks: resume.skip_chunks,
@@ -79,7 +81,16 @@ pub(super) fn scan(
         batch: Batch::default(),
         notes,
     };
-    let damage = match recover::recover_from(Paged::new(input, size), size, &mut sink) {
+    let jump = summary.and_then(|summary| {
+        jump_for(input, size, summary, &sink.profile, ctx.window.start_ns)
+    });
+    let recovered = match &jump {
+        Some(jump) => sink.start_at(jump).and_then(|paged| {
+            recover::recover_resumed(paged, size, jump.offset, &jump.known(), &mut sink)
+        }),
+        None => recover::recover_from(Paged::new(input, size), size, &mut sink),
+    };
+    let damage = match recovered {
         Ok(recovery) => recovery.damage,
         Err(RecoverError::NotMcap) => return Err(ScanError::NotMcap),
         Err(RecoverError::Read(error) | RecoverError::Sink(Stop::Read(error))) => {
@@ -110,6 +121,7 @@ struct Sink<'a, 'f> {
     ctx: Context<'a>,
     events: &'a Events,
     input: &'a Pread<'f>,
+    input_size: u64,
     profile: String,
     ready_sent: bool,
     skip_chunks: HashSet<u64>,
@@ -137,7 +149,7 @@ enum Data<'d> {
     At(u64, u64),
 }
 
-impl Sink<'_, '_> {
+impl<'a, 'f> Sink<'a, 'f> {
     /// Hands the merge the latched messages, once, before the first batch: those whose
     /// data is not read yet are read now.
     fn ready(&mut self) -> Result<(), Stop> {
@@ -168,6 +180,20 @@ impl Sink<'_, '_> {
         self.events
             .send(Event::Batch(batch))
             .map_err(|_| Stop::Stopped)
+    }
+
+    /// Takes what lies before `jump` (the schemas, the channels and the latched messages)
+    /// and gives the input from there.
+    fn start_at(&mut self, jump: &Jump<'_>) -> Result<Paged<'a, 'f>, RecoverError<Stop>> {
+        for record in jump.known().into_iter().skip(1) {
+            self.record(record).map_err(RecoverError::Sink)?;
+        }
+        for (header, data) in &jump.latched {
+            self.latched(header, Data::At(data.offset, data.len));
+        }
+        let mut paged = Paged::new(self.input, self.input_size);
+        Source::skip(&mut paged, jump.offset as usize).map_err(RecoverError::Read)?;
+        Ok(paged)
     }
 
     /// Stops the scan at a message too far past the window for one of it to follow.

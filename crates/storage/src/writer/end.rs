@@ -9,12 +9,18 @@ use mcap::records::{self, op};
 use super::error::WriteError;
 use super::layout::{self, FileStats};
 use super::{EndedFile, FileSummary, StreamWriter};
+use crate::checkpoints::CHECKPOINTS;
 use crate::{direct, wire};
 
 impl StreamWriter {
     /// Writes DataEnd, the summary and the Footer, and syncs the file to disk.
     pub(super) fn finish(&mut self) -> Result<FileSummary, WriteError> {
         self.check_usable()?;
+        let checkpoints = self.checkpoints.checkpoints();
+        if !checkpoints.0.is_empty() {
+            let metadata = checkpoints.to_metadata();
+            self.add_metadata(CHECKPOINTS, &metadata)?;
+        }
         if !self.pending.is_empty() {
             self.flush_with(&[])?;
         }

@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 
 use mcap::records::{self, op};
 
+use crate::checkpoints::{CheckpointTracker, Span};
 use crate::direct::{self, DirectSink};
 use crate::durability::WriteBack;
 use crate::io_mode::IoMode;
+use crate::latched::is_latched;
 use crate::wire::{self, MESSAGE_PREFIX_LEN};
 
 mod end;
@@ -158,6 +160,8 @@ pub struct StreamWriter {
     /// Record boundaries with the counts of everything before them, oldest first: the
     /// last one the file holds is where a failed file ends (see [`Self::end`]).
     commits: VecDeque<(u64, FileStats)>,
+    /// Where a cut of the file may start its scan, kept as messages are written.
+    checkpoints: CheckpointTracker,
     write_back: WriteBack,
     failed: bool,
 }
@@ -243,6 +247,7 @@ impl StreamWriter {
             channels: Vec::new(),
             stats: FileStats::default(),
             commits: VecDeque::new(),
+            checkpoints: CheckpointTracker::default(),
             failed: false,
             options,
         };
@@ -329,6 +334,7 @@ impl StreamWriter {
             return Ok(ChannelId(index as u16));
         }
         let id = u16::try_from(self.channels.len()).map_err(|_| WriteError::TooMany("channels"))?;
+        self.checkpoints.channel_added(is_latched(metadata));
         self.channels.push(entry);
         self.stats.per_channel.push(0);
         self.stats.per_channel_bytes.push(0);
@@ -366,6 +372,7 @@ impl StreamWriter {
                 direct::padding_for(self.bytes_written(), distance, last.as_ptr() as usize);
             direct::append_padding(&mut self.pending, padding);
         }
+        let record_at = self.bytes_written();
         let prefix = wire::message_prefix(
             header.channel.0,
             header.sequence,
@@ -389,6 +396,12 @@ impl StreamWriter {
         }
         self.stats.count(channel, header.log_time, payload_len);
         self.commit();
+        let record = Span {
+            offset: record_at,
+            len: self.bytes_written() - record_at,
+        };
+        let log_time_max = self.stats.time_range.map_or(header.log_time, |(_, max)| max);
+        (self.checkpoints).message_written(header.channel.0, record, header.log_time, log_time_max);
         Ok(())
     }
 
@@ -511,6 +524,7 @@ impl StreamWriter {
         }
         self.stats = FileStats::for_channels(self.channels.len());
         self.commits.clear();
+        self.checkpoints.file_started();
         self.write_back = WriteBack::for_file(
             write_back_policy(&self.options.durability, self.options.io_mode),
             &self.file,

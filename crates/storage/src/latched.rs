@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 /// Whether a channel with this metadata is latched: an iceoryx2 service with a history,
 /// or DDS writers that all offered `transient_local` durability (rosbag2's YAML, read
 /// leniently: older rosbag2 writes the policy as its number, 1).
-pub(super) fn is_latched(metadata: &BTreeMap<String, String>) -> bool {
+pub(crate) fn is_latched(metadata: &BTreeMap<String, String>) -> bool {
     if let Some(history) = metadata.get(crate::iceoryx2::HISTORY_SIZE) {
         return history.trim().parse::<u64>().is_ok_and(|size| size > 0);
     }

@@ -1,0 +1,145 @@
+//! Checkpoints of a streamed file: places the writer notes as it writes (every
+//! [`CHECKPOINT_BYTES`] or [`CHECKPOINT_INTERVAL_NS`] of log time), each a record boundary
+//! with the latest log time before it and where each latched channel's last message before
+//! it lies. A cut of a file without chunk indexes starts its scan at the last checkpoint
+//! before its window instead of at the file's start ([`crate::cut`]), reading the schemas
+//! and channels from the summary and the latched messages where the checkpoint says.
+//!
+//! A closed file keeps them in a Metadata record named [`CHECKPOINTS`], indexed in its
+//! summary; finishing or reindexing a file (chunked, indexed) leaves that record out.
+
+mod tracker;
+
+use std::collections::BTreeMap;
+
+pub(crate) use tracker::CheckpointTracker;
+
+/// The name of the Metadata record that holds a streamed file's checkpoints.
+pub const CHECKPOINTS: &str = "recd.checkpoints";
+/// The key of that record's map whose value lists the checkpoints, one a line:
+/// `OFFSET LOG_TIME_MAX` then `CHANNEL:OFFSET:LEN` for each latched channel.
+const LIST_KEY: &str = "checkpoints";
+/// A checkpoint is taken once this many bytes were written since the last.
+pub(crate) const CHECKPOINT_BYTES: u64 = 64 << 20;
+/// ... or once the log time passed the last checkpoint's by this much (a slow recording's
+/// scan still starts near its window).
+pub(crate) const CHECKPOINT_INTERVAL_NS: u64 = 10_000_000_000;
+
+/// Where a record lies in a file: the offset of its opcode and its length with the
+/// 9-byte opcode and length prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// A record boundary in a streamed file, and what a scan that starts there needs of what
+/// lies before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Checkpoint {
+    /// The offset of the record that follows it.
+    pub offset: u64,
+    /// The latest log time of the messages before it (none later lies before it).
+    pub log_time_max: u64,
+    /// Each latched channel's last Message record before it, by channel id.
+    pub latched: Vec<(u16, Span)>,
+}
+
+/// The checkpoints of one file, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Checkpoints(pub Vec<Checkpoint>);
+
+impl Checkpoints {
+    /// The Metadata record's map.
+    pub fn to_metadata(&self) -> BTreeMap<String, String> {
+        let mut list = String::new();
+        for checkpoint in &self.0 {
+            list += &format!("{} {}", checkpoint.offset, checkpoint.log_time_max);
+            for (channel, span) in &checkpoint.latched {
+                list += &format!(" {channel}:{}:{}", span.offset, span.len);
+            }
+            list.push('\n');
+        }
+        BTreeMap::from([(LIST_KEY.to_string(), list)])
+    }
+
+    /// The checkpoints of a Metadata record's map, if it holds a list that can be read.
+    pub fn from_metadata(metadata: &BTreeMap<String, String>) -> Option<Self> {
+        let list = metadata.get(LIST_KEY)?;
+        list.lines().map(parse_checkpoint).collect::<Option<_>>().map(Self)
+    }
+
+    /// The last checkpoint before which every message is older than `start_ns` and that
+    /// lies within the file's first `size` bytes: a scan for a window from `start_ns`
+    /// may start there.
+    pub fn before(&self, start_ns: u64, size: u64) -> Option<&Checkpoint> {
+        self.0
+            .iter()
+            .take_while(|checkpoint| checkpoint.log_time_max < start_ns)
+            .filter(|checkpoint| checkpoint.offset < size)
+            .last()
+    }
+}
+
+fn parse_checkpoint(line: &str) -> Option<Checkpoint> {
+    let mut words = line.split(' ');
+    let offset = words.next()?.parse().ok()?;
+    let log_time_max = words.next()?.parse().ok()?;
+    let latched = words
+        .map(|word| {
+            let mut parts = word.split(':');
+            let channel = parts.next()?.parse().ok()?;
+            let offset = parts.next()?.parse().ok()?;
+            let len = parts.next()?.parse().ok()?;
+            Some((channel, Span { offset, len }))
+        })
+        .collect::<Option<_>>()?;
+    Some(Checkpoint {
+        offset,
+        log_time_max,
+        latched,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(offset: u64, log_time_max: u64) -> Checkpoint {
+        Checkpoint {
+            offset,
+            log_time_max,
+            latched: vec![(
+                3,
+                Span {
+                    offset: offset - 100,
+                    len: 40,
+                },
+            )],
+        }
+    }
+
+    #[test]
+    fn a_scan_starts_at_the_last_checkpoint_with_nothing_of_the_window_before_it() {
+        let checkpoints = Checkpoints(vec![at(1_000, 10), at(2_000, 20), at(3_000, 30)]);
+        assert_eq!(checkpoints.before(5, 10_000), None);
+        assert_eq!(checkpoints.before(10, 10_000), None, "a message at 10 lies before");
+        assert_eq!(checkpoints.before(11, 10_000).unwrap().offset, 1_000);
+        assert_eq!(checkpoints.before(25, 10_000).unwrap().offset, 2_000);
+        assert_eq!(checkpoints.before(99, 10_000).unwrap().offset, 3_000);
+        assert_eq!(
+            checkpoints.before(99, 2_500).unwrap().offset,
+            2_000,
+            "one past the bytes read is not used"
+        );
+    }
+
+    #[test]
+    fn checkpoints_come_back_from_their_record() {
+        let checkpoints = Checkpoints(vec![at(1_000, 10), at(2_000, 20)]);
+        let metadata = checkpoints.to_metadata();
+        assert_eq!(Checkpoints::from_metadata(&metadata), Some(checkpoints));
+        let garbled = BTreeMap::from([(LIST_KEY.to_string(), "1000 10 3:9".to_string())]);
+        assert_eq!(Checkpoints::from_metadata(&garbled), None);
+    }
+}
