@@ -118,6 +118,10 @@ pub struct RecordingConfig {
     /// that a power cut loses no more than unsealed recording does. Not serialized.
     #[serde(skip)]
     pub sealing: Option<recd_storage::Sealing>,
+    /// Where each file's checkpoints are kept while it is written, so that a cut of it in
+    /// this process (an incident's) scans it from near its window. Not serialized.
+    #[serde(skip)]
+    pub checkpoints: Option<recd_storage::CheckpointBook>,
     /// Hash each file's bytes as they are stored (SHA-256; the ciphertext of a sealed
     /// file), given with its close ([`ClosedFile::stored`](crate::ClosedFile)): what a hash
     /// chain enters without reading the file back. Not serialized.
@@ -182,6 +186,7 @@ impl Default for RecordingConfig {
             pre_trigger: None,
             attachments: Vec::new(),
             sealing: None,
+            checkpoints: None,
             stored_digest: false,
             test_hooks: TestHooks::default(),
             expect: Vec::new(),

@@ -53,8 +53,8 @@ mod wire;
 mod writer;
 pub mod zenoh;
 
-pub use checkpoints::CHECKPOINTS;
 pub use bag::{bag_part, part_of, refresh_bag_metadata, write_bag_metadata, BagError, BagPart};
+pub use checkpoints::{CheckpointBook, CHECKPOINTS};
 pub use compression::Compression;
 pub use cut::{cut, CutError, CutOptions, CutReport, CutTopics, InputRead, Pace};
 pub use durability::Durability;

@@ -285,12 +285,22 @@ pub(crate) fn recover_resumed<S: RecordSink>(
     for record in known {
         if let Err(reason) = consistency.check(record) {
             return Ok(Recovery {
-                damage: Some(Damage { offset: start, reason }),
+                damage: Some(Damage {
+                    offset: start,
+                    reason,
+                }),
                 ..Recovery::default()
             });
         }
     }
-    walk(input, file_len, start, consistency, crc32fast::Hasher::new(), sink)
+    walk(
+        input,
+        file_len,
+        start,
+        consistency,
+        crc32fast::Hasher::new(),
+        sink,
+    )
 }
 
 /// Reads records from `offset` to the end of the data section or the first damage.

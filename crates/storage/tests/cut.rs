@@ -14,8 +14,8 @@ use std::sync::Arc;
 use recd_health::{Expected, FileHealth, FileHealthSummary};
 use recd_storage::iceoryx2::{health_metadata_name, HISTORY_SIZE, MARKER};
 use recd_storage::{
-    cut, ChannelId, Compression, CutError, CutOptions, CHECKPOINTS, CutTopics, LogWindow, Marker, MessageHeader,
-    ReindexOptions, StreamWriter, WriterOptions,
+    cut, ChannelId, CheckpointBook, Compression, CutError, CutOptions, CutTopics, LogWindow,
+    Marker, MessageHeader, ReindexOptions, StreamWriter, WriterOptions, CHECKPOINTS,
 };
 
 const MS: u64 = 1_000_000;
@@ -498,42 +498,67 @@ fn a_finished_file_is_read_only_where_the_window_lies() {
     assert_eq!(report.markers, 1);
 }
 
+/// A camera's frames of `frame_bytes` every 100 ms, `frames` of them, the latched `/map`
+/// with every `map_every`-th frame (50 ms after it), and a marker for `marker.1` ms
+/// written after the frame at `marker.0` ms, streamed into `path` with `options`; the
+/// session, and the writer still open.
+struct Stream {
+    frames: u32,
+    frame_bytes: usize,
+    map_every: u32,
+    marker: (u64, u64),
+}
+
+impl Stream {
+    fn write(&self, path: &Path, options: WriterOptions) -> (Session, StreamWriter) {
+        let mut writer = StreamWriter::create(path, options).unwrap();
+        let camera = writer
+            .add_channel(None, "/camera", "raw", &BTreeMap::new())
+            .unwrap();
+        let latched = BTreeMap::from([(HISTORY_SIZE.to_string(), "1".to_string())]);
+        let map = writer.add_channel(None, "/map", "raw", &latched).unwrap();
+        let mut session = Session::new();
+        for i in 0..self.frames {
+            let ms = u64::from(i) * 100;
+            let frame = vec![(i % 251) as u8; self.frame_bytes];
+            let mut messages = vec![("/camera", camera, i, ms, frame)];
+            if i % self.map_every == 0 {
+                let sequence = i / self.map_every;
+                messages.push(("/map", map, sequence, ms + 50, payload("/map", i)));
+            }
+            for (topic, channel, sequence, ms, payload) in messages {
+                let sent = Sent {
+                    log_time: T0 + ms * MS,
+                    topic: topic.to_string(),
+                    sequence,
+                    publish_time: T0 + ms * MS,
+                    payload,
+                };
+                write(&mut writer, channel, &sent);
+                session.sent.push(sent);
+            }
+            if ms == self.marker.0 {
+                let marker = Marker {
+                    time_ns: T0 + self.marker.1 * MS,
+                    text: "brake".to_string(),
+                };
+                writer.add_metadata(MARKER, &marker.record()).unwrap();
+            }
+        }
+        (session, writer)
+    }
+}
+
 /// A camera's 256 KiB frames every 100 ms for 20 s, the latched `/map` every 2 s from 50 ms
 /// and a marker at 10.5 s, streamed into `path`; the session, and the writer still open.
 fn frames(path: &Path) -> (Session, StreamWriter) {
-    let mut writer = StreamWriter::create(path, WriterOptions::default()).unwrap();
-    let camera = writer
-        .add_channel(None, "/camera", "raw", &BTreeMap::new())
-        .unwrap();
-    let latched = BTreeMap::from([(HISTORY_SIZE.to_string(), "1".to_string())]);
-    let map = writer.add_channel(None, "/map", "raw", &latched).unwrap();
-    let mut session = Session::new();
-    for i in 0..200u32 {
-        let ms = u64::from(i) * 100;
-        let mut messages = vec![("/camera", camera, i, ms, vec![(i % 251) as u8; 256 << 10])];
-        if i % 20 == 0 {
-            messages.push(("/map", map, i / 20, ms + 50, payload("/map", i)));
-        }
-        for (topic, channel, sequence, ms, payload) in messages {
-            let sent = Sent {
-                log_time: T0 + ms * MS,
-                topic: topic.to_string(),
-                sequence,
-                publish_time: T0 + ms * MS,
-                payload,
-            };
-            write(&mut writer, channel, &sent);
-            session.sent.push(sent);
-        }
-        if ms == 10_500 {
-            let marker = Marker {
-                time_ns: T0 + ms * MS,
-                text: "brake".to_string(),
-            };
-            writer.add_metadata(MARKER, &marker.record()).unwrap();
-        }
-    }
-    (session, writer)
+    let stream = Stream {
+        frames: 200,
+        frame_bytes: 256 << 10,
+        map_every: 20,
+        marker: (10_500, 10_500),
+    };
+    stream.write(path, WriterOptions::default())
 }
 
 /// The window of `frames` from `from_ms` to just before `to_ms`.
@@ -613,8 +638,13 @@ fn a_closed_streamed_file_is_scanned_from_its_last_checkpoint_before_the_window(
     let mut reads = Vec::new();
     for path in [&with, &without] {
         let output = dir.path().join("out.mcap");
-        let report = cut(std::slice::from_ref(path), window, &output, &CutOptions::default())
-            .unwrap();
+        let report = cut(
+            std::slice::from_ref(path),
+            window,
+            &output,
+            &CutOptions::default(),
+        )
+        .unwrap();
         let written = read_back(&output);
         assert_eq!(written[0], session.latched_before(window.start_ns));
         let mut rest = written[1..].to_vec();
@@ -639,6 +669,81 @@ fn a_closed_streamed_file_is_scanned_from_its_last_checkpoint_before_the_window(
     let names: Vec<String> = metadata_of(&finished).into_iter().map(|m| m.name).collect();
     assert!(!names.iter().any(|name| name == CHECKPOINTS), "{names:?}");
     assert!(metadata_of(&with).iter().any(|m| m.name == CHECKPOINTS));
+}
+
+/// A camera's 4 KiB frames every 100 ms for 60 s, the latched `/map` every 15 s from
+/// 50 ms, and a marker for 22 s written at 5 s, streamed into `path` with `options`: a
+/// checkpoint every 10 s of log time. The session, and the writer still open.
+fn ticks(path: &Path, options: WriterOptions) -> (Session, StreamWriter) {
+    let stream = Stream {
+        frames: 600,
+        frame_bytes: 4096,
+        map_every: 150,
+        marker: (5_000, 22_000),
+    };
+    stream.write(path, options)
+}
+
+#[test]
+fn a_scan_of_a_closed_or_growing_file_reads_from_the_checkpoint_before_the_window_to_the_one_after()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let book = CheckpointBook::default();
+    let with_book = WriterOptions {
+        checkpoints: Some(book.clone()),
+        ..WriterOptions::default()
+    };
+    let closed = dir.path().join("closed.mcap");
+    let (session, writer) = ticks(&closed, with_book.clone());
+    close_with_health(writer);
+    assert!(book.is_empty(), "a closed file's checkpoints are in it");
+    let hidden = dir.path().join("hidden.mcap");
+    std::fs::copy(&closed, &hidden).unwrap();
+    hide_checkpoints(&hidden);
+    let open = dir.path().join("open.mcap");
+    let (_, mut writer) = ticks(&open, with_book);
+    writer.flush().unwrap();
+    assert_eq!(book.len(), 1);
+
+    let window = frames_window(21_000, 23_000);
+    let read = |path: &Path, checkpoints: Option<CheckpointBook>| {
+        let output = dir.path().join("out.mcap");
+        let options = CutOptions {
+            checkpoints,
+            ..CutOptions::default()
+        };
+        let report = cut(&[path.to_path_buf()], window, &output, &options).unwrap();
+        let written = read_back(&output);
+        assert_eq!(
+            written[0],
+            session.latched_before(window.start_ns),
+            "/map at 15.05 s"
+        );
+        let mut rest = written[1..].to_vec();
+        rest.sort();
+        assert_eq!(rest, session.in_window(window), "{}", path.display());
+        assert_eq!(report.markers, 1, "{}: the marker for 22 s", path.display());
+        let input = &report.inputs[0];
+        assert!(!input.indexed && input.damage.is_none(), "{input:?}");
+        input.bytes_read
+    };
+    // From 20 s to 30 s of the 60 rather than from the start to 10 s past the window.
+    let closed_read = read(&closed, None);
+    let hidden_read = read(&hidden, None);
+    assert!(
+        closed_read * 100 < hidden_read * 40,
+        "with checkpoints {closed_read} bytes, without {hidden_read}"
+    );
+    // The growing file: from 20 s to 10 s past the window (the checkpoint after it may
+    // not be the last written).
+    let open_read = read(&open, Some(book.clone()));
+    let open_scanned = read(&open, None);
+    assert!(
+        open_read * 100 < open_scanned * 60,
+        "with checkpoints {open_read} bytes, without {open_scanned}"
+    );
+    println!("bytes read: closed {closed_read} ({hidden_read} without checkpoints), growing {open_read} ({open_scanned})");
+    drop(writer);
 }
 
 #[test]

@@ -49,6 +49,9 @@ pub struct CutterParts {
     pub config: Arc<DaemonConfig>,
     /// What files are sealed with, when `[encryption]` is set.
     pub sealing: Option<recd_storage::Sealing>,
+    /// The checkpoints of the files being written: a cut scans a growing file from the
+    /// last one before its window.
+    pub checkpoints: recd_storage::CheckpointBook,
 }
 
 impl Cutter {
@@ -362,6 +365,7 @@ impl Cutting {
             sealing,
             growing: growing.to_vec(),
             topics,
+            checkpoints: Some(self.parts.checkpoints.clone()),
             ..CutOptions::default()
         };
         let report = recd_storage::cut(inputs, window_of(incident), &output, &options)?;

@@ -70,6 +70,8 @@ pub struct Sessions {
     sealing: Option<recd_storage::Sealing>,
     /// Chains and signs closed files, when `[signing]` has a key.
     signing: Option<Arc<Signing>>,
+    /// The checkpoints of the files being written, for the incidents' cuts of them.
+    checkpoints: recd_storage::CheckpointBook,
 }
 
 impl Sessions {
@@ -107,6 +109,7 @@ impl Sessions {
             delays: Mutex::default(),
             fleet_outbox: Mutex::default(),
             sealing,
+            checkpoints: recd_storage::CheckpointBook::default(),
             config,
         }
     }
@@ -132,6 +135,7 @@ impl Sessions {
             gate: self.finish_gate.clone(),
             config: self.config.clone(),
             sealing: self.sealing.clone(),
+            checkpoints: self.checkpoints.clone(),
         })
     }
 

@@ -68,6 +68,7 @@ impl Sessions {
             zenoh.type_cache = Some(self.config.type_cache_dir());
         }
         config.sealing = self.sealing.clone();
+        config.checkpoints = Some(self.checkpoints.clone());
         // The chain enters each file with the digest its writer took: no read back.
         config.stored_digest = self.signing.is_some();
         let uploads = match (request.upload, self.uploads()) {

@@ -193,6 +193,7 @@ impl FilePlan {
                 },
                 sealing: config.sealing.clone(),
                 stored_digest: config.stored_digest,
+                checkpoints: config.checkpoints.clone(),
                 ..WriterOptions::default()
             },
             metadata,

@@ -6,18 +6,25 @@
 //! and channels from the summary and the latched messages where the checkpoint says.
 //!
 //! A closed file keeps them in a Metadata record named [`CHECKPOINTS`], indexed in its
-//! summary; finishing or reindexing a file (chunked, indexed) leaves that record out.
+//! summary; finishing or reindexing a file (chunked, indexed) leaves that record out. A
+//! file still being written has no summary: its writer keeps them in a [`CheckpointBook`]
+//! with where its Schema, Channel and Metadata records lie, for the cuts of the same
+//! process.
 
+mod book;
 mod tracker;
 
 use std::collections::BTreeMap;
 
+pub use book::CheckpointBook;
+pub(crate) use book::Growing;
 pub(crate) use tracker::CheckpointTracker;
 
 /// The name of the Metadata record that holds a streamed file's checkpoints.
 pub const CHECKPOINTS: &str = "recd.checkpoints";
 /// The key of that record's map whose value lists the checkpoints, one a line:
-/// `OFFSET LOG_TIME_MAX` then `CHANNEL:OFFSET:LEN` for each latched channel.
+/// `OFFSET LOG_TIME_MAX LOG_TIME_MIN` then `CHANNEL:OFFSET:LEN` for each latched channel.
+/// A closed file's last checkpoint lies at the end of its messages, where the record is.
 const LIST_KEY: &str = "checkpoints";
 /// A checkpoint is taken once this many bytes were written since the last.
 pub(crate) const CHECKPOINT_BYTES: u64 = 64 << 20;
@@ -41,6 +48,9 @@ pub(crate) struct Checkpoint {
     pub offset: u64,
     /// The latest log time of the messages before it (none later lies before it).
     pub log_time_max: u64,
+    /// The earliest log time of the messages between the checkpoint before it (or the
+    /// file's start) and it; `u64::MAX` when there are none.
+    pub log_time_min: u64,
     /// Each latched channel's last Message record before it, by channel id.
     pub latched: Vec<(u16, Span)>,
 }
@@ -54,7 +64,8 @@ impl Checkpoints {
     pub fn to_metadata(&self) -> BTreeMap<String, String> {
         let mut list = String::new();
         for checkpoint in &self.0 {
-            list += &format!("{} {}", checkpoint.offset, checkpoint.log_time_max);
+            let times = (checkpoint.log_time_max, checkpoint.log_time_min);
+            list += &format!("{} {} {}", checkpoint.offset, times.0, times.1);
             for (channel, span) in &checkpoint.latched {
                 list += &format!(" {channel}:{}:{}", span.offset, span.len);
             }
@@ -66,7 +77,10 @@ impl Checkpoints {
     /// The checkpoints of a Metadata record's map, if it holds a list that can be read.
     pub fn from_metadata(metadata: &BTreeMap<String, String>) -> Option<Self> {
         let list = metadata.get(LIST_KEY)?;
-        list.lines().map(parse_checkpoint).collect::<Option<_>>().map(Self)
+        list.lines()
+            .map(parse_checkpoint)
+            .collect::<Option<_>>()
+            .map(Self)
     }
 
     /// The last checkpoint before which every message is older than `start_ns` and that
@@ -79,12 +93,28 @@ impl Checkpoints {
             .filter(|checkpoint| checkpoint.offset < size)
             .last()
     }
+
+    /// The first checkpoint after which no message is older than `end_ns` or as old, when
+    /// the checkpoints cover the whole file (a closed file's, its last at the end of its
+    /// messages): a scan for a window up to `end_ns` may stop there.
+    pub fn after(&self, end_ns: u64) -> Option<u64> {
+        let mut stop = None;
+        // From the end: each checkpoint's earliest log time is of the messages before it.
+        for checkpoint in self.0.iter().rev() {
+            stop = Some(checkpoint.offset);
+            if checkpoint.log_time_min <= end_ns {
+                break;
+            }
+        }
+        stop
+    }
 }
 
 fn parse_checkpoint(line: &str) -> Option<Checkpoint> {
     let mut words = line.split(' ');
     let offset = words.next()?.parse().ok()?;
     let log_time_max = words.next()?.parse().ok()?;
+    let log_time_min = words.next()?.parse().ok()?;
     let latched = words
         .map(|word| {
             let mut parts = word.split(':');
@@ -97,6 +127,7 @@ fn parse_checkpoint(line: &str) -> Option<Checkpoint> {
     Some(Checkpoint {
         offset,
         log_time_max,
+        log_time_min,
         latched,
     })
 }
@@ -109,6 +140,7 @@ mod tests {
         Checkpoint {
             offset,
             log_time_max,
+            log_time_min: log_time_max - 9,
             latched: vec![(
                 3,
                 Span {
@@ -123,7 +155,11 @@ mod tests {
     fn a_scan_starts_at_the_last_checkpoint_with_nothing_of_the_window_before_it() {
         let checkpoints = Checkpoints(vec![at(1_000, 10), at(2_000, 20), at(3_000, 30)]);
         assert_eq!(checkpoints.before(5, 10_000), None);
-        assert_eq!(checkpoints.before(10, 10_000), None, "a message at 10 lies before");
+        assert_eq!(
+            checkpoints.before(10, 10_000),
+            None,
+            "a message at 10 lies before"
+        );
         assert_eq!(checkpoints.before(11, 10_000).unwrap().offset, 1_000);
         assert_eq!(checkpoints.before(25, 10_000).unwrap().offset, 2_000);
         assert_eq!(checkpoints.before(99, 10_000).unwrap().offset, 3_000);
@@ -132,6 +168,26 @@ mod tests {
             2_000,
             "one past the bytes read is not used"
         );
+    }
+
+    #[test]
+    fn a_scan_stops_at_the_first_checkpoint_with_nothing_of_the_window_after_it() {
+        // Segments [1, 10], [11, 20], [21, 30] (by log time), the last ending the file.
+        let checkpoints = Checkpoints(vec![at(1_000, 10), at(2_000, 20), at(3_000, 30)]);
+        assert_eq!(checkpoints.after(5), Some(1_000));
+        assert_eq!(checkpoints.after(10), Some(1_000));
+        assert_eq!(
+            checkpoints.after(11),
+            Some(2_000),
+            "a message at 11 lies after 1000"
+        );
+        assert_eq!(checkpoints.after(29), Some(3_000));
+        assert_eq!(checkpoints.after(99), Some(3_000));
+        // A message passed on the way to the writer: one at 9 lies after 2000.
+        let mut late = checkpoints.clone();
+        late.0[2].log_time_min = 9;
+        assert_eq!(late.after(12), Some(3_000));
+        assert_eq!(Checkpoints::default().after(1), None);
     }
 
     #[test]

@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use mcap::records::{op, ChunkIndex, Record};
 
-use crate::latched::is_latched;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Message, Notes};
+use crate::latched::is_latched;
 use crate::window::LogWindow;
 
 /// Chunks asked for ahead of the one being read (the chunks between them are not

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::indexed::{Indexed, Stop};
 use super::pread::Pread;
-use super::scan::{scan, Resume, ScanError};
+use super::scan::{scan, Known, Resume, ScanError};
 use super::source::{Context, Done, Event, Events, Notes};
 use super::{CutError, InputRead};
 use crate::info::{self, InfoError};
@@ -95,15 +95,13 @@ fn read(path: &Path, ctx: Context<'_>, events: &Events) -> Result<(), CutError> 
         }
         _ => (Resume::default(), None),
     };
-    let scanned = scan(
-        &input,
-        size,
-        header.profile,
-        summary.as_ref(),
-        resume,
-        ctx,
-        events,
-    );
+    let growing = ctx.checkpoints.and_then(|book| book.get(path));
+    let known = Known {
+        profile: header.profile,
+        summary: summary.as_ref(),
+        growing: growing.as_deref(),
+    };
+    let scanned = scan(&input, size, known, resume, ctx, events);
     let (notes, damage) = scanned.map_err(|error| match error {
         ScanError::NotMcap => not_mcap(),
         ScanError::Read(source) => read_error(source),

@@ -10,81 +10,172 @@ use std::borrow::Cow;
 use mcap::records::{self, op, MessageHeader, Record};
 
 use super::pread::Pread;
-use crate::checkpoints::{Checkpoints, Span, CHECKPOINTS};
+use crate::checkpoints::{Checkpoints, Growing, Span, CHECKPOINTS};
 use crate::recover::MESSAGE_HEADER_BYTES;
+use crate::window::LogWindow;
 
 /// An opcode and a length.
 const PREFIX_BYTES: u64 = 9;
+
+/// Where a scan of an input starts and stops, as its checkpoints say.
+#[derive(Default)]
+pub(super) struct Bounds<'s> {
+    /// A start past the file's start.
+    pub start: Option<Jump<'s>>,
+    /// The record boundary after which no message of the window lies (a closed file's).
+    pub stop: Option<u64>,
+}
 
 /// A start for the scan past the file's start.
 pub(super) struct Jump<'s> {
     /// The record boundary the scan starts at.
     pub offset: u64,
-    summary: &'s mcap::Summary,
+    known: Known<'s>,
     profile: String,
     /// Each latched channel's last message before it: its header, and where its data
     /// lies and how long it is.
     pub latched: Vec<(MessageHeader, Span)>,
 }
 
-/// The start for a scan of the window from `start_ns` of the file `input` (of `size`
-/// bytes, read up to `size`) whose summary is `summary`, if its checkpoints give one.
-pub(super) fn jump_for<'s>(
+/// Where the Schema, Channel (and Metadata) records before a jump come from.
+enum Known<'s> {
+    /// A closed file's summary.
+    Summary(&'s mcap::Summary),
+    /// A growing file's records, read (opcode and body each).
+    Read(Vec<(u8, Vec<u8>)>),
+}
+
+/// Where the scan of the window `window` of the closed file `input` (of `size` bytes)
+/// whose summary is `summary` starts and stops, as its checkpoints record says.
+pub(super) fn bounds_closed<'s>(
     input: &Pread<'_>,
     size: u64,
     summary: &'s mcap::Summary,
     profile: &str,
-    start_ns: u64,
-) -> Option<Jump<'s>> {
+    window: LogWindow,
+) -> Bounds<'s> {
+    let Some((checkpoints, at)) = closed_checkpoints(input, size, summary) else {
+        return Bounds::default();
+    };
+    // Only a list whose last checkpoint lies where the record starts covers every message.
+    let complete = checkpoints.0.last().is_some_and(|last| last.offset == at);
+    Bounds {
+        start: jump(input, size, &checkpoints, window.start_ns, |_| {
+            Some(Known::Summary(summary))
+        })
+        .map(|(offset, known, latched)| Jump {
+            offset,
+            known,
+            profile: profile.to_string(),
+            latched,
+        }),
+        stop: complete.then(|| checkpoints.after(window.end_ns)).flatten(),
+    }
+}
+
+/// Where the scan of the window `window` of a file still being written (read up to
+/// `size` bytes) starts, as its writer's checkpoints say.
+pub(super) fn bounds_growing(
+    input: &Pread<'_>,
+    size: u64,
+    growing: &Growing,
+    profile: &str,
+    window: LogWindow,
+) -> Bounds<'static> {
+    let start = jump(
+        input,
+        size,
+        &growing.checkpoints,
+        window.start_ns,
+        |before| read_definitions(input, &growing.definitions, before).map(Known::Read),
+    );
+    Bounds {
+        start: start.map(|(offset, known, latched)| Jump {
+            offset,
+            known,
+            profile: profile.to_string(),
+            latched,
+        }),
+        stop: None,
+    }
+}
+
+/// The checkpoints record of a closed file, and where it lies.
+fn closed_checkpoints(
+    input: &Pread<'_>,
+    size: u64,
+    summary: &mcap::Summary,
+) -> Option<(Checkpoints, u64)> {
     let index = (summary.metadata_indexes.iter()).find(|index| index.name == CHECKPOINTS)?;
     let record = read_record(input, size, index.offset, index.length)?;
-    let Ok(Record::Metadata(metadata)) = crate::parse::parse_record(record[0], &record[9..])
-    else {
+    let Ok(Record::Metadata(metadata)) = crate::parse::parse_record(record[0], &record[9..]) else {
         return None;
     };
     if metadata.name != CHECKPOINTS {
         return None;
     }
-    let checkpoints = Checkpoints::from_metadata(&metadata.metadata)?;
+    Some((
+        Checkpoints::from_metadata(&metadata.metadata)?,
+        index.offset,
+    ))
+}
+
+/// The last checkpoint of `checkpoints` before `start_ns`, checked against the file:
+/// its offset, the records before it (from `known`) and its latched messages.
+#[allow(clippy::type_complexity)]
+fn jump<'s>(
+    input: &Pread<'_>,
+    size: u64,
+    checkpoints: &Checkpoints,
+    start_ns: u64,
+    known: impl FnOnce(u64) -> Option<Known<'s>>,
+) -> Option<(u64, Known<'s>, Vec<(MessageHeader, Span)>)> {
     let checkpoint = checkpoints.before(start_ns, size)?;
-    let follows = read_record_prefix(input, size, checkpoint.offset)?;
-    if !(op::HEADER..=op::DATA_END).contains(&follows.0) && follows.0 < 0x80 {
+    let (opcode, _) = read_record_prefix(input, size, checkpoint.offset)?;
+    if !(op::HEADER..=op::DATA_END).contains(&opcode) && opcode < 0x80 {
         return None;
     }
     let latched = (checkpoint.latched.iter())
         .map(|&(channel, span)| latched_message(input, checkpoint.offset, channel, span))
         .collect::<Option<_>>()?;
-    Some(Jump {
-        offset: checkpoint.offset,
-        summary,
-        profile: profile.to_string(),
-        latched,
-    })
+    Some((checkpoint.offset, known(checkpoint.offset)?, latched))
 }
 
-impl<'s> Jump<'s> {
-    /// The Header, then the Schema and Channel records that hold before the start (the
-    /// summary's), by id.
-    pub fn known(&self) -> Vec<Record<'s>> {
-        known_records(self.summary, &self.profile)
+impl Jump<'_> {
+    /// The Header, then the Schema and Channel records (and a growing file's Metadata
+    /// records) that lie before the start, in file order.
+    pub fn known(&self) -> Vec<Record<'_>> {
+        let header = Record::Header(records::Header {
+            profile: self.profile.clone(),
+            library: String::new(),
+        });
+        let mut known = vec![header];
+        match &self.known {
+            Known::Summary(summary) => known.extend(summary_records(summary)),
+            Known::Read(records) => known.extend(
+                records
+                    .iter()
+                    .filter_map(|(opcode, body)| crate::parse::parse_record(*opcode, body).ok()),
+            ),
+        }
+        known
     }
 }
 
-fn known_records<'s>(summary: &'s mcap::Summary, profile: &str) -> Vec<Record<'s>> {
-    let mut known = vec![Record::Header(records::Header {
-        profile: profile.to_string(),
-        library: String::new(),
-    })];
+/// The summary's schemas and channels, by id.
+fn summary_records(summary: &mcap::Summary) -> Vec<Record<'_>> {
     let mut schemas: Vec<_> = summary.schemas.values().collect();
     schemas.sort_by_key(|schema| schema.id);
-    known.extend(schemas.into_iter().map(|schema| Record::Schema {
-        header: records::SchemaHeader {
-            id: schema.id,
-            name: schema.name.clone(),
-            encoding: schema.encoding.clone(),
-        },
-        data: Cow::Borrowed(&schema.data[..]),
-    }));
+    let mut known: Vec<Record<'_>> = (schemas.into_iter())
+        .map(|schema| Record::Schema {
+            header: records::SchemaHeader {
+                id: schema.id,
+                name: schema.name.clone(),
+                encoding: schema.encoding.clone(),
+            },
+            data: Cow::Borrowed(&schema.data[..]),
+        })
+        .collect();
     let mut channels: Vec<_> = summary.channels.values().collect();
     channels.sort_by_key(|channel| channel.id);
     known.extend(channels.into_iter().map(|channel| {
@@ -99,6 +190,38 @@ fn known_records<'s>(summary: &'s mcap::Summary, profile: &str) -> Vec<Record<'s
     known
 }
 
+/// The Schema, Channel and Metadata records at `spans` that lie before `before`, read in
+/// as few reads as they allow (they mostly follow one another), each checked to be one.
+fn read_definitions(input: &Pread<'_>, spans: &[Span], before: u64) -> Option<Vec<(u8, Vec<u8>)>> {
+    let spans: Vec<Span> = (spans.iter().copied())
+        .filter(|span| span.offset + span.len <= before)
+        .collect();
+    let mut records = Vec::with_capacity(spans.len());
+    let mut run = 0;
+    while run < spans.len() {
+        // A run of records each starting where the one before ends.
+        let mut end = run + 1;
+        while end < spans.len() && spans[end].offset == spans[end - 1].offset + spans[end - 1].len {
+            end += 1;
+        }
+        let from = spans[run].offset;
+        let to = spans[end - 1].offset + spans[end - 1].len;
+        let bytes = input.read_range(from, to - from).ok()?;
+        for span in &spans[run..end] {
+            let record =
+                &bytes[(span.offset - from) as usize..(span.offset - from + span.len) as usize];
+            let opcode = record[0];
+            let len = u64::from_le_bytes(record[1..9].try_into().ok()?);
+            let definition = matches!(opcode, op::SCHEMA | op::CHANNEL | op::METADATA);
+            if !definition || len != span.len - PREFIX_BYTES {
+                return None;
+            }
+            records.push((opcode, record[9..].to_vec()));
+        }
+        run = end;
+    }
+    Some(records)
+}
 /// The header of the Message record of `channel` at `span`, which must lie before
 /// `before`, and where its data lies.
 fn latched_message(

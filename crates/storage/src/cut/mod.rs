@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
+use crate::checkpoints::CheckpointBook;
 use crate::chunked::ChunkOptions;
 use crate::compression::Compression;
 use crate::copy_output::CopyOutput;
@@ -94,6 +95,9 @@ pub struct CutOptions {
     /// Keep only these topics' messages (and their channels and schemas); `None` keeps
     /// every topic.
     pub topics: Option<CutTopics>,
+    /// The checkpoints of the files being written, kept by their writers: a file still
+    /// being written is scanned from its last checkpoint before the window.
+    pub checkpoints: Option<CheckpointBook>,
 }
 
 impl Default for CutOptions {
@@ -110,6 +114,7 @@ impl Default for CutOptions {
             sealing: None,
             growing: Vec::new(),
             topics: None,
+            checkpoints: None,
         }
     }
 }
@@ -128,6 +133,7 @@ impl std::fmt::Debug for CutOptions {
             .field("sealing", &self.sealing)
             .field("growing", &self.growing)
             .field("topics", &self.topics)
+            .field("checkpoints", &self.checkpoints)
             .finish()
     }
 }
@@ -290,6 +296,7 @@ pub fn cut(
         keys: options.sealing.as_ref().map(|sealing| &sealing.keys),
         growing: &options.growing,
         topics: options.topics.as_ref(),
+        checkpoints: options.checkpoints.as_ref(),
     };
     let (out, kept_key) = CopyOutput::new(temporary.as_file_mut(), options.sealing.as_ref())
         .map_err(|e| write_error(output)(io::Error::other(e)))?;

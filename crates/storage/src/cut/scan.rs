@@ -13,11 +13,12 @@ use std::sync::Arc;
 use mcap::records::{op, MessageHeader, Record};
 
 use super::indexed::read_notes;
-use super::jump::{jump_for, Jump};
-use crate::latched::is_latched;
+use super::jump::{bounds_closed, bounds_growing, Bounds, Jump};
 use super::paged::Paged;
 use super::pread::Pread;
 use super::source::{Batch, ChannelDef, Context, Event, Events, Latched, Notes, SchemaDef};
+use crate::checkpoints::Growing;
+use crate::latched::is_latched;
 use crate::recover::{self, Damage, RecordSink, RecoverError, Source, MESSAGE_HEADER_BYTES};
 
 /// A batch is handed to the merge once its messages hold this many bytes.
@@ -47,18 +48,31 @@ pub(super) enum ScanError {
     Read(io::Error),
 }
 
-/// Scans `input` (of `size` bytes; its `summary`, if it has one) and sends what it
-/// holds; gives back its markers and expectations, and where its records ended early if
-/// the scan read that far.
+/// What a scan knows of its input before it reads a record.
+pub(super) struct Known<'k> {
+    /// The input's profile (its Header's).
+    pub profile: String,
+    /// Its summary, if it has one (a closed file).
+    pub summary: Option<&'k mcap::Summary>,
+    /// Its writer's checkpoints, if it is being written in this process.
+    pub growing: Option<&'k Growing>,
+}
+
+/// Scans `input` (of `size` bytes) and sends what it holds; gives back its markers and
+/// expectations, and where its records ended early if the scan read that far.
 pub(super) fn scan(
     input: &Pread<'_>,
     size: u64,
-    profile: String,
-    summary: Option<&mcap::Summary>,
+    known: Known<'_>,
     resume: Resume,
     ctx: Context<'_>,
     events: &Events,
 ) -> Result<(Notes, Option<Damage>), ScanError> {
+    let Known {
+        profile,
+        summary,
+        growing,
+    } = known;
     let notes = match summary {
         Some(summary) => read_notes(input, size, summary, ctx).map_err(ScanError::Read)?,
         None => Notes::default(),
@@ -74,6 +88,7 @@ pub(super) fn scan(
         notes_read: summary.is_some(),
         offset: 0,
         paced_to: input.bytes_read(),
+        stop_at: None,
         schemas: HashMap::new(),
         channels: HashMap::new(),
         left_out: HashSet::new(),
@@ -81,10 +96,13 @@ pub(super) fn scan(
         batch: Batch::default(),
         notes,
     };
-    let jump = summary.and_then(|summary| {
-        jump_for(input, size, summary, &sink.profile, ctx.window.start_ns)
-    });
-    let recovered = match &jump {
+    let bounds = match (summary, growing) {
+        (Some(summary), _) => bounds_closed(input, size, summary, &sink.profile, ctx.window),
+        (None, Some(growing)) => bounds_growing(input, size, growing, &sink.profile, ctx.window),
+        (None, None) => Bounds::default(),
+    };
+    sink.stop_at = bounds.stop;
+    let recovered = match &bounds.start {
         Some(jump) => sink.start_at(jump).and_then(|paged| {
             recover::recover_resumed(paged, size, jump.offset, &jump.known(), &mut sink)
         }),
@@ -110,8 +128,9 @@ pub(super) fn scan(
 enum Stop {
     /// The merge stopped, or the cut was cancelled.
     Stopped,
-    /// A message lies past the window by more than [`REORDER_MARGIN_NS`]: none after it
-    /// is in the window.
+    /// A message lies past the window by more than [`REORDER_MARGIN_NS`], or the scan
+    /// reached the checkpoint after which none lies in the window: none after it is in
+    /// the window.
     Past,
     /// Reading a latched message's data failed.
     Read(io::Error),
@@ -131,6 +150,8 @@ struct Sink<'a, 'f> {
     offset: u64,
     /// The input's bytes read that the pace hook heard of.
     paced_to: u64,
+    /// Where no message of the window follows, if the input's checkpoints say.
+    stop_at: Option<u64>,
     schemas: HashMap<u16, Arc<SchemaDef>>,
     /// Each channel kept, and whether it is latched.
     channels: HashMap<u16, (Arc<ChannelDef>, bool)>,
@@ -299,6 +320,9 @@ impl RecordSink for Sink<'_, '_> {
     fn progress(&mut self, offset: u64) -> Result<(), Stop> {
         if self.ctx.stopped() {
             return Err(Stop::Stopped);
+        }
+        if self.stop_at.is_some_and(|stop| offset >= stop) {
+            return Err(Stop::Past);
         }
         self.offset = offset;
         let read = self.input.bytes_read();

@@ -157,6 +157,8 @@ pub(super) struct Context<'a> {
     pub growing: &'a [std::path::PathBuf],
     /// The topics kept; `None` keeps all.
     pub topics: Option<&'a super::CutTopics>,
+    /// The checkpoints of the files this process is writing.
+    pub checkpoints: Option<&'a crate::checkpoints::CheckpointBook>,
 }
 
 impl Context<'_> {

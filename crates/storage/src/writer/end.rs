@@ -16,6 +16,8 @@ impl StreamWriter {
     /// Writes DataEnd, the summary and the Footer, and syncs the file to disk.
     pub(super) fn finish(&mut self) -> Result<FileSummary, WriteError> {
         self.check_usable()?;
+        let end = self.bytes_written();
+        self.checkpoints.file_ending(end);
         let checkpoints = self.checkpoints.checkpoints();
         if !checkpoints.0.is_empty() {
             let metadata = checkpoints.to_metadata();
@@ -41,6 +43,10 @@ impl StreamWriter {
         .map_err(|e| self.io(e))?;
         self.write_tail(&tail)?;
         self.file.sync_data().map_err(|e| self.io(e))?;
+        // The file's own record and summary say it all now.
+        if let Some(book) = &self.options.checkpoints {
+            book.forget(&self.path);
+        }
         let (bytes, stored_sha256) = match &mut self.sealed {
             Some(sink) => (sink.stored_in_file(), sink.take_stored_sha256()),
             None => (self.written, self.stored_digest.take().map(|d| d.finish())),

@@ -400,8 +400,19 @@ impl StreamWriter {
             offset: record_at,
             len: self.bytes_written() - record_at,
         };
-        let log_time_max = self.stats.time_range.map_or(header.log_time, |(_, max)| max);
-        (self.checkpoints).message_written(header.channel.0, record, header.log_time, log_time_max);
+        let log_time_max = self
+            .stats
+            .time_range
+            .map_or(header.log_time, |(_, max)| max);
+        let taken = (self.checkpoints).message_written(
+            header.channel.0,
+            record,
+            header.log_time,
+            log_time_max,
+        );
+        if let (true, Some(book)) = (taken, &self.options.checkpoints) {
+            book.publish(&self.path, self.checkpoints.growing());
+        }
         Ok(())
     }
 
@@ -453,6 +464,10 @@ impl StreamWriter {
         self.check_usable()?;
         let offset = self.bytes_written();
         self.pending.extend_from_slice(&record.bytes);
+        self.checkpoints.definition_written(Span {
+            offset,
+            len: record.bytes.len() as u64,
+        });
         self.stats.metadata_indexes.push(records::MetadataIndex {
             offset,
             length: record.bytes.len() as u64,
@@ -563,6 +578,10 @@ impl StreamWriter {
                 Err(error) => Some(error),
             }
         };
+        // Ended early, the file no longer holds what its checkpoints say.
+        if let Some(book) = &self.options.checkpoints {
+            book.forget(&self.path);
+        }
         if self.sealed.is_some() {
             return self.end_sealed(error);
         }
@@ -586,13 +605,25 @@ impl StreamWriter {
     }
 
     fn append_schema(&mut self, id: u16) -> Result<(), WriteError> {
+        let offset = self.bytes_written();
         let schema = &self.schemas[id as usize - 1];
-        layout::append_schema(&mut self.pending, id, schema).map_err(|e| self.io(e))
+        layout::append_schema(&mut self.pending, id, schema).map_err(|e| self.io(e))?;
+        self.definition_written(offset);
+        Ok(())
     }
 
     fn append_channel(&mut self, id: u16) -> Result<(), WriteError> {
+        let offset = self.bytes_written();
         let channel = &self.channels[id as usize];
-        layout::append_channel(&mut self.pending, id, channel).map_err(|e| self.io(e))
+        layout::append_channel(&mut self.pending, id, channel).map_err(|e| self.io(e))?;
+        self.definition_written(offset);
+        Ok(())
+    }
+
+    /// Notes the Schema or Channel record from `offset` to here for the checkpoints.
+    fn definition_written(&mut self, offset: u64) {
+        let len = self.bytes_written() - offset;
+        self.checkpoints.definition_written(Span { offset, len });
     }
 
     fn check_usable(&self) -> Result<(), WriteError> {

@@ -1,5 +1,6 @@
 //! The settings of a [`StreamWriter`](super::StreamWriter).
 
+use crate::checkpoints::CheckpointBook;
 use crate::durability::Durability;
 use crate::io_mode::IoMode;
 use crate::sealing::Sealing;
@@ -32,6 +33,10 @@ pub struct WriterOptions {
     /// file), for [`FileSummary::stored_sha256`](super::FileSummary::stored_sha256).
     #[serde(skip)]
     pub stored_digest: bool,
+    /// Keep each file's checkpoints here while it is written, so that a cut of it in this
+    /// process starts near its window; not part of the serialized settings.
+    #[serde(skip)]
+    pub checkpoints: Option<CheckpointBook>,
 }
 
 impl Default for WriterOptions {
@@ -46,6 +51,7 @@ impl Default for WriterOptions {
             io_mode: IoMode::default(),
             sealing: None,
             stored_digest: false,
+            checkpoints: None,
         }
     }
 }
