@@ -734,12 +734,12 @@ fn a_scan_of_a_closed_or_growing_file_reads_from_the_checkpoint_before_the_windo
         closed_read * 100 < hidden_read * 40,
         "with checkpoints {closed_read} bytes, without {hidden_read}"
     );
-    // The growing file: from 20 s to 10 s past the window (the checkpoint after it may
-    // not be the last written).
+    // The growing file too, its checkpoint at 50 s being past the window's end by more
+    // than the reorder margin.
     let open_read = read(&open, Some(book.clone()));
     let open_scanned = read(&open, None);
     assert!(
-        open_read * 100 < open_scanned * 60,
+        open_read * 100 < open_scanned * 40,
         "with checkpoints {open_read} bytes, without {open_scanned}"
     );
     println!("bytes read: closed {closed_read} ({hidden_read} without checkpoints), growing {open_read} ({open_scanned})");

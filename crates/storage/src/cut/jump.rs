@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use mcap::records::{self, op, MessageHeader, Record};
 
 use super::pread::Pread;
+use super::scan::REORDER_MARGIN_NS;
 use crate::checkpoints::{Checkpoints, Growing, Span, CHECKPOINTS};
 use crate::recover::MESSAGE_HEADER_BYTES;
 use crate::window::LogWindow;
@@ -82,13 +83,14 @@ pub(super) fn bounds_growing(
     profile: &str,
     window: LogWindow,
 ) -> Bounds<'static> {
-    let start = jump(
-        input,
-        size,
-        &growing.checkpoints,
-        window.start_ns,
-        |before| read_definitions(input, &growing.definitions, before).map(Known::Read),
-    );
+    let checkpoints = &growing.checkpoints;
+    let start = jump(input, size, checkpoints, window.start_ns, |before| {
+        read_definitions(input, &growing.definitions, before).map(Known::Read)
+    });
+    // What is written after the last checkpoint is not known yet; but once a message
+    // before it lies past the window by the reorder margin, the scan stops there anyway.
+    let margin_passed = (checkpoints.0.last())
+        .is_some_and(|last| last.log_time_max > window.end_ns.saturating_add(REORDER_MARGIN_NS));
     Bounds {
         start: start.map(|(offset, known, latched)| Jump {
             offset,
@@ -96,7 +98,9 @@ pub(super) fn bounds_growing(
             profile: profile.to_string(),
             latched,
         }),
-        stop: None,
+        stop: margin_passed
+            .then(|| checkpoints.after(window.end_ns))
+            .flatten(),
     }
 }
 
