@@ -2,7 +2,8 @@
 //! size, finished (chunked, indexed), streamed and closed, or streamed and left open;
 //! `plan` prints the byte range a cut of a window must read (the chunks that overlap it,
 //! or the window's message records in an unfinished file), which `dd` is timed on; `cut`
-//! cuts the window and prints what it read.
+//! cuts the window and prints what it read; `hold` keeps an open file's writer and its
+//! checkpoints, as recd does while recording, and cuts it on request.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,7 +12,8 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use recd_storage::{
-    CutOptions, LogWindow, MessageHeader, ReindexOptions, StreamWriter, WriterOptions,
+    CheckpointBook, CutOptions, LogWindow, MessageHeader, ReindexOptions, StreamWriter,
+    WriterOptions,
 };
 
 /// Makes a finished file, plans a window of it, cuts it.
@@ -37,6 +39,11 @@ enum Cmd {
     /// last the bytes of the chunks that overlap it (a finished file) or of its message
     /// records (an unfinished one).
     Plan { file: PathBuf, from: f64, to: f64 },
+    /// Write FILE as `make --layout open` does, keeping its writer's checkpoints in a
+    /// checkpoint book as recd does, and stay: answer each line `OUT START_NS END_NS
+    /// book|scan` read from stdin with a cut of FILE (with the book, or without it) as
+    /// `cut` does, until stdin closes. Prints `ready` once FILE is written.
+    Hold { file: PathBuf, mib: u64 },
     /// Cut [start_ns, end_ns] of FILE into OUT: `BYTES_READ MESSAGES SECONDS`.
     Cut {
         file: PathBuf,
@@ -61,14 +68,15 @@ const T0: u64 = 1_700_000_000_000_000_000;
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Cmd::Make { file, mib, layout } => make(&file, mib, layout),
+        Cmd::Make { file, mib, layout } => make(&file, mib, layout, None).map(drop),
+        Cmd::Hold { file, mib } => hold(&file, mib),
         Cmd::Plan { file, from, to } => plan(&file, from, to),
         Cmd::Cut {
             file,
             out,
             start_ns,
             end_ns,
-        } => cut(file, &out, start_ns, end_ns),
+        } => cut(file, &out, start_ns, end_ns, None),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -79,12 +87,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes the recording; gives back the writer of a file left open.
 fn make(
     file: &std::path::Path,
     mib: u64,
     layout: Layout,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let mut writer = StreamWriter::create(file, WriterOptions::default())?;
+    checkpoints: Option<CheckpointBook>,
+) -> Result<Option<StreamWriter>, Box<dyn std::error::Error>> {
+    let options = WriterOptions {
+        checkpoints,
+        ..WriterOptions::default()
+    };
+    let mut writer = StreamWriter::create(file, options)?;
     let none = BTreeMap::new();
     let camera = writer.add_channel(None, "/camera", "raw", &none)?;
     let imu = writer.add_channel(None, "/imu", "raw", &none)?;
@@ -120,13 +134,35 @@ fn make(
     }
     if let Layout::Open = layout {
         writer.flush()?;
-        return Ok(());
+        return Ok(Some(writer));
     }
     writer.close()?;
     if let Layout::Finished = layout {
         let options = ReindexOptions::default();
         let cancel = std::sync::atomic::AtomicBool::new(false);
         recd_storage::reindex(file, file, &options, &mut |_, _| {}, &cancel)?;
+    }
+    Ok(None)
+}
+
+fn hold(file: &std::path::Path, mib: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let book = CheckpointBook::default();
+    let _writer = make(file, mib, Layout::Open, Some(book.clone()))?;
+    println!("ready");
+    for line in std::io::stdin().lines() {
+        let line = line?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [out, start_ns, end_ns, how] = words[..] else {
+            return Err(format!("expected OUT START_NS END_NS book|scan, got {line:?}").into());
+        };
+        let book = (how == "book").then(|| book.clone());
+        cut(
+            file.to_path_buf(),
+            out.as_ref(),
+            start_ns.parse()?,
+            end_ns.parse()?,
+            book,
+        )?;
     }
     Ok(())
 }
@@ -207,10 +243,15 @@ fn cut(
     out: &std::path::Path,
     start_ns: u64,
     end_ns: u64,
+    checkpoints: Option<CheckpointBook>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let began = Instant::now();
     let window = LogWindow { start_ns, end_ns };
-    let report = recd_storage::cut(&[file], window, out, &CutOptions::default())?;
+    let options = CutOptions {
+        checkpoints,
+        ..CutOptions::default()
+    };
+    let report = recd_storage::cut(&[file], window, out, &options)?;
     let seconds = began.elapsed().as_secs_f64();
     println!(
         "{} {} {seconds:.3}",
