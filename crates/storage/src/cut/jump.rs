@@ -10,7 +10,6 @@ use std::borrow::Cow;
 use mcap::records::{self, op, MessageHeader, Record};
 
 use super::pread::Pread;
-use super::scan::REORDER_MARGIN_NS;
 use crate::checkpoints::{Checkpoints, Growing, Span, CHECKPOINTS};
 use crate::recover::MESSAGE_HEADER_BYTES;
 use crate::window::LogWindow;
@@ -75,13 +74,15 @@ pub(super) fn bounds_closed<'s>(
 }
 
 /// Where the scan of the window `window` of a file still being written (read up to
-/// `size` bytes) starts, as its writer's checkpoints say.
+/// `size` bytes) starts and stops, as its writer's checkpoints say; a message past the
+/// window by `reorder_margin_ns` stops the scan anyway.
 pub(super) fn bounds_growing(
     input: &Pread<'_>,
     size: u64,
     growing: &Growing,
     profile: &str,
     window: LogWindow,
+    reorder_margin_ns: u64,
 ) -> Bounds<'static> {
     let checkpoints = &growing.checkpoints;
     let start = jump(input, size, checkpoints, window.start_ns, |before| {
@@ -90,7 +91,7 @@ pub(super) fn bounds_growing(
     // What is written after the last checkpoint is not known yet; but once a message
     // before it lies past the window by the reorder margin, the scan stops there anyway.
     let margin_passed = (checkpoints.0.last())
-        .is_some_and(|last| last.log_time_max > window.end_ns.saturating_add(REORDER_MARGIN_NS));
+        .is_some_and(|last| last.log_time_max > window.end_ns.saturating_add(reorder_margin_ns));
     Bounds {
         start: start.map(|(offset, known, latched)| Jump {
             offset,

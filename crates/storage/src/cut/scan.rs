@@ -98,7 +98,14 @@ pub(super) fn scan(
     };
     let bounds = match (summary, growing) {
         (Some(summary), _) => bounds_closed(input, size, summary, &sink.profile, ctx.window),
-        (None, Some(growing)) => bounds_growing(input, size, growing, &sink.profile, ctx.window),
+        (None, Some(growing)) => bounds_growing(
+            input,
+            size,
+            growing,
+            &sink.profile,
+            ctx.window,
+            REORDER_MARGIN_NS,
+        ),
         (None, None) => Bounds::default(),
     };
     sink.stop_at = bounds.stop;
