@@ -5,7 +5,7 @@
 //! everything refuses a trigger, and the buffer's memory stays within --buffer-size
 //! under camera load.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use recd_testkit::{
     finish_load, read_mcap, recorded_queue_depth, stopped_files, wait_until, Domain, Recd, RecdLoad,
@@ -453,6 +453,7 @@ fn a_trigger_at_a_moment_is_cut_around_it_once_per_id() {
         "--pre-trigger",
         "3s",
     ]);
+    let started = Instant::now();
     let load = domain.load(
         &RecdLoad::new("at/")
             .cameras(0)
@@ -501,7 +502,9 @@ fn a_trigger_at_a_moment_is_cut_around_it_once_per_id() {
     assert_eq!(count(&later, "time_ns"), ahead, "{later}");
     assert_ne!(later["files"][0]["path"], file["path"]);
 
-    // A moment the buffer no longer reaches is refused with the numbers.
+    // A moment the buffer no longer reaches is refused with the numbers: the whole 3 s
+    // once the session ran longer than that (until then it reaches only to its start).
+    std::thread::sleep(Duration::from_millis(3500).saturating_sub(started.elapsed()));
     let old = (epoch_ns() - 10_000_000_000).to_string();
     let refused = recd.rec(&["trigger", "at", "--at", &old]);
     assert_eq!(refused.status.code(), Some(1));
