@@ -157,7 +157,8 @@ impl Consistency {
     }
 }
 
-fn opcode_is_valid(opcode: u8) -> bool {
+/// Whether `opcode` is one a record may have: MCAP's, or a private one.
+pub(crate) fn opcode_is_valid(opcode: u8) -> bool {
     (op::HEADER..=op::DATA_END).contains(&opcode) || opcode >= 0x80
 }
 
@@ -473,6 +474,17 @@ fn forward_chunk<S: RecordSink>(
     Ok(Ok(()))
 }
 
+/// The header at the start of a Message record's body.
+pub(crate) fn message_header(head: &[u8; MESSAGE_HEADER_BYTES as usize]) -> MessageHeader {
+    let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+    MessageHeader {
+        channel_id: u16::from_le_bytes([head[0], head[1]]),
+        sequence: u32::from_le_bytes(head[2..6].try_into().expect("4 bytes")),
+        log_time: u64_at(6),
+        publish_time: u64_at(14),
+    }
+}
+
 /// Reads a Message record's header, and its data only where `sink` wants it; passes
 /// over the rest of the record (`len` bytes after its opcode and length). The inner `Err`
 /// names the damage.
@@ -489,12 +501,7 @@ fn pass_message<S: RecordSink>(
         )));
     }
     let head = take(input, HEADER as usize)?;
-    let header = MessageHeader {
-        channel_id: u16::from_le_bytes([head[0], head[1]]),
-        sequence: u32::from_le_bytes(head[2..6].try_into().expect("4 bytes")),
-        log_time: u64::from_le_bytes(head[6..14].try_into().expect("8 bytes")),
-        publish_time: u64::from_le_bytes(head[14..22].try_into().expect("8 bytes")),
-    };
+    let header = message_header(head.try_into().expect("a message header's bytes"));
     let unread = Record::Message {
         header,
         data: Cow::Borrowed(&[]),

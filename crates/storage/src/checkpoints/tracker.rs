@@ -15,7 +15,7 @@ pub(crate) struct CheckpointTracker {
     /// Where the last checkpoint lies, and the log time it was taken at.
     last_offset: u64,
     last_time_ns: Option<u64>,
-    /// The earliest log time since the last checkpoint, and the latest so far.
+    /// The earliest log time since the last checkpoint, and the latest in the file.
     segment_min: u64,
     log_time_max: u64,
 }
@@ -58,21 +58,14 @@ impl CheckpointTracker {
         self.definitions.push(record);
     }
 
-    /// Notes the Message record at `record` of `channel`, logged at `log_time_ns`, the
-    /// latest log time so far being `log_time_max`; takes a checkpoint after it when due,
-    /// and then says so.
-    pub fn message_written(
-        &mut self,
-        channel: u16,
-        record: Span,
-        log_time_ns: u64,
-        log_time_max: u64,
-    ) -> bool {
+    /// Notes the Message record at `record` of `channel`, logged at `log_time_ns`; takes a
+    /// checkpoint after it when due, and then says so.
+    pub fn message_written(&mut self, channel: u16, record: Span, log_time_ns: u64) -> bool {
         if let Some((true, last)) = self.latched.get_mut(channel as usize) {
             *last = Some(record);
         }
         self.segment_min = self.segment_min.min(log_time_ns);
-        self.log_time_max = log_time_max;
+        self.log_time_max = self.log_time_max.max(log_time_ns);
         let end = record.offset + record.len;
         let since = *self.last_time_ns.get_or_insert(log_time_ns);
         let due = end - self.last_offset >= CHECKPOINT_BYTES
@@ -137,7 +130,7 @@ mod tests {
         let frame = CHECKPOINT_BYTES / 4;
         let offset = std::cell::Cell::new(100);
         let write = |tracker: &mut CheckpointTracker, channel, len, t| {
-            let _ = tracker.message_written(channel, span(offset.get(), len), t, t);
+            let _ = tracker.message_written(channel, span(offset.get(), len), t);
             offset.set(offset.get() + len);
         };
         write(&mut tracker, 1, 50, 1_000);

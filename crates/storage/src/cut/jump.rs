@@ -1,9 +1,11 @@
-//! Where the scan of a closed streamed file starts: at the last of the writer's
-//! checkpoints before the window ([`crate::checkpoints`]), knowing the schemas and
-//! channels from the summary and each latched channel's last message before that point
-//! from the checkpoint, rather than walking every record header from the file's start.
-//! Anything that does not check out (no checkpoints, a record not where it is said to
-//! be) leaves the scan at the start.
+//! Where the scan of a file without chunk indexes starts and stops, as the writer's
+//! checkpoints say ([`crate::checkpoints`]): at the last checkpoint before the window,
+//! knowing the schemas and channels (from a closed file's summary, or read where a
+//! growing file's writer says) and each latched channel's last message before it, and at
+//! the first checkpoint with nothing of the window after it, rather than walking every
+//! record header from the file's start to 10 s past the window. Anything that does not
+//! check out (no checkpoints, a record not where it is said to be) leaves the scan at the
+//! start.
 
 use std::borrow::Cow;
 
@@ -11,7 +13,7 @@ use mcap::records::{self, op, MessageHeader, Record};
 
 use super::pread::Pread;
 use crate::checkpoints::{Checkpoints, Growing, Span, CHECKPOINTS};
-use crate::recover::MESSAGE_HEADER_BYTES;
+use crate::recover::{message_header, opcode_is_valid, MESSAGE_HEADER_BYTES};
 use crate::window::LogWindow;
 
 /// An opcode and a length.
@@ -60,14 +62,8 @@ pub(super) fn bounds_closed<'s>(
     // Only a list whose last checkpoint lies where the record starts covers every message.
     let complete = checkpoints.0.last().is_some_and(|last| last.offset == at);
     Bounds {
-        start: jump(input, size, &checkpoints, window.start_ns, |_| {
+        start: jump(input, size, &checkpoints, window.start_ns, profile, |_| {
             Some(Known::Summary(summary))
-        })
-        .map(|(offset, known, latched)| Jump {
-            offset,
-            known,
-            profile: profile.to_string(),
-            latched,
         }),
         stop: complete.then(|| checkpoints.after(window.end_ns)).flatten(),
     }
@@ -85,20 +81,20 @@ pub(super) fn bounds_growing(
     reorder_margin_ns: u64,
 ) -> Bounds<'static> {
     let checkpoints = &growing.checkpoints;
-    let start = jump(input, size, checkpoints, window.start_ns, |before| {
-        read_definitions(input, &growing.definitions, before).map(Known::Read)
-    });
+    let start = jump(
+        input,
+        size,
+        checkpoints,
+        window.start_ns,
+        profile,
+        |before| read_definitions(input, &growing.definitions, before).map(Known::Read),
+    );
     // What is written after the last checkpoint is not known yet; but once a message
     // before it lies past the window by the reorder margin, the scan stops there anyway.
     let margin_passed = (checkpoints.0.last())
         .is_some_and(|last| last.log_time_max > window.end_ns.saturating_add(reorder_margin_ns));
     Bounds {
-        start: start.map(|(offset, known, latched)| Jump {
-            offset,
-            known,
-            profile: profile.to_string(),
-            latched,
-        }),
+        start,
         stop: margin_passed
             .then(|| checkpoints.after(window.end_ns))
             .flatten(),
@@ -125,25 +121,30 @@ fn closed_checkpoints(
     ))
 }
 
-/// The last checkpoint of `checkpoints` before `start_ns`, checked against the file:
-/// its offset, the records before it (from `known`) and its latched messages.
-#[allow(clippy::type_complexity)]
+/// A start at the last checkpoint of `checkpoints` before `start_ns`, checked against
+/// the file: its offset, the records before it (from `known`) and its latched messages.
 fn jump<'s>(
     input: &Pread<'_>,
     size: u64,
     checkpoints: &Checkpoints,
     start_ns: u64,
+    profile: &str,
     known: impl FnOnce(u64) -> Option<Known<'s>>,
-) -> Option<(u64, Known<'s>, Vec<(MessageHeader, Span)>)> {
+) -> Option<Jump<'s>> {
     let checkpoint = checkpoints.before(start_ns, size)?;
     let (opcode, _) = read_record_prefix(input, size, checkpoint.offset)?;
-    if !(op::HEADER..=op::DATA_END).contains(&opcode) && opcode < 0x80 {
+    if !opcode_is_valid(opcode) {
         return None;
     }
     let latched = (checkpoint.latched.iter())
         .map(|&(channel, span)| latched_message(input, checkpoint.offset, channel, span))
         .collect::<Option<_>>()?;
-    Some((checkpoint.offset, known(checkpoint.offset)?, latched))
+    Some(Jump {
+        offset: checkpoint.offset,
+        known: known(checkpoint.offset)?,
+        profile: profile.to_string(),
+        latched,
+    })
 }
 
 impl Jump<'_> {
@@ -244,13 +245,7 @@ fn latched_message(
     if head[0] != op::MESSAGE || len != span.len - PREFIX_BYTES {
         return None;
     }
-    let body = &head[9..];
-    let header = MessageHeader {
-        channel_id: u16::from_le_bytes([body[0], body[1]]),
-        sequence: u32::from_le_bytes(body[2..6].try_into().ok()?),
-        log_time: u64::from_le_bytes(body[6..14].try_into().ok()?),
-        publish_time: u64::from_le_bytes(body[14..22].try_into().ok()?),
-    };
+    let header = message_header(head[9..].try_into().ok()?);
     (header.channel_id == channel).then_some((
         header,
         Span {

@@ -81,7 +81,6 @@ pub(super) fn scan(
         ctx,
         events,
         input,
-        input_size: size,
         profile,
         ready_sent: resume.ready_sent,
         skip_chunks: resume.skip_chunks,
@@ -109,11 +108,17 @@ pub(super) fn scan(
         (None, None) => Bounds::default(),
     };
     sink.stop_at = bounds.stop;
+    let mut paged = Paged::new(input, size);
     let recovered = match &bounds.start {
-        Some(jump) => sink.start_at(jump).and_then(|paged| {
-            recover::recover_resumed(paged, size, jump.offset, &jump.known(), &mut sink)
-        }),
-        None => recover::recover_from(Paged::new(input, size), size, &mut sink),
+        Some(jump) => sink
+            .start_at(jump)
+            .and_then(|()| {
+                Source::skip(&mut paged, jump.offset as usize).map_err(RecoverError::Read)
+            })
+            .and_then(|()| {
+                recover::recover_resumed(paged, size, jump.offset, &jump.known(), &mut sink)
+            }),
+        None => recover::recover_from(paged, size, &mut sink),
     };
     let damage = match recovered {
         Ok(recovery) => recovery.damage,
@@ -147,7 +152,6 @@ struct Sink<'a, 'f> {
     ctx: Context<'a>,
     events: &'a Events,
     input: &'a Pread<'f>,
-    input_size: u64,
     profile: String,
     ready_sent: bool,
     skip_chunks: HashSet<u64>,
@@ -177,7 +181,7 @@ enum Data<'d> {
     At(u64, u64),
 }
 
-impl<'a, 'f> Sink<'a, 'f> {
+impl Sink<'_, '_> {
     /// Hands the merge the latched messages, once, before the first batch: those whose
     /// data is not read yet are read now.
     fn ready(&mut self) -> Result<(), Stop> {
@@ -210,18 +214,15 @@ impl<'a, 'f> Sink<'a, 'f> {
             .map_err(|_| Stop::Stopped)
     }
 
-    /// Takes what lies before `jump` (the schemas, the channels and the latched messages)
-    /// and gives the input from there.
-    fn start_at(&mut self, jump: &Jump<'_>) -> Result<Paged<'a, 'f>, RecoverError<Stop>> {
+    /// Takes what lies before `jump`: the schemas, the channels and the latched messages.
+    fn start_at(&mut self, jump: &Jump<'_>) -> Result<(), RecoverError<Stop>> {
         for record in jump.known().into_iter().skip(1) {
             self.record(record).map_err(RecoverError::Sink)?;
         }
         for (header, data) in &jump.latched {
             self.latched(header, Data::At(data.offset, data.len));
         }
-        let mut paged = Paged::new(self.input, self.input_size);
-        Source::skip(&mut paged, jump.offset as usize).map_err(RecoverError::Read)?;
-        Ok(paged)
+        Ok(())
     }
 
     /// Stops the scan at a message too far past the window for one of it to follow.

@@ -400,16 +400,7 @@ impl StreamWriter {
             offset: record_at,
             len: self.bytes_written() - record_at,
         };
-        let log_time_max = self
-            .stats
-            .time_range
-            .map_or(header.log_time, |(_, max)| max);
-        let taken = (self.checkpoints).message_written(
-            header.channel.0,
-            record,
-            header.log_time,
-            log_time_max,
-        );
+        let taken = (self.checkpoints).message_written(header.channel.0, record, header.log_time);
         if let (true, Some(book)) = (taken, &self.options.checkpoints) {
             book.publish(&self.path, self.checkpoints.growing());
         }
