@@ -143,6 +143,9 @@ pub struct TestHooks {
     /// thread would: the shared-memory publishers' queues overflow, the DDS readers'
     /// histories fill.
     pub receive_delay: Option<Duration>,
+    /// The shared-memory receive thread's copying time per pass, in place of
+    /// `COPY_SLICE`: zero copies one step (256 KiB) of a taken-back sample per pass.
+    pub copy_slice: Option<Duration>,
     /// The writer keeps no health watch: the reference the benchmark of its cost
     /// (`recd-e2e run --no-health`) measures against.
     pub no_health: bool,

@@ -287,6 +287,7 @@ fn large_samples_are_released_after_writing_so_two_borrows_suffice() {
 /// receive pass is one period late on a loaded machine, which is not these tests' point.
 fn record_with_the_default_borrow_limit_and_a_slow_writer(
     spill_bytes: usize,
+    copy_slice: Option<Duration>,
 ) -> (
     recd_workload::report::TopicSent,
     recd_engine::TopicCounts,
@@ -297,6 +298,7 @@ fn record_with_the_default_borrow_limit_and_a_slow_writer(
     let dir = tempfile::tempdir().unwrap();
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.spill_bytes = spill_bytes;
+    config.test_hooks.copy_slice = copy_slice;
     config.test_hooks.writer_delay = Some(Duration::from_millis(30));
     let recording = Recording::start(config).unwrap();
     let load = domain.load(
@@ -329,14 +331,24 @@ fn record_with_the_default_borrow_limit_and_a_slow_writer(
 #[test]
 fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue() {
     let (sent, counts, check, receive) =
-        record_with_the_default_borrow_limit_and_a_slow_writer(256 << 20);
+        record_with_the_default_borrow_limit_and_a_slow_writer(256 << 20, None);
+    assert_nothing_overwritten_and_only_given_up_loans_dropped(&sent, &counts, &check, &receive);
+}
+
+/// Every frame sent was received, none overwritten in the queue; each one is in the file
+/// intact and in order, or was dropped because its loan was given up. The pool has room
+/// for every frame: a loan is given up only when copying would take more of the receive
+/// thread's time than its budget (a heavily loaded machine: the other tests run beside).
+fn assert_nothing_overwritten_and_only_given_up_loans_dropped(
+    sent: &recd_workload::report::TopicSent,
+    counts: &recd_engine::TopicCounts,
+    check: &TopicCheck,
+    receive: &recd_engine::ReceiveThreadStatus,
+) {
     assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
     assert!(receive.spilled > 0, "loans were taken back: {receive:?}");
     assert_eq!(counts.lost, 0, "no sample was overwritten in the queue");
     assert_eq!(counts.received, sent.sent);
-    // The pool has room for every frame; a loan is given up only when copying would
-    // take more of the receive thread's time than its budget (a heavily loaded machine:
-    // the other tests run beside this one).
     assert_eq!(
         counts.dropped,
         receive.reclaimed - receive.spilled,
@@ -349,11 +361,30 @@ fn a_slow_writer_never_leaves_samples_to_be_overwritten_in_the_publishers_queue(
     );
 }
 
+/// The bytes one pass copies of a taken-back sample when its copying time is zero.
+const COPY_STEP: u64 = 256 << 10;
+
+#[test]
+fn a_taken_back_frame_is_copied_a_slice_per_pass_and_written_whole() {
+    // No copying time per pass: each pass copies one step, so a 1 MB frame's copy spans
+    // at least four passes, its loan held (and the next frame waiting in the queue) until
+    // the copy is whole, or the writer came to the frame first and wrote it from shared
+    // memory (the copy then ends unused).
+    let (sent, counts, check, receive) =
+        record_with_the_default_borrow_limit_and_a_slow_writer(256 << 20, Some(Duration::ZERO));
+    assert_nothing_overwritten_and_only_given_up_loans_dropped(&sent, &counts, &check, &receive);
+    let steps_per_frame = 1_000_000_u64.div_ceil(COPY_STEP);
+    assert!(
+        receive.copy_passes >= steps_per_frame * receive.spilled,
+        "each copy spans {steps_per_frame} passes or more: {receive:?}"
+    );
+}
+
 #[test]
 fn a_full_spill_pool_drops_samples_and_counts_every_one() {
     // Room for two frames: the writer's lag soon fills it.
     let (sent, counts, check, receive) =
-        record_with_the_default_borrow_limit_and_a_slow_writer(2_100_000);
+        record_with_the_default_borrow_limit_and_a_slow_writer(2_100_000, None);
     assert!(check.bad.is_empty() && check.in_order(), "{check:?}");
     assert_eq!(
         receive.reclaimed - receive.spilled,

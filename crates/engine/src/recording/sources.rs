@@ -101,6 +101,7 @@ impl Sources {
                 },
                 spill_bytes: config.spill_bytes,
                 receive_delay: config.test_hooks.receive_delay,
+                copy_slice: config.test_hooks.copy_slice,
             };
             let (link, receivers) = link("iceoryx2", id(SourceFamily::Iceoryx2));
             Some((ShmSource::open(settings, link)?, receivers))

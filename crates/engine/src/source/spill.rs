@@ -197,30 +197,28 @@ impl SpillPool {
         (pool, memory)
     }
 
-    /// Copies a message (user header, then payload) into the pool; `None` when the pool
-    /// has no room for it.
-    pub fn spill(&mut self, user_header: &[u8], payload: &[u8]) -> Option<Spilled> {
-        let len = user_header.len() + payload.len();
+    /// Room for a message of `len` bytes whose user header is the first `header_len`,
+    /// to be filled with [`Spilled::fill`] before it is handed over; `None` when the
+    /// pool has no room for it.
+    pub fn reserve(&mut self, header_len: usize, len: usize) -> Option<Spilled> {
         let (slot, start) = self.allocate(len)?;
-        // SAFETY: [start, start + len) lies in the block (allocate checked it) and in no
-        // piece a Spilled refers to: this thread is its only writer until it hands the
-        // Spilled over.
-        unsafe {
-            let to = self.block.memory.base.add(start);
-            std::ptr::copy_nonoverlapping(user_header.as_ptr(), to, user_header.len());
-            std::ptr::copy_nonoverlapping(
-                payload.as_ptr(),
-                to.add(user_header.len()),
-                payload.len(),
-            );
-        }
         Some(Spilled {
             block: self.block.clone(),
             slot,
             start,
             len,
-            header_len: user_header.len(),
+            header_len: header_len.min(len),
         })
+    }
+
+    /// Copies a message (user header, then payload) into the pool at once; `None` when
+    /// the pool has no room for it.
+    #[cfg(test)]
+    pub fn spill(&mut self, user_header: &[u8], payload: &[u8]) -> Option<Spilled> {
+        let mut spilled = self.reserve(user_header.len(), user_header.len() + payload.len())?;
+        spilled.fill(0, user_header);
+        spilled.fill(user_header.len(), payload);
+        Some(spilled)
     }
 
     /// Takes back the oldest pieces the writer is done with.
@@ -297,9 +295,29 @@ pub(crate) struct Spilled {
 
 impl Spilled {
     fn bytes(&self) -> &[u8] {
-        // SAFETY: the piece was filled before this Spilled was made and nobody writes it
-        // until the flag raised on drop lets the pool take it back.
+        // SAFETY: the piece is this Spilled's alone (the pool hands out disjoint pieces and
+        // takes one back only once the flag raised on drop says so); it is written only
+        // through `fill`, which borrows the Spilled mutably.
         unsafe { std::slice::from_raw_parts(self.block.memory.base.add(self.start), self.len) }
+    }
+
+    /// Copies `bytes` into the message at `at` (user header, then payload): the receive
+    /// thread fills a reserved piece, in one go or a slice at a time, before handing the
+    /// Spilled over.
+    pub fn fill(&mut self, at: usize, bytes: &[u8]) {
+        assert!(
+            at + bytes.len() <= self.len,
+            "a fill past the reserved piece"
+        );
+        // SAFETY: [start + at, start + at + len) lies in this Spilled's piece (checked
+        // above), which nothing else reads or writes while it is borrowed mutably.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.block.memory.base.add(self.start + at),
+                bytes.len(),
+            );
+        }
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) struct ReceiveStats {
     memory_warning: OnceLock<String>,
     lateness: LatenessHistogram,
     spilled: AtomicU64,
+    copy_passes: AtomicU64,
     given_up: AtomicU64,
 }
 
@@ -28,6 +29,7 @@ impl ReceiveStats {
             memory_warning: OnceLock::new(),
             lateness: LatenessHistogram::default(),
             spilled: AtomicU64::new(0),
+            copy_passes: AtomicU64::new(0),
             given_up: AtomicU64::new(0),
         }
     }
@@ -60,6 +62,11 @@ impl ReceiveStats {
         self.spilled.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Notes a pass that copied (part of) a taken-back sample.
+    pub fn add_copy_pass(&self) {
+        self.copy_passes.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Notes a loan taken back unwritten, the spill pool being full.
     pub fn add_given_up(&self) {
         self.given_up.fetch_add(1, Ordering::Relaxed);
@@ -83,6 +90,7 @@ impl ReceiveStats {
             lateness_p999: self.lateness.quantile(0.999),
             lateness_max: self.lateness.max(),
             spilled,
+            copy_passes: self.copy_passes.load(Ordering::Relaxed),
             reclaimed: spilled + self.given_up.load(Ordering::Relaxed),
         }
     }
@@ -135,6 +143,10 @@ pub struct ReceiveThreadStatus {
     pub lateness_max: Duration,
     /// Large samples copied into the spill pool to free their loan for a waiting sample.
     pub spilled: u64,
+    /// Passes that copied (part of) such a sample: each copies for half a millisecond at
+    /// most, so a copy longer than that spans several.
+    #[serde(default)]
+    pub copy_passes: u64,
     /// Loans taken back from the writer: the spilled ones and those given up unwritten
     /// (counted as dropped) because the spill pool was full.
     pub reclaimed: u64,

@@ -117,6 +117,8 @@ impl Discovery {
                 unselected,
             } => {
                 let name = topic.topic.service.clone();
+                // A copy under way ends: the writer writes that sample from shared memory.
+                topic.issued.stop_copying();
                 self.lent_topics.remove(&name);
                 // Its listener comes back too; a new one is made if the topic returns.
                 self.lent_listeners.remove(&name);
@@ -287,6 +289,7 @@ impl Discovery {
             publishers_at_start,
             borrows: Borrows::default(),
             issued: Issued::default(),
+            awaits_copy: false,
             max_borrowed: config.subscriber_max_borrowed_samples(),
             buffer_size: config.subscriber_max_buffer_size(),
             history_size,

@@ -7,6 +7,12 @@
 //! gives it up, counted as dropped) and releases it, so the waiting sample can be taken
 //! before the publisher overwrites it. A loan the writer is writing stays with it.
 //!
+//! A FullHD frame takes milliseconds to copy, and a receive thread copying it in one go
+//! comes that late to every other topic. So the copy goes a slice at a time, between
+//! receive passes: the sample stays borrowed until its copy is whole (the waiting sample
+//! waits in the queue meanwhile), and the writer, should it come to the sample first,
+//! writes it from shared memory and the copy ends unused.
+//!
 //! Each loan is a [`Lease`] whose state says who may touch its sample: the receive
 //! thread while it is queued, the writer once it claimed it, the receive thread while it
 //! takes it back and once the writer is done with it. The writer never releases a sample
@@ -32,6 +38,7 @@ const WRITING: u64 = 2;
 const RECLAIMING: u64 = 3;
 const RECLAIMED: u64 = 4;
 const DONE: u64 = 5;
+const COPYING: u64 = 6;
 const STATE_BITS: u32 = 3;
 const STATE_MASK: u64 = (1 << STATE_BITS) - 1;
 
@@ -75,9 +82,11 @@ struct Lease {
     copy: UnsafeCell<Option<Spilled>>,
 }
 
-// SAFETY: the cells are touched only by the side the state gives them to: the receive
-// thread while `FREE`, `QUEUED` (before hand-over), `RECLAIMING` or `DONE`, the writer
-// while `WRITING` or `RECLAIMED`; every change of hands goes through the atomic state with
+// SAFETY: the cells are written only by the side the state gives them to: the receive
+// thread while `FREE`, `RECLAIMING` or `DONE`, the writer while `RECLAIMED`. While
+// `QUEUED`, `COPYING` or `WRITING` the sample cell is only read, by both sides (the
+// receive thread to size and copy it, the writer to write it); the receive thread alone
+// ends those states by writing. Every change of hands goes through the atomic state with
 // Release/Acquire ordering.
 unsafe impl Sync for Lease {}
 
@@ -116,20 +125,30 @@ impl LeasedSample {
     fn claim(&mut self) -> bool {
         if self.reading == Reading::Unsettled {
             self.reading = loop {
-                match self.lease.state.compare_exchange(
-                    tag(self.generation, QUEUED),
-                    tag(self.generation, WRITING),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => break Reading::Sample,
-                    Err(now) if now == tag(self.generation, RECLAIMED) => {
-                        // SAFETY: RECLAIMED gives the copy cell to the writer.
-                        let copied = unsafe { (*self.lease.copy.get()).is_some() };
-                        break if copied { Reading::Copy } else { Reading::Gone };
-                    }
-                    // RECLAIMING: the receive thread is copying it (a millisecond at most).
-                    Err(_) => std::thread::yield_now(),
+                let now = self.lease.state.load(Ordering::Acquire);
+                if now == tag(self.generation, RECLAIMED) {
+                    // SAFETY: RECLAIMED gives the copy cell to the writer.
+                    let copied = unsafe { (*self.lease.copy.get()).is_some() };
+                    break if copied { Reading::Copy } else { Reading::Gone };
+                }
+                // Queued, or being copied a slice at a time: the sample is still whole in
+                // shared memory, and writing it from there ends the copy.
+                let claimable = [tag(self.generation, QUEUED), tag(self.generation, COPYING)];
+                if claimable.contains(&now)
+                    && (self.lease.state)
+                        .compare_exchange(
+                            now,
+                            tag(self.generation, WRITING),
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_ok()
+                {
+                    break Reading::Sample;
+                }
+                if !claimable.contains(&now) {
+                    // RECLAIMING: the receive thread is releasing it (microseconds).
+                    std::thread::yield_now();
                 }
             };
         }
@@ -230,7 +249,7 @@ impl Leases {
         lease
             .state
             .store(tag(generation, QUEUED), Ordering::Release);
-        issued.0.push((lease.clone(), generation));
+        issued.loans.push((lease.clone(), generation));
         LeasedSample {
             lease,
             generation,
@@ -254,51 +273,119 @@ impl Leases {
 }
 
 /// The loans of one subscriber still held, oldest first: queued for the writer, being
-/// written, or written and waiting to be released.
+/// written, being copied, or written and waiting to be released; and the copy under way.
 #[derive(Default)]
-pub(super) struct Issued(Vec<(Arc<Lease>, u64)>);
-
-/// How much of the receive thread's time copying taken-back samples may use.
-///
-/// Copying a FullHD frame takes 2 to 10 ms on a loaded machine; a receive thread that
-/// copied every sample it took back while the writer stays behind (a disk slower than the
-/// load) would come late to every other topic, and their queues would overflow. So
-/// copying is paid from a budget that refills at [`COPY_SHARE`] of the time and holds at
-/// most [`COPY_CREDIT`]: a pass copies until the budget is spent (one copy may overdraw
-/// it), and the loans it takes back after that are given up, counted as dropped. The
-/// writer would have had to drop as much anyway: it is behind by the whole spill pool's
-/// worth or more whenever copies come this often.
-pub(super) struct CopyBudget {
-    credit: f64,
-    refilled: Instant,
+pub(super) struct Issued {
+    loans: Vec<(Arc<Lease>, u64)>,
+    copying: Option<Copying>,
 }
 
-/// The share of the receive thread's time it may spend copying.
-const COPY_SHARE: f64 = 0.25;
-/// The most copying time saved up, so the longest stretch of copies in one pass.
-const COPY_CREDIT: Duration = Duration::from_millis(8);
+/// How many bytes are copied between two looks at the clock and at the loan's state.
+const COPY_STEP: usize = 256 << 10;
 
-impl CopyBudget {
-    /// A full budget.
-    pub fn new(now: Instant) -> Self {
-        Self {
-            credit: COPY_CREDIT.as_secs_f64(),
-            refilled: now,
+/// A loan being copied into the spill pool a slice at a time. The sample stays borrowed
+/// (and counted in [`Borrows`]) until its copy is whole; the writer may still claim it
+/// meanwhile and write it from shared memory, which ends the copy.
+struct Copying {
+    lease: Arc<Lease>,
+    generation: u64,
+    /// The reserved piece; taken when the copy is handed to the writer.
+    copy: Option<Spilled>,
+    copied: usize,
+}
+
+impl Copying {
+    /// Copies the next bytes until the copy is whole or `slice` has passed (at least
+    /// [`COPY_STEP`] bytes either way).
+    fn advance(&mut self, slice: Duration) -> TakenBack {
+        let started = Instant::now();
+        loop {
+            if self.lease.state.load(Ordering::Acquire) != tag(self.generation, COPYING) {
+                return TakenBack::Claimed;
+            }
+            let copy = self.copy.as_mut().expect("a copy under way has its piece");
+            // SAFETY: COPYING lets this thread read the sample cell (the writer may read it
+            // too once it claims the loan; nobody writes it before this thread does).
+            let (header, payload) = unsafe {
+                let (sample, _) = (*self.lease.sample.get()).as_ref().expect("a held loan");
+                split_sample(sample, *self.lease.header_len.get())
+            };
+            let len = header.len() + payload.len();
+            let end = (self.copied + COPY_STEP).min(len);
+            if self.copied < header.len() {
+                copy.fill(self.copied, &header[self.copied..end.min(header.len())]);
+            }
+            if end > header.len() {
+                let from = self.copied.max(header.len());
+                copy.fill(from, &payload[from - header.len()..end - header.len()]);
+            }
+            self.copied = end;
+            if end == len {
+                return self.hand_over_copy();
+            }
+            if started.elapsed() >= slice {
+                return TakenBack::Copying;
+            }
         }
     }
 
-    /// Whether a copy may start at `now`.
-    pub fn allows(&mut self, now: Instant) -> bool {
-        let earned = now.saturating_duration_since(self.refilled).as_secs_f64() * COPY_SHARE;
-        self.credit = (self.credit + earned).min(COPY_CREDIT.as_secs_f64());
-        self.refilled = now;
-        self.credit > 0.0
+    /// The copy is whole: releases the sample and gives the writer the copy instead.
+    fn hand_over_copy(&mut self) -> TakenBack {
+        let copy = self.copy.take();
+        match reclaim(&self.lease, self.generation, COPYING, copy) {
+            true => TakenBack::Spilled,
+            false => TakenBack::Claimed,
+        }
     }
 
-    /// Charges a copy that took `took`.
-    pub fn spend(&mut self, took: Duration) {
-        self.credit -= took.as_secs_f64();
+    /// Stops the copy, releasing the sample unwritten; false when the writer claimed it.
+    fn give_up(&mut self) -> bool {
+        self.copy = None;
+        reclaim(&self.lease, self.generation, COPYING, None)
     }
+
+    fn is(&self, lease: &Arc<Lease>, generation: u64) -> bool {
+        Arc::ptr_eq(&self.lease, lease) && self.generation == generation
+    }
+}
+
+impl Drop for Copying {
+    fn drop(&mut self) {
+        // Left unfinished (the topic given back): the writer writes it from shared memory.
+        let _ = self.lease.state.compare_exchange(
+            tag(self.generation, COPYING),
+            tag(self.generation, QUEUED),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// Takes a loan back from `from` (QUEUED or COPYING) unless the writer claimed it
+/// meanwhile (false): releases its sample and leaves the writer `copy` (none: given up).
+fn reclaim(lease: &Lease, generation: u64, from: u64, copy: Option<Spilled>) -> bool {
+    if lease
+        .state
+        .compare_exchange(
+            tag(generation, from),
+            tag(generation, RECLAIMING),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_err()
+    {
+        return false;
+    }
+    // SAFETY: RECLAIMING gives both cells to this thread.
+    unsafe {
+        let held = (*lease.sample.get()).take().expect("a queued loan");
+        *lease.copy.get() = copy;
+        drop(held);
+    }
+    lease
+        .state
+        .store(tag(generation, RECLAIMED), Ordering::Release);
+    true
 }
 
 /// What taking back a loan did.
@@ -309,6 +396,10 @@ pub(super) enum TakenBack {
     /// The spill pool had no room, or the copying budget was spent: the sample was
     /// released unwritten (counted as dropped by the writer when it comes to it).
     GivenUp,
+    /// The copy goes on in a later pass: the loan is still held.
+    Copying,
+    /// The writer claimed the loan being copied: the copy ended, the loan is still held.
+    Claimed,
     /// The writer had claimed every loan: nothing to take back.
     Nothing,
 }
@@ -316,58 +407,103 @@ pub(super) enum TakenBack {
 impl Issued {
     /// True when no loan is held: the writer let go of every sample.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.loans.is_empty()
     }
 
-    /// Takes back the newest loan the writer has not claimed, the one it will come to
-    /// last, copying it into the spill pool if `copy` (else giving it up).
-    pub fn take_back_newest(&mut self, spill: &mut SpillPool, copy: bool) -> TakenBack {
-        for index in (0..self.0.len()).rev() {
-            let (lease, generation) = &self.0[index];
-            let generation = *generation;
-            if lease
-                .state
+    /// Frees a loan: goes on with the copy under way for up to `slice`, or takes back the
+    /// newest loan the writer has not claimed (the one it will come to last) and starts
+    /// copying it into the spill pool. Without `copy` (the copying budget spent), or with
+    /// no room in the pool, the loan is given up instead.
+    pub fn take_back(&mut self, spill: &mut SpillPool, copy: bool, slice: Duration) -> TakenBack {
+        if let Some(mut copying) = self.copying.take() {
+            let taken = if copy {
+                copying.advance(slice)
+            } else if copying.give_up() {
+                TakenBack::GivenUp
+            } else {
+                TakenBack::Claimed
+            };
+            match taken {
+                TakenBack::Copying => self.copying = Some(copying),
+                TakenBack::Spilled | TakenBack::GivenUp => self.forget(&copying),
+                // Claimed: free another loan, if one is left unclaimed.
+                _ => {}
+            }
+            if taken != TakenBack::Claimed {
+                return taken;
+            }
+        }
+        self.take_back_newest(spill, copy, slice)
+    }
+
+    fn take_back_newest(
+        &mut self,
+        spill: &mut SpillPool,
+        copy: bool,
+        slice: Duration,
+    ) -> TakenBack {
+        for index in (0..self.loans.len()).rev() {
+            let (lease, generation) = self.loans[index].clone();
+            if lease.state.load(Ordering::Acquire) != tag(generation, QUEUED) {
+                continue; // Claimed by the writer (or done with).
+            }
+            // SAFETY: QUEUED lets this thread read the cells (see `Copying::advance`).
+            let (header_len, len) = unsafe {
+                let (sample, _) = (*lease.sample.get()).as_ref().expect("a queued loan");
+                let (header, payload) = split_sample(sample, *lease.header_len.get());
+                (header.len(), header.len() + payload.len())
+            };
+            let reserved = copy.then(|| spill.reserve(header_len, len)).flatten();
+            let Some(piece) = reserved else {
+                if !reclaim(&lease, generation, QUEUED, None) {
+                    continue;
+                }
+                self.loans.remove(index);
+                return TakenBack::GivenUp;
+            };
+            if (lease.state)
                 .compare_exchange(
                     tag(generation, QUEUED),
-                    tag(generation, RECLAIMING),
+                    tag(generation, COPYING),
                     Ordering::AcqRel,
                     Ordering::Acquire,
                 )
                 .is_err()
             {
-                continue; // Claimed by the writer (or done with) meanwhile.
+                continue; // Claimed meanwhile; the piece goes back with `piece`.
             }
-            let (lease, _) = self.0.remove(index);
-            // SAFETY: RECLAIMING gives both cells to this thread.
-            let taken = unsafe {
-                let (sample, lent) = (*lease.sample.get()).take().expect("a queued loan");
-                let (header, payload) = split_sample(&sample, *lease.header_len.get());
-                let copy = if copy {
-                    spill.spill(header, payload)
-                } else {
-                    None
-                };
-                let taken = if copy.is_some() {
-                    TakenBack::Spilled
-                } else {
-                    TakenBack::GivenUp
-                };
-                *lease.copy.get() = copy;
-                drop((sample, lent));
-                taken
+            let mut copying = Copying {
+                lease,
+                generation,
+                copy: Some(piece),
+                copied: 0,
             };
-            lease
-                .state
-                .store(tag(generation, RECLAIMED), Ordering::Release);
+            let taken = copying.advance(slice);
+            match taken {
+                TakenBack::Copying => self.copying = Some(copying),
+                TakenBack::Spilled => self.forget(&copying),
+                _ => continue,
+            }
             return taken;
         }
         TakenBack::Nothing
     }
 
+    /// Forgets a loan taken back.
+    fn forget(&mut self, copying: &Copying) {
+        self.loans
+            .retain(|(lease, generation)| !copying.is(lease, *generation));
+    }
+
+    /// Ends the copy under way, if any: the writer writes that sample from shared memory.
+    pub fn stop_copying(&mut self) {
+        self.copying = None;
+    }
+
     /// Releases the samples the writer is done with, giving their loans back to the
     /// publisher, and forgets the loans taken back or done with.
     pub fn release_written(&mut self) {
-        self.0.retain(|(lease, generation)| {
+        self.loans.retain(|(lease, generation)| {
             let state = lease.state.load(Ordering::Acquire);
             if state == tag(*generation, DONE) {
                 // SAFETY: DONE gives the sample cell back to this thread.
@@ -375,33 +511,8 @@ impl Issued {
                 lease.state.store(tag(*generation, FREE), Ordering::Release);
                 return false;
             }
-            state == tag(*generation, QUEUED) || state == tag(*generation, WRITING)
+            [QUEUED, WRITING, COPYING].contains(&(state & STATE_MASK))
+                && state >> STATE_BITS == *generation
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copying_may_take_a_quarter_of_the_time_and_a_few_milliseconds_at_once() {
-        let start = Instant::now();
-        let mut budget = CopyBudget::new(start);
-        assert!(budget.allows(start));
-        budget.spend(Duration::from_millis(6));
-        assert!(budget.allows(start), "2 ms left");
-        budget.spend(Duration::from_millis(6));
-        assert!(!budget.allows(start), "overdrawn by 4 ms");
-        assert!(
-            !budget.allows(start + Duration::from_millis(16)),
-            "16 ms earn 4 ms"
-        );
-        assert!(budget.allows(start + Duration::from_millis(20)));
-        // However long the thread copied nothing, it saves up no more than 8 ms.
-        let later = start + Duration::from_secs(10);
-        assert!(budget.allows(later));
-        budget.spend(Duration::from_millis(8));
-        assert!(!budget.allows(later));
     }
 }

@@ -9,6 +9,7 @@
 //! ports, and passes them to and from the receive thread ([`exchange`], [`topics`]): the
 //! file I/O iceoryx2 does for that never falls on the real-time thread.
 
+mod copy_budget;
 mod discovery;
 mod events;
 mod exchange;
@@ -28,10 +29,11 @@ use iceoryx2::prelude::*;
 
 use super::spill::SpillPool;
 use super::{Retirements, SourceLink, SourceSettings};
+use copy_budget::{CopyBudget, COPY_SLICE};
 use discovery::Discovery;
 use events::EventPort;
 use exchange::DiscoveryLink;
-use lease::{CopyBudget, Leases};
+use lease::Leases;
 use poll::PollBounds;
 pub(crate) use receive::ShmSample;
 use receive::{receive_topic, OpenTopic, PassContext};
@@ -65,6 +67,8 @@ pub(crate) struct ShmSettings {
     pub spill_bytes: usize,
     /// Testing aid: a sleep before each receive pass.
     pub receive_delay: Option<Duration>,
+    /// Testing aid: the copying time per pass, in place of [`COPY_SLICE`].
+    pub copy_slice: Option<Duration>,
 }
 
 /// The shared-memory receive thread.
@@ -81,6 +85,10 @@ pub(crate) struct ShmSource {
     spill: SpillPool,
     /// How much time taking loans back may spend copying.
     copying: CopyBudget,
+    /// The most copying one pass does ([`COPY_SLICE`]; no bound in the last pass).
+    copy_slice: Duration,
+    /// A topic waits for a copy to go on: the next pass comes at once.
+    awaiting_copy: bool,
     leases: Leases,
     /// When the next topic is due to be polled.
     next_poll: Instant,
@@ -113,6 +121,8 @@ impl ShmSource {
         Ok(Self {
             spill,
             copying: CopyBudget::new(Instant::now()),
+            copy_slice: settings.copy_slice.unwrap_or(COPY_SLICE),
+            awaiting_copy: false,
             leases: Leases::default(),
             next_poll: Instant::now(),
             first_polled: 0,
@@ -146,6 +156,8 @@ impl ShmSource {
                 break;
             }
         }
+        // The last pass copies whatever it takes back in one go: no pass follows.
+        self.copy_slice = Duration::MAX;
         self.receive_every_topic();
         self.link.tx.push_stop();
         self.give_back_everything(listeners);
@@ -182,7 +194,9 @@ impl ShmSource {
         let mut all_have_events = self.all_have_events(listeners);
         let mut next_round = Instant::now() + discovery_interval;
         loop {
-            let wait = if all_have_events {
+            let wait = if self.awaiting_copy {
+                Duration::ZERO
+            } else if all_have_events {
                 pickup_interval
             } else {
                 self.next_poll.saturating_duration_since(Instant::now())
@@ -256,7 +270,7 @@ impl ShmSource {
         let slack = self.settings.poll_bounds.shortest / 2;
         self.receive(|topic, now| {
             let service = topic.topic.service.as_str();
-            if woken.contains(&service) {
+            if woken.contains(&service) || topic.awaits_copy {
                 Pick::Woken
             } else if topic.schedule.next_poll() > now + slack {
                 Pick::Skip
@@ -280,6 +294,7 @@ impl ShmSource {
         let mut handed_over = false;
         let mut next_poll = now + bounds.longest;
         let mut earliest_due: Option<Instant> = None;
+        let mut awaiting_copy = false;
         // Start each pass at the next topic, so that when the handoff fills up the drops
         // fall on every topic in turn rather than always on the last ones.
         self.first_polled = self.first_polled.wrapping_add(1);
@@ -299,6 +314,7 @@ impl ShmSource {
                 }
                 let received = receive_topic(topic, &mut pass);
                 handed_over |= received.handed_over;
+                awaiting_copy |= topic.awaits_copy;
                 topic
                     .schedule
                     .polled(now, received.samples, received.held_back, bounds);
@@ -308,8 +324,12 @@ impl ShmSource {
         if let Some(due) = earliest_due {
             pass.stats.add_pass(now - due);
         }
+        if pass.copied {
+            pass.stats.add_copy_pass();
+        }
         self.open = open;
         self.next_poll = next_poll;
+        self.awaiting_copy = awaiting_copy;
         handed_over
     }
 
@@ -319,6 +339,8 @@ impl ShmSource {
             tx: &mut self.link.tx,
             spill: &mut self.spill,
             copying: &mut self.copying,
+            copy_left: self.copy_slice,
+            copied: false,
             leases: &mut self.leases,
             stats: &self.link.stats,
             zero_copy_threshold: self.settings.common.zero_copy_threshold,

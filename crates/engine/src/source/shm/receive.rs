@@ -2,11 +2,12 @@
 //! writer holding large ones in shared memory up to the publisher's borrow budget.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use iceoryx2::identifiers::UniquePublisherId;
 
-use super::lease::{Borrows, CopyBudget, Issued, LeasedSample, Leases, TakenBack};
+use super::copy_budget::CopyBudget;
+use super::lease::{Borrows, Issued, LeasedSample, Leases, TakenBack};
 use super::poll::PollSchedule;
 use super::raw::{split_sample, RawSample, RawService, RawSubscriber};
 use super::service_types::read_rmw_header;
@@ -83,8 +84,11 @@ pub(super) struct OpenTopic {
     /// Samples of this subscriber the writer holds, and how many iceoryx2 lends at once
     /// (per publisher; counting them per subscriber errs on the safe side).
     pub borrows: Borrows,
-    /// The loans held: queued for the writer, being written, or to be released.
+    /// The loans held: queued for the writer, being written or copied, or to be released.
     pub issued: Issued,
+    /// The last pass left a sample waiting for a loan being copied (or for copying time):
+    /// the next pass comes at once.
+    pub awaits_copy: bool,
     pub max_borrowed: usize,
     /// The subscriber's queue: a pass that finds this many samples came late.
     pub buffer_size: usize,
@@ -109,6 +113,11 @@ pub(super) struct PassContext<'a> {
     pub tx: &'a mut Sender<Held>,
     pub spill: &'a mut SpillPool,
     pub copying: &'a mut CopyBudget,
+    /// Copying time left to this pass (it copies at least one step, see
+    /// [`Issued::take_back`]).
+    pub copy_left: Duration,
+    /// Whether this pass copied.
+    pub copied: bool,
     pub leases: &'a mut Leases,
     pub stats: &'a ReceiveStats,
     pub zero_copy_threshold: usize,
@@ -135,6 +144,7 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
         held_back: false,
     };
     topic.issued.release_written();
+    topic.awaits_copy = false;
     // One receive time per pass: the samples of a pass are picked up together. Taken at
     // the first sample, as most polls find none.
     let mut log_time = None;
@@ -151,9 +161,17 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
             if !topic.subscriber.has_samples().unwrap_or(false) {
                 break;
             }
-            if !take_back_a_loan(&mut topic.issued, pass) {
-                received.held_back = true;
-                break;
+            match take_back_a_loan(&mut topic.issued, pass) {
+                Freed::Loan => {}
+                Freed::NotYet => {
+                    topic.awaits_copy = true;
+                    received.held_back = true;
+                    break;
+                }
+                Freed::Nothing => {
+                    received.held_back = true;
+                    break;
+                }
             }
         }
         let sample = match topic.subscriber.receive() {
@@ -234,19 +252,41 @@ pub(super) fn receive_topic(topic: &mut OpenTopic, pass: &mut PassContext<'_>) -
     received
 }
 
+/// Whether a loan was freed for a sample waiting in the queue.
+enum Freed {
+    Loan,
+    /// Not in this pass: a copy goes on in the next, which comes at once.
+    NotYet,
+    /// The writer claimed every loan.
+    Nothing,
+}
+
 /// Frees a loan for a sample waiting in the queue by taking back the newest one the writer
-/// has not claimed: copied into the spill pool while the copying budget lasts, else given
-/// up. False when the writer claimed every loan.
-fn take_back_a_loan(issued: &mut Issued, pass: &mut PassContext<'_>) -> bool {
+/// has not claimed (see [`Issued::take_back`]): copied into the spill pool, a slice per
+/// pass, while the copying budget lasts, else given up.
+fn take_back_a_loan(issued: &mut Issued, pass: &mut PassContext<'_>) -> Freed {
+    if pass.copied && pass.copy_left.is_zero() {
+        return Freed::NotYet;
+    }
     let started = Instant::now();
     let copy = pass.copying.allows(started);
-    match issued.take_back_newest(pass.spill, copy) {
-        TakenBack::Spilled => {
-            pass.copying.spend(started.elapsed());
-            pass.stats.add_spilled();
-        }
-        TakenBack::GivenUp => pass.stats.add_given_up(),
-        TakenBack::Nothing => return false,
+    let taken = issued.take_back(pass.spill, copy, pass.copy_left);
+    if copy && taken != TakenBack::Nothing {
+        let took = started.elapsed();
+        pass.copying.spend(took);
+        pass.copy_left = pass.copy_left.saturating_sub(took);
+        pass.copied |= matches!(taken, TakenBack::Copying | TakenBack::Spilled);
     }
-    true
+    match taken {
+        TakenBack::Spilled => {
+            pass.stats.add_spilled();
+            Freed::Loan
+        }
+        TakenBack::GivenUp => {
+            pass.stats.add_given_up();
+            Freed::Loan
+        }
+        TakenBack::Copying => Freed::NotYet,
+        TakenBack::Claimed | TakenBack::Nothing => Freed::Nothing,
+    }
 }
