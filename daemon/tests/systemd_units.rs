@@ -204,3 +204,62 @@ fn the_memlock_limit_holds_the_spill_pools_of_max_sessions_sessions() {
         "{unit}"
     );
 }
+
+/// The most exposure `systemd-analyze security` may rate the unit at (0 is the safest,
+/// 10 the most exposed; the unit before hardening was rated 7.8).
+const MOST_EXPOSURE: f64 = 3.0;
+
+/// The overall exposure `systemd-analyze security --offline=yes` rates `unit` at.
+fn exposure(unit: &Path) -> f64 {
+    let output = Command::new("systemd-analyze")
+        .args(["security", "--offline=yes", "--no-pager"])
+        .arg(unit)
+        .env("SYSTEMD_LOG_COLOR", "0")
+        .env("LC_ALL", "C")
+        .output()
+        .expect("run systemd-analyze security (package systemd)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .find_map(|line| line.split_once("Overall exposure level for recd.service:"))
+        .and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "no overall exposure in systemd-analyze security's output:\n{text}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+}
+
+#[test]
+fn the_offline_security_analysis_rates_the_unit_at_3_or_below() {
+    let unit = std::fs::read_to_string(UNIT).expect("read systemd/recd.service");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let hardened = exposure(&write_unit(dir.path(), &unit));
+    assert!(
+        hardened <= MOST_EXPOSURE,
+        "systemd-analyze security --offline=yes systemd/recd.service rates it {hardened}, \
+         above {MOST_EXPOSURE}: a hardening setting was lost or weakened"
+    );
+
+    // The check reads the score: without the sandboxing settings the unit is exposed.
+    let hardening = [
+        "CapabilityBoundingSet=",
+        "SystemCallFilter=",
+        "Protect",
+        "Private",
+        "RestrictNamespaces=",
+        "RestrictSUIDSGID=",
+        "MemoryDenyWriteExecute=",
+        "UMask=",
+    ];
+    let bare: String = unit
+        .lines()
+        .filter(|line| !hardening.iter().any(|key| line.starts_with(key)))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let exposed = exposure(&write_unit(dir.path(), &bare));
+    assert!(
+        exposed > MOST_EXPOSURE,
+        "without its sandboxing the unit should rate above {MOST_EXPOSURE}, not {exposed}"
+    );
+}
