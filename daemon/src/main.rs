@@ -93,6 +93,7 @@ fn main() -> ExitCode {
         print!("{}", config.to_toml());
         return ExitCode::SUCCESS;
     }
+    close_files_to_others();
     service::init_logging();
     iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
     match run(config) {
@@ -102,6 +103,20 @@ fn main() -> ExitCode {
             eprintln!("recd: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The permission bits recd never gives: nothing for others, no writing for the group.
+const CLOSED_TO_OTHERS: libc::mode_t = 0o027;
+
+/// Keeps recordings, their directories and the catalog at 0640 / 0750 or stricter,
+/// whatever umask recd was started with (022 gives 0644 / 0755): camera frames of public
+/// roads are personal data. Members of recd's group read them with `rec`.
+fn close_files_to_others() {
+    // SAFETY: umask only sets the process's file-creation mask; it cannot fail.
+    unsafe {
+        let inherited = libc::umask(CLOSED_TO_OTHERS);
+        libc::umask(inherited | CLOSED_TO_OTHERS);
     }
 }
 
