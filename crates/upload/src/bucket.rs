@@ -61,6 +61,9 @@ fn builder(
     credentials: Arc<dyn CredentialProvider<Credential = AwsCredential>>,
     headers: HeaderMap,
 ) -> AmazonS3Builder {
+    // reqwest is built without a crypto provider of its own (no aws-lc beside ring): ring
+    // is recd's, chosen for the process. Already chosen (by the fleet link) is as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(5))
         .with_timeout(Duration::from_secs(300))

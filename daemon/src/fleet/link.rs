@@ -49,8 +49,8 @@ pub fn options(config: &FleetConfig, topics: &recd_fleet::Topics) -> Result<Mqtt
             None,
         ));
     if broker.tls {
-        // rustls is linked with two crypto providers (ring's and aws-lc's), so it picks
-        // none by itself; ring is recd's. Already chosen (a second start) is as good.
+        // ring is recd's crypto provider for rustls, chosen for the process (the uploader
+        // chooses it too). Already chosen (a second start) is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let ca_file = config.ca_file();
         let ca = std::fs::read(ca_file)

@@ -68,8 +68,7 @@ pub fn options(settings: &Settings) -> Result<MqttOptions, String> {
         .set_clean_start(true)
         .set_connection_timeout(PATIENCE.as_secs());
     if broker.tls {
-        // rustls is linked with two crypto providers and picks none by itself; ring is
-        // recd's (as in recd's own fleet link).
+        // ring is recd's crypto provider for rustls (as in recd's own fleet link).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let ca_file = settings.ca.as_deref().unwrap_or(Path::new(SYSTEM_CA_FILE));
         let ca = std::fs::read(ca_file).map_err(|e| format!("--ca {}: {e}", ca_file.display()))?;
