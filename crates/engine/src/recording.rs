@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use recd_health::{ExpectError, Expectations, HealthTally};
 use recd_storage::{IoMode, LogWindow, Marker, WriteError};
 
+use crate::allocator::KeptFreedMemory;
 use crate::config::{PreTrigger, RecordingConfig, TopicSelection};
 use crate::handoff::now_ns;
 use crate::health::HealthMonitor;
@@ -179,6 +180,8 @@ pub struct Recording {
     io_mode: IoMode,
     started_ns: u64,
     started: Instant,
+    /// glibc keeps freed memory for reuse until the recording begins to stop.
+    kept_memory: KeptFreedMemory,
 }
 
 impl Recording {
@@ -193,7 +196,7 @@ impl Recording {
         config: RecordingConfig,
         observer: Arc<dyn RecordingObserver>,
     ) -> Result<Self, StartError> {
-        crate::allocator::keep_freed_memory();
+        let kept_memory = KeptFreedMemory::hold();
         // The sources join their domains before anything is created on disk, so that a
         // domain one cannot join leaves nothing behind.
         let sources = Sources::open(&config)?;
@@ -369,6 +372,7 @@ impl Recording {
             io_mode,
             started_ns,
             started: Instant::now(),
+            kept_memory,
         })
     }
 
@@ -535,6 +539,8 @@ impl Recording {
 
     /// Receives what is waiting, writes it, finishes every file and reports.
     pub fn stop(self) -> Result<RecordingSummary, StopError> {
+        // Before the sources and writers free their ports and buffers.
+        drop(self.kept_memory);
         self.stop.store(true, Ordering::Release);
         if let Some((thread, stopper)) = self.dds {
             stopper.wake();
