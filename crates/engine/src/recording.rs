@@ -1,7 +1,6 @@
 //! A recording: start it, watch it, stop it. This module starts and stops its threads;
 //! `status` assembles what it shows of itself.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,11 +28,13 @@ use crate::writer::{
     WriterProgress, WriterReport, WriterRequests, WriterSetup,
 };
 
+mod metadata;
 mod sources;
 mod status;
 
 pub(crate) use sources::Sources;
 
+use metadata::recorder_metadata;
 use status::{receive_thread_statuses, topic_statuses};
 pub use status::{BufferStatus, RecordingStatus, RecordingSummary, TopicStatus};
 
@@ -632,22 +633,4 @@ pub(crate) fn spawn<T: Send + 'static>(
         .name(name.into())
         .spawn(run)
         .map_err(|source| StartError::Thread { what, source })
-}
-
-fn recorder_metadata(config: &RecordingConfig, started_ns: u64) -> BTreeMap<String, String> {
-    let mut metadata = config.metadata.clone();
-    metadata.insert("recorder".into(), recd_storage::LIBRARY.into());
-    metadata.insert("host".into(), host_name());
-    metadata.insert("started_ns".into(), started_ns.to_string());
-    metadata.insert(
-        "config".into(),
-        serde_json::to_string(config).expect("config serializes"),
-    );
-    metadata
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_string())
-        .unwrap_or_default()
 }
