@@ -5,9 +5,9 @@
 //! stop, they left 19–32 MiB behind a session of 500 to 2,000 topics (BENCHMARKS.md,
 //! "Thousands of topics").
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use recd_testkit::{finish_load, Domain, Recd, RecdLoad};
+use recd_testkit::{anonymous_bytes, finish_load, wait_until, Domain, Recd, RecdLoad};
 
 /// Enough topics that the ports and buffers freed at the stop fill several heaps.
 const TOPICS: usize = 500;
@@ -15,14 +15,6 @@ const TOPICS: usize = 500;
 /// cache, its iceoryx2 node, thread stacks): 1.7 MiB measured here, 1.5–3.4 MiB with
 /// `scripts/bench-topics` at 100 to 2,000 topics; with the heaps' tops kept, 12.2 MiB here.
 const KEPT_AFTER_STOP: u64 = 6 << 20;
-
-/// Private memory of a process (heap, stacks; shared memory it maps does not count).
-fn anonymous_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("RssAnon:")).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
 
 /// recd-load holds a few descriptors per topic: a login shell's 1,024 would not do.
 fn raise_open_files() {
@@ -58,16 +50,12 @@ fn a_stopped_session_of_many_topics_gives_its_memory_back() {
             .small_rate(10)
             .duration(Duration::from_secs(15)),
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen = 0;
-    while Instant::now() < deadline {
+    wait_until(Duration::from_secs(60), || {
         let status = recd.rec_json(&["status", "many"]);
         seen = status[0]["topics"].as_array().map_or(0, Vec::len);
-        if seen >= TOPICS {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        seen >= TOPICS
+    });
     assert_eq!(seen, TOPICS, "every topic is recorded before the stop");
     let while_recording = anonymous_bytes(recd.pid());
     finish_load(load);

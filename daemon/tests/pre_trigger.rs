@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    finish_load, read_mcap, recorded_queue_depth, stopped_files, wait_until, Domain, Recd, RecdLoad,
+    anonymous_bytes, finish_load, read_mcap, recorded_queue_depth, stopped_files, wait_until,
+    Domain, Recd, RecdLoad,
 };
 use recd_workload::verify::check_files;
 use serde_json::Value;
@@ -355,15 +356,6 @@ fn buffers_are_refused_where_they_cannot_work_and_a_disk_session_takes_an_incide
     let sessions = recd.rec_json(&["status"]);
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     recd.rec_json(&["stop", "plain"]);
-}
-
-/// Anonymous memory of a process (its heap: the buffer lives there; shared-memory
-/// samples it maps do not count), in bytes.
-fn anonymous_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("RssAnon:")).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use recd_engine::Recording;
-use recd_testkit::{finish_load, recorded_queue_depth, Domain, RecdLoad};
+use recd_testkit::{anonymous_bytes, finish_load, recorded_queue_depth, Domain, RecdLoad};
 
 /// The cameras' queue depth (`subscriber_max_buffer_size`).
 const QUEUE_DEPTH: usize = 16;
@@ -20,13 +20,7 @@ const QUEUE_DEPTH: usize = 16;
 /// Anonymous resident memory of this process (shared memory mapped from the publisher
 /// is not the recorder's), in bytes.
 fn anonymous_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("RssAnon:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("RssAnon in /proc/self/status");
-    kib * 1024
+    anonymous_bytes(std::process::id())
 }
 
 #[test]
