@@ -30,7 +30,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RELEASE = os.path.join(ROOT, "target", "release")
+# RECD_BENCH_BIN names another folder holding recd, rec and recd-load, to compare builds.
+RELEASE = os.environ.get("RECD_BENCH_BIN") or os.path.join(ROOT, "target", "release")
 TICK = os.sysconf("SC_CLK_TCK")
 # What recd.service grants (LimitNOFILE): iceoryx2 keeps a few descriptors per port, so 5,000
 # topics need more than a login shell's limit, in recd and in recd-load alike.

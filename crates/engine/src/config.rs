@@ -65,8 +65,10 @@ pub struct RecordingConfig {
     pub min_poll_interval: Duration,
     /// The longest time between two polls of such a subscriber: how long a sample may
     /// wait before it is received, so how far its `log_time` may lag its publication.
-    /// Subscribers due within half of `min_poll_interval` are polled together, so the
-    /// receive thread wakes about this often however many topics there are.
+    /// Polls fall on one grid of multiples of this (halved for faster subscribers), so
+    /// the receive thread wakes about this often however many topics there are. A
+    /// subscriber with an event service is polled at most 16 times less often: its
+    /// publishers wake the thread.
     pub max_poll_interval: Duration,
     /// The real-time priority (`SCHED_FIFO`, 1–99) of the receive threads, so that a busy
     /// machine cannot make them late and let publishers' queues overflow; 0 asks for none

@@ -294,6 +294,8 @@ impl Discovery {
             buffer_size: config.subscriber_max_buffer_size(),
             history_size,
             rounds_without_publisher: 0,
+            has_events: false,
+            woken: false,
             schedule: PollSchedule::new(config.subscriber_max_buffer_size(), Instant::now()),
             throttle: self.throttles.for_topic(name),
         })

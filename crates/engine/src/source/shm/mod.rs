@@ -21,6 +21,7 @@ mod service_dir;
 pub(crate) mod service_types;
 mod topics;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -166,7 +167,10 @@ impl ShmSource {
 
     /// Waits and receives until the listeners to wait on change (false) or the recording
     /// stops (true). Takes what discovery found after every wake, at least every quarter
-    /// discovery interval, and closes vanished topics every interval.
+    /// discovery interval, and closes vanished topics every interval. Listener changes
+    /// are applied at most every quarter interval: each means a new WaitSet with every
+    /// listener attached, and discovery hands over thousands of listeners one by one
+    /// (their topics are polled on their schedule meanwhile).
     fn receive_until_listeners_change(&mut self, listeners: &[EventPort]) -> bool {
         let waitset = match WaitSetBuilder::new()
             .signal_handling_mode(SignalHandlingMode::Disabled)
@@ -188,11 +192,16 @@ impl ShmSource {
                 })
             })
             .collect();
-        let mut woken: Vec<&str> = Vec::new();
+        let listener_of_attachment: HashMap<_, usize> = (guards.iter())
+            .map(|(index, guard)| (WaitSetAttachmentId::from_guard(guard), *index))
+            .collect();
+        let mut topic_of_listener = self.match_listeners(listeners);
+        let mut fired: Vec<usize> = Vec::new();
         let discovery_interval = self.settings.common.discovery_interval;
         let pickup_interval = discovery_interval / 4;
-        let mut all_have_events = self.all_have_events(listeners);
+        let mut all_have_events = self.all_have_events();
         let mut next_round = Instant::now() + discovery_interval;
+        let next_listener_change = Instant::now() + pickup_interval;
         loop {
             let wait = if self.awaiting_copy {
                 Duration::ZERO
@@ -202,20 +211,17 @@ impl ShmSource {
                 self.next_poll.saturating_duration_since(Instant::now())
             }
             .min(pickup_interval);
-            woken.clear();
+            fired.clear();
             match (&waitset, guards.is_empty()) {
                 (Some(ws), false) => {
                     let _ = ws.wait_and_process_once_with_timeout(
-                        |fired| {
+                        |attachment| {
                             // Only a listener that fired has events to drain: a drain is
                             // a syscall, and with 100 topics notifying at 1 kHz each,
                             // draining every listener on every wake cost most of a core.
-                            for (index, guard) in &guards {
-                                if fired.has_event_from(guard) {
-                                    let port = &listeners[*index];
-                                    let _ = port.listener.try_wait(|_| {});
-                                    woken.push(&port.service);
-                                }
+                            if let Some(&index) = listener_of_attachment.get(&attachment) {
+                                let _ = listeners[index].listener.try_wait(|_| {});
+                                fired.push(index);
                             }
                             CallbackProgression::Continue
                         },
@@ -224,7 +230,10 @@ impl ShmSource {
                 }
                 _ => std::thread::sleep(wait),
             }
-            if self.receive_due(&woken, listeners) {
+            for topic in fired.iter().filter_map(|&index| topic_of_listener[index]) {
+                self.open[topic].woken = true;
+            }
+            if self.receive_due() {
                 self.link.tx.wake();
             }
             if self.link.stopping() {
@@ -237,22 +246,37 @@ impl ShmSource {
                 topics_changed |= self.close_vanished();
                 self.announce_new();
             }
-            if !self.listener_changes.is_empty() {
+            if !self.listener_changes.is_empty() && Instant::now() >= next_listener_change {
                 return false;
             }
             if topics_changed {
-                all_have_events = self.all_have_events(listeners);
+                topic_of_listener = self.match_listeners(listeners);
+                all_have_events = self.all_have_events();
             }
         }
     }
 
+    /// Marks the open topics that have an event service among `listeners`, and says which
+    /// topic each listener wakes (by its index in `open`, which the next change of topics
+    /// shifts).
+    fn match_listeners(&mut self, listeners: &[EventPort]) -> Vec<Option<usize>> {
+        let listener_of: HashMap<&str, usize> = (listeners.iter().enumerate())
+            .map(|(index, port)| (port.service.as_str(), index))
+            .collect();
+        let mut topic_of_listener = vec![None; listeners.len()];
+        for (index, topic) in self.open.iter_mut().enumerate() {
+            let listener = listener_of.get(topic.topic.service.as_str());
+            topic.has_events = listener.is_some();
+            if let Some(&listener) = listener {
+                topic_of_listener[listener] = Some(index);
+            }
+        }
+        topic_of_listener
+    }
+
     /// True when there are open topics and each has an event service to wait on.
-    fn all_have_events(&self, listeners: &[EventPort]) -> bool {
-        !self.open.is_empty()
-            && self
-                .open
-                .iter()
-                .all(|t| listeners.iter().any(|l| l.service == t.topic.service))
+    fn all_have_events(&self) -> bool {
+        !self.open.is_empty() && self.open.iter().all(|t| t.has_events)
     }
 
     /// Receives everything waiting on every subscriber.
@@ -260,21 +284,19 @@ impl ShmSource {
         self.receive(|_, _| Pick::Woken)
     }
 
-    /// Receives everything waiting on the subscribers whose event service fired
-    /// (`woken`) and on those due to be polled; true when anything was handed over. Only
-    /// topics without an event service (none among `listeners`) keep a poll schedule
-    /// whose lateness means something.
-    fn receive_due(&mut self, woken: &[&str], listeners: &[EventPort]) -> bool {
-        // Topics due a little later are polled now too: their schedules stay together,
-        // so the thread wakes once for many topics rather than once for each.
-        let slack = self.settings.poll_bounds.shortest / 2;
+    /// Receives everything waiting on the subscribers whose event service fired and on
+    /// those due to be polled; true when anything was handed over. Only topics without an
+    /// event service keep a poll schedule whose lateness means something.
+    fn receive_due(&mut self) -> bool {
+        // No topic is polled before it is due: their polls share the grid's instants
+        // (see `poll`), and one polled early would be due again at the instant it was
+        // early for.
         self.receive(|topic, now| {
-            let service = topic.topic.service.as_str();
-            if woken.contains(&service) || topic.awaits_copy {
+            if topic.woken || topic.awaits_copy {
                 Pick::Woken
-            } else if topic.schedule.next_poll() > now + slack {
+            } else if topic.schedule.next_poll() > now {
                 Pick::Skip
-            } else if listeners.iter().any(|l| l.service == service) {
+            } else if topic.has_events {
                 Pick::Woken
             } else {
                 Pick::Scheduled
@@ -312,9 +334,15 @@ impl ShmSource {
                 if let (Pick::Scheduled, Some(due)) = (picked, due) {
                     earliest_due = Some(earliest_due.map_or(due, |e| e.min(due)));
                 }
+                topic.woken = false;
                 let received = receive_topic(topic, &mut pass);
                 handed_over |= received.handed_over;
                 awaiting_copy |= topic.awaits_copy;
+                let bounds = if topic.has_events {
+                    bounds.with_events()
+                } else {
+                    bounds
+                };
                 topic
                     .schedule
                     .polled(now, received.samples, received.held_back, bounds);

@@ -95,6 +95,11 @@ pub(super) struct OpenTopic {
     /// The samples of history the service hands a new subscriber (a latched topic).
     pub history_size: usize,
     pub rounds_without_publisher: u32,
+    /// A same-named event service wakes the thread when a publisher sends: the schedule
+    /// only catches publishers that do not notify (see [`super::poll::PollBounds::with_events`]).
+    pub has_events: bool,
+    /// Its event service fired since its last pass.
+    pub woken: bool,
     pub schedule: PollSchedule,
     /// Its rate limit or downsampling, if any.
     pub throttle: Option<Throttle>,
