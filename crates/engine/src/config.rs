@@ -65,8 +65,8 @@ pub struct RecordingConfig {
     pub min_poll_interval: Duration,
     /// The longest time between two polls of such a subscriber: how long a sample may
     /// wait before it is received, so how far its `log_time` may lag its publication.
-    /// Polls fall on one grid of multiples of this (halved for faster subscribers), so
-    /// the receive thread wakes about this often however many topics there are. A
+    /// Subscribers due within half of `min_poll_interval` are polled together, so the
+    /// receive thread wakes about this often however many topics there are. A
     /// subscriber with an event service is polled at most 16 times less often: its
     /// publishers wake the thread.
     pub max_poll_interval: Duration,

@@ -98,7 +98,6 @@ impl Sources {
                 poll_bounds: PollBounds {
                     shortest: config.min_poll_interval,
                     longest: config.max_poll_interval,
-                    grid_origin: std::time::Instant::now(),
                 },
                 spill_bytes: config.spill_bytes,
                 receive_delay: config.test_hooks.receive_delay,

@@ -288,13 +288,13 @@ impl ShmSource {
     /// those due to be polled; true when anything was handed over. Only topics without an
     /// event service keep a poll schedule whose lateness means something.
     fn receive_due(&mut self) -> bool {
-        // No topic is polled before it is due: their polls share the grid's instants
-        // (see `poll`), and one polled early would be due again at the instant it was
-        // early for.
+        // Topics due a little later are polled now too: their schedules stay together,
+        // so the thread wakes once for many topics rather than once for each.
+        let slack = self.settings.poll_bounds.shortest / 2;
         self.receive(|topic, now| {
             if topic.woken || topic.awaits_copy {
                 Pick::Woken
-            } else if topic.schedule.next_poll() > now {
+            } else if topic.schedule.next_poll() > now + slack {
                 Pick::Skip
             } else if topic.has_events {
                 Pick::Woken
