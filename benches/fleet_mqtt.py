@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from iceoryx2_files import remove_domain
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HZ = os.sysconf("SC_CLK_TCK")
 VEHICLE = "car-1"
@@ -113,14 +115,7 @@ class Bench:
     def cleanup(self):
         for proc in reversed(list(self.procs)):
             self.stop(proc, limit=10)
-        for root in ("/dev/shm", "/tmp/iceoryx2"):
-            for dirpath, _dirs, files in os.walk(root):
-                for name in files:
-                    if name.startswith(self.iox2_prefix):
-                        try:
-                            os.remove(os.path.join(dirpath, name))
-                        except OSError:
-                            pass
+        remove_domain(self.iox2_prefix)
         if self.args.keep:
             log("kept", self.tmp)
         else:

@@ -29,6 +29,8 @@ import tempfile
 import threading
 import time
 
+from iceoryx2_files import remove_domain
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # RECD_BENCH_BIN names another folder holding recd, rec and recd-load, to compare builds.
 RELEASE = os.environ.get("RECD_BENCH_BIN") or os.path.join(ROOT, "target", "release")
@@ -195,6 +197,7 @@ def one_run(topics, rate, seconds, tag, notify=False, max_poll_interval=None):
         recd.wait(timeout=60)
         log.close()
         shutil.rmtree(work, ignore_errors=True)
+        remove_domain(prefix)
     written = sum(t["written"] for t in stop["topics"])
     return {
         "topics": topics,
