@@ -46,9 +46,10 @@ pub(crate) fn padding_for(at: u64, distance: usize, address: usize) -> usize {
     }
 }
 
+/// One block of memory aligned as direct I/O needs it.
 #[derive(Clone, Copy)]
 #[repr(C, align(4096))]
-struct Block([u8; BLOCK]);
+pub(crate) struct Block(pub(crate) [u8; BLOCK]);
 
 /// Stages bytes in whole blocks for a file opened with `O_DIRECT` and writes large
 /// payloads in place.

@@ -17,6 +17,7 @@ use crate::chunked::{ChunkOptions, ChunkedWriter};
 use crate::compression::Compression;
 use crate::copy_output::CopyOutput;
 use crate::definitions::DefinitionFill;
+use crate::direct_read::DirectReader;
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 use crate::sealing::Sealing;
 use recd_seal::{SealKey, SealedReader};
@@ -242,7 +243,13 @@ fn reindex_with(
     };
     // A sealed file is read through the key its writer kept.
     let (reading, reading_len): (Box<dyn io::Read + '_>, u64) = match &sealed {
-        None => (Box::new(&source), input_bytes),
+        // Read past the page cache where the file system allows: what finishing reads is
+        // on the disk only (the recording wrote it so), and reading it through the cache
+        // costs a recording beside it (see crate::direct_read).
+        None => match DirectReader::on(&source) {
+            Some(direct) => (Box::new(direct), input_bytes),
+            None => (Box::new(&source), input_bytes),
+        },
         Some(sealed) => {
             let reader = SealedReader::open_with_key(&source, sealed.key)
                 .map_err(|e| read_error(io::Error::other(e)))?;

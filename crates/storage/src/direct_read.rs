@@ -1,0 +1,139 @@
+//! Reading a whole file in order with `O_DIRECT`, for background work (finishing) that
+//! reads what the recording wrote: the bytes come from the disk into our memory without
+//! passing through the page cache. On a 2-core VM, reading 64 MiB/s through the page
+//! cache beside a recording cost its 2-deep queues 4–16× the losses of the same reads
+//! with `O_DIRECT` (BENCHMARKS.md, issue 68 item 4).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+
+use crate::direct::{set_direct, Block, BLOCK};
+
+/// Bytes read from the disk at once.
+const READ_BYTES: usize = 1 << 20;
+
+/// A file read from its first byte to its end with `O_DIRECT`, a block-aligned megabyte at
+/// a time.
+pub(crate) struct DirectReader<'f> {
+    file: &'f File,
+    buffer: Vec<Block>,
+    /// The buffer's bytes not yet handed out: `start..end`.
+    start: usize,
+    end: usize,
+    /// File offset of the next read (a multiple of [`BLOCK`] until the end).
+    offset: u64,
+    /// The last read came up short: the file ends there.
+    at_end: bool,
+}
+
+impl<'f> DirectReader<'f> {
+    /// Reads `file`, open for reading and not read from yet, with `O_DIRECT` from now on;
+    /// `None` where its file system refuses it (tmpfs, some FUSE file systems): the caller
+    /// reads it through the page cache.
+    pub(crate) fn on(file: &'f File) -> Option<Self> {
+        set_direct(file, true).ok()?;
+        Some(Self {
+            file,
+            buffer: vec![Block([0; BLOCK]); READ_BYTES / BLOCK],
+            start: 0,
+            end: 0,
+            offset: 0,
+            at_end: false,
+        })
+    }
+
+    /// Reads the next megabyte (or what is left of the file) into the buffer.
+    fn refill(&mut self) -> io::Result<()> {
+        let read = loop {
+            match self.file.read_at(bytes_of(&mut self.buffer), self.offset) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
+        // A regular file reads short only at its end; a whole number of blocks short of
+        // the buffer is read on from there, anything else ends it.
+        self.at_end = read == 0 || read % BLOCK != 0;
+        self.start = 0;
+        self.end = read;
+        self.offset += read as u64;
+        Ok(())
+    }
+}
+
+impl Read for DirectReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.start == self.end {
+            if self.at_end {
+                return Ok(0);
+            }
+            self.refill()?;
+        }
+        let n = out.len().min(self.end - self.start);
+        let (start, end) = (self.start, self.start + n);
+        out[..n].copy_from_slice(&bytes_of(&mut self.buffer)[start..end]);
+        self.start = end;
+        Ok(n)
+    }
+}
+
+/// The blocks as one byte slice.
+fn bytes_of(blocks: &mut [Block]) -> &mut [u8] {
+    // SAFETY: `Block` is a plain byte array with no padding; the blocks lie one after the
+    // other, so they form one byte slice of their total length, borrowed as they are.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            blocks.as_mut_ptr().cast::<u8>(),
+            std::mem::size_of_val(blocks),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes that tell their own offset apart.
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 + i / 4099) as u8).collect()
+    }
+
+    #[test]
+    fn reads_every_byte_in_order_whatever_the_length() {
+        // The build's own folder, on a disk's file system (tmpfs, as /tmp may be, refuses
+        // O_DIRECT).
+        let dir =
+            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        for len in [
+            0,
+            1,
+            BLOCK - 1,
+            BLOCK,
+            READ_BYTES,
+            READ_BYTES + 1,
+            3 * READ_BYTES + 4097,
+        ] {
+            let path = dir.path().join(format!("{len}"));
+            let bytes = pattern(len);
+            std::fs::write(&path, &bytes).unwrap();
+            let file = File::open(&path).unwrap();
+            let mut reader = DirectReader::on(&file)
+                .unwrap_or_else(|| panic!("{} refuses O_DIRECT", dir.path().display()));
+            let mut read = Vec::new();
+            // Odd-sized reads, so that they straddle the megabytes read from the disk.
+            let mut piece = vec![0; 100_003];
+            loop {
+                let n = reader.read(&mut piece).unwrap();
+                if n == 0 {
+                    break;
+                }
+                read.extend_from_slice(&piece[..n]);
+            }
+            assert!(
+                read == bytes,
+                "{len} bytes read back as {} bytes",
+                read.len()
+            );
+        }
+    }
+}
