@@ -1,7 +1,8 @@
 //! Hostile clients of recd's HTTP listener do not slow recording: 1,000 idle connections,
 //! 10 MB request bodies, slowloris clients and random paths beside a recording of two
-//! FullHD cameras, which drops no more than the same recording alone; and the listener
-//! sheds them (idle and slow clients cut, bodies refused) and serves again afterwards.
+//! FullHD cameras, which drops no more than the same recording alone (give or take what the
+//! VM's own stalls cost either); and the listener sheds them (idle and slow clients cut,
+//! bodies refused) and serves again afterwards.
 //! The listener's thread gives way to the recording (nice 10). The clients run at the
 //! lowest priority (nice 19): a hostile client is on the network, not on the ECU's cores,
 //! and on this 2-core VM they would otherwise take two cores from the recording (their
@@ -20,10 +21,18 @@ use recd_testkit::{
 const TOKEN: &str = "hostile-token-0123456789abcdef";
 /// Frames per camera of each recording (5 s at 30 fps).
 const FRAMES: u64 = 150;
+/// Frames a recording of 2 × [`FRAMES`] into tmpfs drops on this 2-core VM with no client
+/// at all: while the hypervisor holds the VM (tens of ms, any moment), the writer falls
+/// behind and the spill pool fills. Measured 2026-12-07 over 24 recordings (12 pairs, 2 of
+/// them with the clients at nice 0): one dropped 1 frame, the rest none, spilling 23–121
+/// each; two earlier suite runs dropped 2 and 3 beside against 0 alone. The margin is 2 %
+/// of the frames: a listener that held the writer up 100 ms longer than the spill pool
+/// covers would exceed it.
+const NOISE_FRAMES: u64 = 6;
 
 /// Records two FullHD cameras (30 fps) in session `name`; returns what it dropped or
-/// lost, and the frames sent.
-fn record_cameras(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64) {
+/// lost, the frames sent, and each topic's dropped/lost/overflows with the frames spilled.
+fn record_cameras(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64, String) {
     recd.rec_json(&["start", "--name", name]);
     let load = domain.load(
         &RecdLoad::new(&format!("{name}/"))
@@ -37,9 +46,21 @@ fn record_cameras(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64) {
     std::thread::sleep(Duration::from_millis(500));
     let stopped = recd.rec_json(&["stop", name]);
     let sent = report.topics.iter().map(|t| t.sent).sum();
+    let mut breakdown: Vec<String> = (stopped[0]["topics"].as_array().unwrap().iter())
+        .map(|t| {
+            format!(
+                "{} {}/{}/{}",
+                t["name"], t["dropped"], t["lost"], t["overflows"]
+            )
+        })
+        .collect();
+    let spilled: u64 = (stopped[0]["receive_threads"].as_array().unwrap().iter())
+        .map(|t| t["spilled"].as_u64().unwrap())
+        .sum();
+    breakdown.push(format!("spilled {spilled}"));
     // The files are not what this test is about: make room for the next recording.
     let _ = std::fs::remove_dir_all(recd.root.join("data").join(name));
-    (stopped_dropped(&stopped), sent)
+    (stopped_dropped(&stopped), sent, breakdown.join(", "))
 }
 
 /// What the hostile clients met.
@@ -233,14 +254,14 @@ fn hostile_clients_do_not_slow_recording() {
         "the listener's thread gives way to the recording"
     );
 
-    let (alone, sent_alone) = record_cameras(&recd, &domain, "alone");
+    let (alone, sent_alone, alone_breakdown) = record_cameras(&recd, &domain, "alone");
 
     let stop = Arc::new(AtomicBool::new(false));
     let met = Arc::new(Met::default());
     let clients = hostile(address, stop.clone(), met.clone());
     // The hostile clients are at it before the recording starts and until it ends.
     std::thread::sleep(Duration::from_secs(2));
-    let (beside, sent_beside) = record_cameras(&recd, &domain, "beside");
+    let (beside, sent_beside, beside_breakdown) = record_cameras(&recd, &domain, "beside");
     // Long enough for the listener to cut the idle and slow ones (10 s for a head).
     std::thread::sleep(Duration::from_secs(6));
     stop.store(true, Ordering::Relaxed);
@@ -250,14 +271,14 @@ fn hostile_clients_do_not_slow_recording() {
 
     let m = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     eprintln!(
-        "dropped alone {alone} of {sent_alone}, beside hostile clients {beside} of {sent_beside}; idle {} opened {} closed; slowloris cut {} (longest {} ms); bodies {} (most sent {} B); random answers {}",
+        "dropped alone {alone} of {sent_alone} ({alone_breakdown}), beside hostile clients {beside} of {sent_beside} ({beside_breakdown}); idle {} opened {} closed; slowloris cut {} (longest {} ms); bodies {} (most sent {} B); random answers {}",
         m(&met.idle_opened), m(&met.idle_closed), m(&met.slow_cut), m(&met.slow_longest_ms),
         m(&met.bodies), m(&met.body_most_sent), m(&met.random_answers)
     );
     assert_eq!(sent_alone, 2 * FRAMES);
     assert_eq!(sent_beside, 2 * FRAMES);
     assert!(
-        beside <= alone,
+        beside <= alone + NOISE_FRAMES,
         "beside hostile clients the recording dropped {beside} frames, alone {alone}"
     );
     // The listener shed them: idle connections closed (at once beyond its limit, after
