@@ -72,7 +72,8 @@ pub fn lower_to_background() -> Result<(), String> {
     // calling thread.
     let with_slice = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr, 0) } == 0;
     if !with_slice {
-        // A kernel or a seccomp filter without sched_setattr: SCHED_BATCH at least.
+        // A kernel or a seccomp filter without sched_setattr: SCHED_BATCH and the nice
+        // value one call each (sched_setattr set both).
         // SAFETY: sched_param is plain old data; pid 0 is the calling thread.
         let scheduled = unsafe {
             let parameters: libc::sched_param = std::mem::zeroed();
@@ -81,13 +82,13 @@ pub fn lower_to_background() -> Result<(), String> {
         if scheduled != 0 {
             refused.push(format!("SCHED_BATCH: {}", std::io::Error::last_os_error()));
         }
-    }
-    // SAFETY: plain syscall on the calling thread (who 0 = this thread).
-    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BACKGROUND_NICE) } != 0 {
-        refused.push(format!(
-            "nice {BACKGROUND_NICE}: {}",
-            std::io::Error::last_os_error()
-        ));
+        // SAFETY: plain syscall on the calling thread (who 0 = this thread).
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BACKGROUND_NICE) } != 0 {
+            refused.push(format!(
+                "nice {BACKGROUND_NICE}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
     }
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
     const IOPRIO_CLASS_IDLE: libc::c_long = 3;
@@ -187,9 +188,12 @@ mod tests {
                 .map(|line| line.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
         };
         let Some(default) = slice() else { return };
-        let (own, child) = std::thread::spawn(move || {
+        let (own, child, nice) = std::thread::spawn(move || {
+            // SAFETY: setpriority on the calling thread takes plain integers.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 5) };
             lower_to_background().unwrap();
-            (slice(), std::thread::spawn(slice).join().unwrap())
+            let nice = this_thread_nice();
+            (slice(), std::thread::spawn(slice).join().unwrap(), nice)
         })
         .join()
         .unwrap();
@@ -197,6 +201,7 @@ mod tests {
             (own, child),
             (Some(BACKGROUND_SLICE_NS), Some(BACKGROUND_SLICE_NS))
         );
+        assert_eq!(nice, BACKGROUND_NICE, "the same call sets the nice value");
         assert_ne!(
             default, BACKGROUND_SLICE_NS,
             "the test's own thread keeps its slice"
