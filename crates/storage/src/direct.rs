@@ -169,21 +169,26 @@ impl DirectSink {
     }
 
     fn staging_bytes(&self) -> &[u8] {
-        // SAFETY: `Block` is a plain byte array without padding, so the blocks are
-        // `len * BLOCK` initialized, contiguous bytes.
-        unsafe {
-            std::slice::from_raw_parts(self.staging.as_ptr().cast(), self.staging.len() * BLOCK)
-        }
+        blocks_as_bytes(&self.staging)
     }
 
     fn staging_bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `staging_bytes`, and the borrow is exclusive.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.staging.as_mut_ptr().cast(),
-                self.staging.len() * BLOCK,
-            )
-        }
+        blocks_as_bytes_mut(&mut self.staging)
+    }
+}
+
+/// Blocks as the contiguous bytes they are.
+pub(crate) fn blocks_as_bytes(blocks: &[Block]) -> &[u8] {
+    // SAFETY: `Block` is a plain byte array without padding, so the blocks are
+    // `len * BLOCK` initialized, contiguous bytes, borrowed as they are.
+    unsafe { std::slice::from_raw_parts(blocks.as_ptr().cast(), std::mem::size_of_val(blocks)) }
+}
+
+/// Blocks as the contiguous bytes they are, to fill.
+pub(crate) fn blocks_as_bytes_mut(blocks: &mut [Block]) -> &mut [u8] {
+    // SAFETY: as in `blocks_as_bytes`, and the borrow is exclusive.
+    unsafe {
+        std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast(), std::mem::size_of_val(blocks))
     }
 }
 

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
-use crate::direct::{set_direct, Block, BLOCK};
+use crate::direct::{blocks_as_bytes, blocks_as_bytes_mut, set_direct, Block, BLOCK};
 
 /// Bytes read from the disk at once.
 const READ_BYTES: usize = 1 << 20;
@@ -46,7 +46,10 @@ impl<'f> DirectReader<'f> {
     /// Reads the next megabyte (or what is left of the file) into the buffer.
     fn refill(&mut self) -> io::Result<()> {
         let read = loop {
-            match self.file.read_at(bytes_of(&mut self.buffer), self.offset) {
+            match self
+                .file
+                .read_at(blocks_as_bytes_mut(&mut self.buffer), self.offset)
+            {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => break other?,
             }
@@ -71,21 +74,9 @@ impl Read for DirectReader<'_> {
         }
         let n = out.len().min(self.end - self.start);
         let (start, end) = (self.start, self.start + n);
-        out[..n].copy_from_slice(&bytes_of(&mut self.buffer)[start..end]);
+        out[..n].copy_from_slice(&blocks_as_bytes(&self.buffer)[start..end]);
         self.start = end;
         Ok(n)
-    }
-}
-
-/// The blocks as one byte slice.
-fn bytes_of(blocks: &mut [Block]) -> &mut [u8] {
-    // SAFETY: `Block` is a plain byte array with no padding; the blocks lie one after the
-    // other, so they form one byte slice of their total length, borrowed as they are.
-    unsafe {
-        std::slice::from_raw_parts_mut(
-            blocks.as_mut_ptr().cast::<u8>(),
-            std::mem::size_of_val(blocks),
-        )
     }
 }
 
