@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use recd_testkit::{
-    finish_load, http_get, stopped_dropped, wait_until, Domain, Mount, Recd, RecdLoad,
+    finish_load, http_get, stopped_dropped, stopped_spilled, wait_until, Domain, Mount, Recd,
+    RecdLoad,
 };
 
 const TOKEN: &str = "hostile-token-0123456789abcdef";
@@ -54,10 +55,7 @@ fn record_cameras(recd: &Recd, domain: &Domain, name: &str) -> (u64, u64, String
             )
         })
         .collect();
-    let spilled: u64 = (stopped[0]["receive_threads"].as_array().unwrap().iter())
-        .map(|t| t["spilled"].as_u64().unwrap())
-        .sum();
-    breakdown.push(format!("spilled {spilled}"));
+    breakdown.push(format!("spilled {}", stopped_spilled(&stopped)));
     // The files are not what this test is about: make room for the next recording.
     let _ = std::fs::remove_dir_all(recd.root.join("data").join(name));
     (stopped_dropped(&stopped), sent, breakdown.join(", "))

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::{finish_load, stopped_dropped, Domain, Recd, RecdLoad};
+use crate::{finish_load, stopped_dropped, stopped_spilled, Domain, Recd, RecdLoad};
 
 /// What [`cameras2`] recorded.
 #[derive(Debug)]
@@ -39,12 +39,9 @@ pub fn cameras2(recd: &Recd, domain: &Domain, name: &str, start_args: &[&str]) -
     finish_load(load);
     std::thread::sleep(Duration::from_millis(500));
     let stopped = recd.rec_json(&["stop", name]);
-    let spilled = (stopped[0]["receive_threads"].as_array().unwrap().iter())
-        .map(|t| t["spilled"].as_u64().unwrap())
-        .sum();
     Cameras2 {
         dropped: stopped_dropped(&stopped),
-        spilled,
+        spilled: stopped_spilled(&stopped),
         mode_at_start,
     }
 }

@@ -485,6 +485,21 @@ pub fn stopped_dropped(stopped: &serde_json::Value) -> u64 {
     .sum()
 }
 
+/// Samples the receive threads of the first stopped session in `rec stop --json` took
+/// back from writers that fell behind (spilled).
+pub fn stopped_spilled(stopped: &serde_json::Value) -> u64 {
+    (stopped[0]["receive_threads"]
+        .as_array()
+        .expect("a stop report lists its receive threads")
+        .iter())
+    .map(|t| {
+        t["spilled"]
+            .as_u64()
+            .expect("a receive thread counts its spills")
+    })
+    .sum()
+}
+
 /// The files of one stopped session in `rec stop --json` (the session itself, or the
 /// array of sessions with it first).
 pub fn stopped_files(stopped: &serde_json::Value) -> Vec<PathBuf> {
