@@ -46,34 +46,22 @@ pub(crate) fn padding_for(at: u64, distance: usize, address: usize) -> usize {
     }
 }
 
-/// One block of memory aligned as direct I/O needs it.
-#[derive(Clone, Copy)]
-#[repr(C, align(4096))]
-pub(crate) struct Block(pub(crate) [u8; BLOCK]);
-
 /// Stages bytes in whole blocks for a file opened with `O_DIRECT` and writes large
 /// payloads in place.
 #[derive(Debug)]
 pub(crate) struct DirectSink {
-    staging: Vec<Block>,
+    staging: AlignedBuffer,
     /// Bytes staged.
     len: usize,
     /// File offset of the first staged byte: everything before it is in the file.
     offset: u64,
 }
 
-impl std::fmt::Debug for Block {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Block")
-    }
-}
-
 impl DirectSink {
     /// A sink that stages up to `capacity` bytes (rounded up to whole blocks, at least two).
     pub fn new(capacity: usize) -> Self {
-        let blocks = capacity.div_ceil(BLOCK).max(2);
         Self {
-            staging: vec![Block([0; BLOCK]); blocks],
+            staging: AlignedBuffer::with_len(capacity.max(2 * BLOCK)),
             len: 0,
             offset: 0,
         }
@@ -92,13 +80,13 @@ impl DirectSink {
     /// Copies `bytes` into the staging buffer, writing it out whenever it is full.
     pub fn stage(&mut self, file: &File, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
-            let capacity = self.staging.len() * BLOCK;
+            let capacity = self.staging.len();
             if self.len == capacity {
                 self.write_full_blocks(file)?;
             }
             let n = (capacity - self.len).min(bytes.len());
             let start = self.len;
-            self.staging_bytes_mut()[start..start + n].copy_from_slice(&bytes[..n]);
+            self.staging.as_bytes_mut()[start..start + n].copy_from_slice(&bytes[..n]);
             self.len += n;
             bytes = &bytes[n..];
         }
@@ -131,10 +119,12 @@ impl DirectSink {
         if full == 0 {
             return Ok(());
         }
-        file.write_all_at(&self.staging_bytes()[..full], self.offset)?;
+        file.write_all_at(&self.staging.as_bytes()[..full], self.offset)?;
         self.offset += full as u64;
         let rest = self.len - full;
-        self.staging_bytes_mut().copy_within(full..full + rest, 0);
+        self.staging
+            .as_bytes_mut()
+            .copy_within(full..full + rest, 0);
         self.len = rest;
         Ok(())
     }
@@ -145,7 +135,7 @@ impl DirectSink {
         self.write_full_blocks(file)?;
         if self.len > 0 {
             set_direct(file, false)?;
-            file.write_all_at(&self.staging_bytes()[..self.len], self.offset)?;
+            file.write_all_at(&self.staging.as_bytes()[..self.len], self.offset)?;
             self.offset += self.len as u64;
             self.len = 0;
         }
@@ -157,7 +147,7 @@ impl DirectSink {
     /// once full. Returns where the file's bytes end now.
     pub fn write_partial_through(&self, file: &File) -> io::Result<u64> {
         if self.len > 0 {
-            file.write_all_at(&self.staging_bytes()[..self.len], self.offset)?;
+            file.write_all_at(&self.staging.as_bytes()[..self.len], self.offset)?;
         }
         Ok(self.position())
     }
@@ -167,33 +157,80 @@ impl DirectSink {
         self.len = 0;
         self.offset = 0;
     }
+}
 
-    fn staging_bytes(&self) -> &[u8] {
-        blocks_as_bytes(&self.staging)
+/// Memory aligned as direct I/O needs it (its address a multiple of [`BLOCK`]), a whole
+/// number of blocks long: to stage direct writes in and to read into with `O_DIRECT`.
+#[derive(Default)]
+pub struct AlignedBuffer {
+    blocks: Vec<Block>,
+}
+
+/// One block of memory, aligned.
+#[derive(Clone, Copy)]
+#[repr(C, align(4096))]
+struct Block([u8; BLOCK]);
+
+impl AlignedBuffer {
+    /// A buffer of at least `len` bytes (rounded up to whole blocks), zeroed.
+    pub fn with_len(len: usize) -> Self {
+        let mut buffer = Self::default();
+        buffer.grow_to(len);
+        buffer
     }
 
-    fn staging_bytes_mut(&mut self) -> &mut [u8] {
-        blocks_as_bytes_mut(&mut self.staging)
+    /// Its length in bytes, a multiple of [`BLOCK`].
+    pub fn len(&self) -> usize {
+        self.blocks.len() * BLOCK
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Grows it to at least `len` bytes (rounded up to whole blocks); a longer buffer
+    /// stays as it is.
+    pub fn grow_to(&mut self, len: usize) {
+        let blocks = len.div_ceil(BLOCK);
+        if blocks > self.blocks.len() {
+            self.blocks.resize(blocks, Block([0; BLOCK]));
+        }
+    }
+
+    /// Its bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `Block` is a plain byte array without padding, so the blocks are
+        // `len * BLOCK` initialized, contiguous bytes, borrowed as they are.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.blocks.as_ptr().cast(),
+                std::mem::size_of_val(&self.blocks[..]),
+            )
+        }
+    }
+
+    /// Its bytes, to fill.
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_bytes`, and the borrow is exclusive.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.blocks.as_mut_ptr().cast(),
+                std::mem::size_of_val(&self.blocks[..]),
+            )
+        }
     }
 }
 
-/// Blocks as the contiguous bytes they are.
-pub(crate) fn blocks_as_bytes(blocks: &[Block]) -> &[u8] {
-    // SAFETY: `Block` is a plain byte array without padding, so the blocks are
-    // `len * BLOCK` initialized, contiguous bytes, borrowed as they are.
-    unsafe { std::slice::from_raw_parts(blocks.as_ptr().cast(), std::mem::size_of_val(blocks)) }
-}
-
-/// Blocks as the contiguous bytes they are, to fill.
-pub(crate) fn blocks_as_bytes_mut(blocks: &mut [Block]) -> &mut [u8] {
-    // SAFETY: as in `blocks_as_bytes`, and the borrow is exclusive.
-    unsafe {
-        std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast(), std::mem::size_of_val(blocks))
+impl std::fmt::Debug for AlignedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuffer({} bytes)", self.len())
     }
 }
 
-/// Switches `O_DIRECT` on or off for an open file.
-pub(crate) fn set_direct(file: &File, on: bool) -> io::Result<()> {
+/// Switches `O_DIRECT` on or off for an open file; an error where its file system
+/// refuses it.
+pub fn set_direct(file: &File, on: bool) -> io::Result<()> {
     let fd = file.as_raw_fd();
     // SAFETY: fcntl on a valid, open descriptor; no memory is passed.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };

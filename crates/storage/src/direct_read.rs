@@ -1,5 +1,5 @@
-//! Reading a whole file in order with `O_DIRECT`, for background work (finishing) that
-//! reads what the recording wrote: the bytes come from the disk into our memory without
+//! Reading with `O_DIRECT`, for background work (finishing, uploads) that reads what the
+//! recording wrote: the bytes come from the disk into our memory without
 //! passing through the page cache. On a 2-core VM, reading 64 MiB/s through the page
 //! cache beside a recording cost its 2-deep queues 4–16× the losses of the same reads
 //! with `O_DIRECT` (BENCHMARKS.md, issue 68 item 4).
@@ -8,16 +8,25 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
-use crate::direct::{blocks_as_bytes, blocks_as_bytes_mut, set_direct, Block, BLOCK};
+use crate::direct::{set_direct, AlignedBuffer, BLOCK};
 
 /// Bytes read from the disk at once.
 const READ_BYTES: usize = 1 << 20;
 
+/// Reads `file`, open for reading and not read from yet, from its first byte to its end:
+/// with `O_DIRECT` where its file system takes it, through the page cache where not.
+pub fn past_the_cache(file: &File) -> Box<dyn Read + '_> {
+    match DirectReader::on(file) {
+        Some(direct) => Box::new(direct),
+        None => Box::new(file),
+    }
+}
+
 /// A file read from its first byte to its end with `O_DIRECT`, a block-aligned megabyte at
 /// a time.
-pub(crate) struct DirectReader<'f> {
+struct DirectReader<'f> {
     file: &'f File,
-    buffer: Vec<Block>,
+    buffer: AlignedBuffer,
     /// The buffer's bytes not yet handed out: `start..end`.
     start: usize,
     end: usize,
@@ -29,13 +38,13 @@ pub(crate) struct DirectReader<'f> {
 
 impl<'f> DirectReader<'f> {
     /// Reads `file`, open for reading and not read from yet, with `O_DIRECT` from now on;
-    /// `None` where its file system refuses it (tmpfs, some FUSE file systems): the caller
-    /// reads it through the page cache.
-    pub(crate) fn on(file: &'f File) -> Option<Self> {
+    /// `None` where its file system refuses it (tmpfs before Linux 6.6, some FUSE file
+    /// systems): the caller reads it through the page cache.
+    fn on(file: &'f File) -> Option<Self> {
         set_direct(file, true).ok()?;
         Some(Self {
             file,
-            buffer: vec![Block([0; BLOCK]); READ_BYTES / BLOCK],
+            buffer: AlignedBuffer::with_len(READ_BYTES),
             start: 0,
             end: 0,
             offset: 0,
@@ -46,10 +55,7 @@ impl<'f> DirectReader<'f> {
     /// Reads the next megabyte (or what is left of the file) into the buffer.
     fn refill(&mut self) -> io::Result<()> {
         let read = loop {
-            match self
-                .file
-                .read_at(blocks_as_bytes_mut(&mut self.buffer), self.offset)
-            {
+            match self.file.read_at(self.buffer.as_bytes_mut(), self.offset) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => break other?,
             }
@@ -74,10 +80,52 @@ impl Read for DirectReader<'_> {
         }
         let n = out.len().min(self.end - self.start);
         let (start, end) = (self.start, self.start + n);
-        out[..n].copy_from_slice(&blocks_as_bytes(&self.buffer)[start..end]);
+        out[..n].copy_from_slice(&self.buffer.as_bytes()[start..end]);
         self.start = end;
         Ok(n)
     }
+}
+
+/// Reads `len` bytes of `file` (open with `O_DIRECT`) from `offset`, a multiple of
+/// [`BLOCK`], into the start of `buffer`, grown to hold them; `UnexpectedEof` where the
+/// file ends first.
+pub fn read_exact_at(
+    file: &File,
+    offset: u64,
+    len: usize,
+    buffer: &mut AlignedBuffer,
+) -> io::Result<()> {
+    if !offset.is_multiple_of(BLOCK as u64) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("a direct read at offset {offset}, not a multiple of {BLOCK}"),
+        ));
+    }
+    buffer.grow_to(len);
+    let mut got = 0;
+    while got < len {
+        // Whole blocks, as O_DIRECT asks: the file's end may lie inside the last one.
+        let asked = (len - got).next_multiple_of(BLOCK);
+        let read = match file.read_at(
+            &mut buffer.as_bytes_mut()[got..got + asked],
+            offset + got as u64,
+        ) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => other?,
+        };
+        got += read;
+        // A regular file reads short of whole blocks only at its end.
+        if read == 0 || !read.is_multiple_of(BLOCK) {
+            break;
+        }
+    }
+    if got < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the file ends {got} bytes after offset {offset}, before {len}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -91,8 +139,8 @@ mod tests {
 
     #[test]
     fn reads_every_byte_in_order_whatever_the_length() {
-        // The build's own folder, on a disk's file system (tmpfs, as /tmp may be, refuses
-        // O_DIRECT).
+        // The build's own folder, on a disk's file system (tmpfs, as /tmp may be, refused
+        // O_DIRECT before Linux 6.6).
         let dir =
             tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
         for len in [
@@ -126,5 +174,31 @@ mod tests {
                 read.len()
             );
         }
+    }
+
+    #[test]
+    fn reads_parts_at_block_offsets_and_tells_a_file_that_ends_first() {
+        let dir =
+            tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+        let path = dir.path().join("parts");
+        let bytes = pattern(3 * READ_BYTES + 4097);
+        std::fs::write(&path, &bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        set_direct(&file, true).unwrap();
+        let mut buffer = AlignedBuffer::default();
+        for (offset, len) in [(0, 1), (BLOCK, READ_BYTES), (3 * READ_BYTES, 4097)] {
+            read_exact_at(&file, offset as u64, len, &mut buffer).unwrap();
+            assert!(
+                buffer.as_bytes()[..len] == bytes[offset..offset + len],
+                "{len} bytes at {offset}"
+            );
+        }
+        let past_the_end = read_exact_at(&file, 3 * READ_BYTES as u64, 4098, &mut buffer);
+        assert_eq!(
+            past_the_end.unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        let unaligned = read_exact_at(&file, 100, 10, &mut buffer);
+        assert_eq!(unaligned.unwrap_err().kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -33,7 +33,7 @@ mod cut;
 pub mod dds;
 mod definitions;
 pub mod direct;
-mod direct_read;
+pub mod direct_read;
 mod durability;
 pub mod iceoryx2;
 mod incident;

@@ -17,7 +17,7 @@ use crate::chunked::{ChunkOptions, ChunkedWriter};
 use crate::compression::Compression;
 use crate::copy_output::CopyOutput;
 use crate::definitions::DefinitionFill;
-use crate::direct_read::DirectReader;
+use crate::direct_read;
 use crate::recover::{self, Damage, RecordSink, RecoverError};
 use crate::sealing::Sealing;
 use recd_seal::{SealKey, SealedReader};
@@ -246,10 +246,7 @@ fn reindex_with(
         // Read past the page cache where the file system allows: what finishing reads is
         // on the disk only (the recording wrote it so), and reading it through the cache
         // costs a recording beside it (see crate::direct_read).
-        None => match DirectReader::on(&source) {
-            Some(direct) => (Box::new(direct), input_bytes),
-            None => (Box::new(&source), input_bytes),
-        },
+        None => (direct_read::past_the_cache(&source), input_bytes),
         Some(sealed) => {
             let reader = SealedReader::open_with_key(&source, sealed.key)
                 .map_err(|e| read_error(io::Error::other(e)))?;
