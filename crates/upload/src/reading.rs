@@ -1,13 +1,16 @@
 //! Reading a file's parts one ahead of sending them: while a part is sent, the next is
-//! read on a blocking thread at the uploader's low priority, then dropped from the page
-//! cache, which is the recordings'. The parts [`Hashing`] names also have their MD5
-//! computed here. Parts are read into buffers the uploader keeps ([`PartBuffers`]).
+//! read on a blocking thread at the uploader's low priority, past the page cache, which is
+//! the recordings' (with `O_DIRECT`, or where the file system or the part size does not
+//! allow it, dropped from the cache after). The parts [`Hashing`] names also have their
+//! MD5 computed here. Parts are read into buffers the uploader keeps ([`PartBuffers`]).
 
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use md5::{Digest, Md5};
+use recd_storage::direct::{set_direct, AlignedBuffer, BLOCK};
+use recd_storage::direct_read::read_exact_at;
 use tokio::task::JoinHandle;
 
 /// A part's bytes, and their MD5 where it was asked for.
@@ -22,7 +25,7 @@ pub(crate) type ReadPart = (Bytes, Option<[u8; 16]>);
 /// is freed: recd's memory crept up by tens of MB as reads moved between threads.
 #[derive(Clone)]
 pub(crate) struct PartBuffers {
-    free: Arc<Mutex<Vec<Vec<u8>>>>,
+    free: Arc<Mutex<Vec<AlignedBuffer>>>,
     keep: usize,
 }
 
@@ -36,22 +39,20 @@ impl PartBuffers {
     }
 
     /// A buffer of at least `len` bytes (its contents are whatever was read into it last).
-    fn take(&self, len: usize) -> Vec<u8> {
+    fn take(&self, len: usize) -> AlignedBuffer {
         let mut buffer = self.lock().pop().unwrap_or_default();
-        if buffer.len() < len {
-            buffer.resize(len, 0);
-        }
+        buffer.grow_to(len);
         buffer
     }
 
-    fn give_back(&self, buffer: Vec<u8>) {
+    fn give_back(&self, buffer: AlignedBuffer) {
         let mut free = self.lock();
         if free.len() < self.keep {
             free.push(buffer);
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<AlignedBuffer>> {
         // A panic elsewhere with the lock held leaves a list of buffers, still whole.
         self.free
             .lock()
@@ -61,13 +62,13 @@ impl PartBuffers {
 
 /// A buffer lent to a part's bytes; back to its pool once the last view of them is gone.
 struct Lent {
-    buffer: Vec<u8>,
+    buffer: AlignedBuffer,
     pool: PartBuffers,
 }
 
 impl AsRef<[u8]> for Lent {
     fn as_ref(&self) -> &[u8] {
-        &self.buffer
+        self.buffer.as_bytes()
     }
 }
 
@@ -93,12 +94,15 @@ pub(crate) struct PartReader {
     part_size: u64,
     hashing: Hashing,
     buffers: PartBuffers,
+    /// The file is read with `O_DIRECT`.
+    direct: bool,
     ahead: Option<(u64, JoinHandle<std::io::Result<ReadPart>>)>,
 }
 
 impl PartReader {
     /// Parts of `file`, `size` bytes long, read into `buffers`, those `hashing` names
-    /// with their MD5.
+    /// with their MD5; with `O_DIRECT` where parts start on whole blocks and the file
+    /// system takes it.
     pub(crate) fn new(
         file: std::fs::File,
         size: u64,
@@ -106,12 +110,14 @@ impl PartReader {
         hashing: Hashing,
         buffers: PartBuffers,
     ) -> Self {
+        let direct = part_size.is_multiple_of(BLOCK as u64) && set_direct(&file, true).is_ok();
         Self {
             file: Arc::new(file),
             size,
             part_size,
             hashing,
             buffers,
+            direct,
             ahead: None,
         }
     }
@@ -141,18 +147,23 @@ impl PartReader {
             Hashing::Every => true,
         };
         let buffers = self.buffers.clone();
+        let direct = self.direct;
         tokio::task::spawn_blocking(move || {
             // Blocking threads are the runtime's: lowered each time (cheap), whichever ran.
             let _ = recd_priority::give_way();
             let length = length as usize;
             let mut buffer = buffers.take(length);
-            let read = read_uncached(&file, offset, &mut buffer[..length]);
+            let read = if direct {
+                read_exact_at(&file, offset, length, &mut buffer)
+            } else {
+                read_uncached(&file, offset, &mut buffer.as_bytes_mut()[..length])
+            };
             let lent = Lent {
                 buffer,
                 pool: buffers,
             };
             read?;
-            let md5 = hash.then(|| Md5::digest(&lent.buffer[..length]).into());
+            let md5 = hash.then(|| Md5::digest(&lent.buffer.as_bytes()[..length]).into());
             Ok((Bytes::from_owner(lent).slice(..length), md5))
         })
     }
@@ -208,5 +219,32 @@ mod tests {
             2,
             "both buffers kept for the next parts"
         );
+    }
+
+    #[tokio::test]
+    async fn parts_on_whole_blocks_are_read_with_direct_io_and_the_last_one_ends_short() {
+        // /tmp is a disk's file system here, or tmpfs, which takes O_DIRECT from Linux 6.6.
+        let mut file = tempfile::tempfile().expect("a temporary file");
+        let part = 2 * BLOCK;
+        let content: Vec<u8> = (0..2 * part + 1001).map(|i| (i % 251) as u8).collect();
+        file.write_all(&content).expect("written");
+        let size = content.len() as u64;
+        let mut reader =
+            PartReader::new(file, size, part as u64, Hashing::Every, PartBuffers::new(1));
+        assert!(reader.direct, "the file was not opened with O_DIRECT");
+
+        let mut read = Vec::new();
+        for number in 0..3 {
+            let next = (number < 2).then_some(number + 1);
+            let (bytes, md5) = reader.read(number, next).await.expect("a part");
+            assert_eq!(md5, Some(Md5::digest(&bytes).into()));
+            read.extend_from_slice(&bytes);
+        }
+        assert!(read == content, "read back as {} bytes", read.len());
+
+        // Parts that do not start on whole blocks are read through the page cache.
+        let file = tempfile::tempfile().expect("a temporary file");
+        let reader = PartReader::new(file, 0, 5_000_000, Hashing::Every, PartBuffers::new(1));
+        assert!(!reader.direct);
     }
 }
