@@ -214,7 +214,12 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// The size and SHA-256 of the file at `path`, read to its end in 1 MiB reads.
 pub fn file_digest(path: &Path) -> std::io::Result<(u64, [u8; 32])> {
-    let mut file = std::fs::File::open(path)?;
+    digest_of(std::fs::File::open(path)?)
+}
+
+/// The size and SHA-256 of what `file` reads to its end, in 1 MiB reads: for a caller that
+/// chooses how the file is read (past the page cache, say).
+pub fn digest_of(mut file: impl Read) -> std::io::Result<(u64, [u8; 32])> {
     let mut context = Context::new(&SHA256);
     let mut buffer = vec![0; 1 << 20];
     let mut bytes = 0u64;

@@ -19,7 +19,7 @@ mod problem;
 mod verify;
 mod writer;
 
-pub use entry::{file_digest, hex, Entry, Kind, Origin, ZERO_DIGEST};
+pub use entry::{digest_of, file_digest, hex, Entry, Kind, Origin, ZERO_DIGEST};
 pub use key::{KeyError, PublicKey, SigningKey};
 pub use objects::{object_name, write_object, ENTRIES_DIR};
 pub use problem::ChainProblem;

@@ -56,7 +56,7 @@ impl Chaining {
         } else if let Some(stored) = stored {
             stored
         } else {
-            match recd_chain::file_digest(path) {
+            match read_digest(path) {
                 Ok(digest) => digest,
                 Err(error) => {
                     tracing::warn!(file = %path.display(), "cannot read the file back to chain it: {error}");
@@ -187,6 +187,14 @@ fn name_in_chain(dir: &Path, path: &Path) -> String {
             .join("/"),
         Err(_) => file_name,
     }
+}
+
+/// The size and SHA-256 of the file at `path`, read past the page cache where its file
+/// system allows: the file is one recd just wrote past it (finished, cut), and reading it
+/// through the cache would crowd out what the recordings need.
+fn read_digest(path: &Path) -> std::io::Result<(u64, [u8; 32])> {
+    let file = std::fs::File::open(path)?;
+    recd_chain::digest_of(recd_storage::direct_read::past_the_cache(&file))
 }
 
 #[cfg(test)]
