@@ -159,6 +159,7 @@ impl io::Write for CopyOutput<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::direct::BLOCK;
     use std::io::Write;
 
     /// Bytes that tell their own offset apart.
@@ -211,7 +212,7 @@ mod tests {
         // O_DIRECT before Linux 6.6).
         let dir =
             tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
-        for len in [0, 1, BLOCK_LEN, DIRECT_STAGING, 3 * DIRECT_STAGING + 4097] {
+        for len in [0, 1, BLOCK, DIRECT_STAGING, 3 * DIRECT_STAGING + 4097] {
             let bytes = pattern(len);
             let (direct, file) = copy_into(dir.path(), &bytes);
             assert!(direct, "{} refuses O_DIRECT", dir.path().display());
@@ -242,8 +243,6 @@ mod tests {
         let read = std::fs::read(format!("/proc/self/fd/{}", fd(&file))).unwrap();
         assert!(read == bytes, "read back as {} bytes", read.len());
     }
-
-    const BLOCK_LEN: usize = crate::direct::BLOCK;
 
     fn fd(file: &File) -> i32 {
         std::os::fd::AsRawFd::as_raw_fd(file)

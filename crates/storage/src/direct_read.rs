@@ -54,15 +54,8 @@ impl<'f> DirectReader<'f> {
 
     /// Reads the next megabyte (or what is left of the file) into the buffer.
     fn refill(&mut self) -> io::Result<()> {
-        let read = loop {
-            match self.file.read_at(self.buffer.as_bytes_mut(), self.offset) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => break other?,
-            }
-        };
-        // A regular file reads short only at its end; a whole number of blocks short of
-        // the buffer is read on from there, anything else ends it.
-        self.at_end = read == 0 || read % BLOCK != 0;
+        let read = read_blocks_at(self.file, self.offset, self.buffer.as_bytes_mut())?;
+        self.at_end = read < self.buffer.len();
         self.start = 0;
         self.end = read;
         self.offset += read as u64;
@@ -102,23 +95,9 @@ pub fn read_exact_at(
         ));
     }
     buffer.grow_to(len);
-    let mut got = 0;
-    while got < len {
-        // Whole blocks, as O_DIRECT asks: the file's end may lie inside the last one.
-        let asked = (len - got).next_multiple_of(BLOCK);
-        let read = match file.read_at(
-            &mut buffer.as_bytes_mut()[got..got + asked],
-            offset + got as u64,
-        ) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => other?,
-        };
-        got += read;
-        // A regular file reads short of whole blocks only at its end.
-        if read == 0 || !read.is_multiple_of(BLOCK) {
-            break;
-        }
-    }
+    // Whole blocks, as O_DIRECT asks: the file's end may lie inside the last one.
+    let blocks = len.next_multiple_of(BLOCK);
+    let got = read_blocks_at(file, offset, &mut buffer.as_bytes_mut()[..blocks])?;
     if got < len {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
@@ -126,6 +105,26 @@ pub fn read_exact_at(
         ));
     }
     Ok(())
+}
+
+/// Fills `blocks` (whole blocks, at a block-aligned address) from `offset` (a multiple of
+/// [`BLOCK`]) of `file`, open with `O_DIRECT`; how many bytes it read, fewer where the file
+/// ends first.
+fn read_blocks_at(file: &File, offset: u64, blocks: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < blocks.len() {
+        let read = match file.read_at(&mut blocks[got..], offset + got as u64) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => other?,
+        };
+        got += read;
+        // A regular file reads short of whole blocks only at its end; a whole number of
+        // blocks short is read on from there.
+        if read == 0 || !read.is_multiple_of(BLOCK) {
+            break;
+        }
+    }
+    Ok(got)
 }
 
 #[cfg(test)]
