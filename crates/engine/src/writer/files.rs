@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use recd_health::{FileHealthSummary, HealthEvent, Verdict};
@@ -14,6 +13,7 @@ use recd_storage::{
     Attachment, Durability, FileSummary, IoMode, StreamWriter, WriteError, WriterOptions,
 };
 
+use super::closing::Closing;
 use super::WriterProgress;
 use crate::config::{RecordingConfig, SplitPolicy};
 use crate::source::stats::ReceiveStats;
@@ -251,7 +251,7 @@ pub(crate) struct Files {
     next_index: u32,
     started: Instant,
     bytes_before: u64,
-    closing: Vec<JoinHandle<(FileSummary, Option<WriteError>)>>,
+    closing: Closing,
     last_flush: Instant,
 }
 
@@ -303,7 +303,7 @@ impl Files {
             next_index: 0,
             started: Instant::now(),
             bytes_before: 0,
-            closing: Vec::new(),
+            closing: Closing::default(),
             last_flush: Instant::now(),
         }
     }
@@ -379,7 +379,7 @@ impl Files {
         let progress = self.progress.clone();
         let observer = self.plan.observer.clone();
         let (topics, health) = (ending.topics, ending.health);
-        self.closing.push(std::thread::spawn(move || {
+        self.closing.start(move || {
             end_file(
                 old,
                 &metadata,
@@ -388,7 +388,7 @@ impl Files {
                 &progress,
                 observer.as_ref(),
             )
-        }));
+        });
         *self.progress.current_file.lock().expect("progress lock") = None;
     }
 
@@ -476,10 +476,7 @@ impl Files {
                 observer,
             )
         });
-        let closed = self
-            .closing
-            .drain(..)
-            .map(|handle| handle.join().expect("file closing thread does not panic"));
+        let closed = std::mem::take(&mut self.closing).finish();
         for (summary, error) in ended.into_iter().chain(closed) {
             files.push(summary);
             errors.extend(error);

@@ -5,6 +5,7 @@
 //! [`window`] around each trigger; [`health`] keeps each topic's health and writes it).
 
 mod buffer;
+mod closing;
 mod files;
 mod health;
 mod parameters;
