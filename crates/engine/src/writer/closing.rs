@@ -40,12 +40,6 @@ impl Closing {
         let ended = self.running.extract_if(.., |thread| thread.is_finished());
         self.ended.extend(ended.map(join));
     }
-
-    /// Threads started and not yet joined.
-    #[cfg(test)]
-    fn unjoined(&self) -> usize {
-        self.running.len()
-    }
 }
 
 fn join(thread: JoinHandle<Closed>) -> Closed {
@@ -84,7 +78,11 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
-        assert_eq!(closing.unjoined(), 1, "only the last file's thread");
+        assert_eq!(
+            closing.running.len(),
+            1,
+            "only the last file's thread unjoined"
+        );
         let mut paths: Vec<_> = closing.finish().map(|(s, _)| s.path).collect();
         paths.sort();
         let mut expected: Vec<_> = (0..50).map(|i| PathBuf::from(format!("{i}"))).collect();
