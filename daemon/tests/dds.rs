@@ -433,28 +433,55 @@ fn rec_topics_lists_both_sources_with_type_publishers_and_rate_and_writes_nothin
     assert!(!data.exists() || std::fs::read_dir(&data).unwrap().next().is_none());
 }
 
+/// Session `name` records DDS domain `domain` only, with `files` (how it splits and keeps
+/// its files), while `count` 1 MB blobs are published on `/blob` at `rate` Hz; returns
+/// once all are written.
+fn record_blobs(
+    recd: &Recd,
+    (name, domain): (&str, &str),
+    (count, rate): (u64, &str),
+    files: &[&str],
+) -> Published {
+    let start = [
+        "start",
+        "--name",
+        name,
+        "--dds-domain",
+        domain,
+        "--no-iceoryx2",
+    ];
+    recd.rec_json(&[&start[..], files].concat());
+    let published = publish(&[
+        "--domain",
+        domain,
+        "--topic",
+        "rt/blob",
+        "--kind",
+        "blob",
+        "--size",
+        "1000000",
+        "--count",
+        &count.to_string(),
+        "--rate",
+        rate,
+    ]);
+    assert!(
+        wait_topic_written(recd, name, "/blob", count),
+        "not all {count} written: {:?}",
+        status_topic(recd, name, "/blob")
+    );
+    published
+}
+
 #[test]
 fn a_dds_session_directory_is_a_ros2_bag_across_splits_and_after_reindex() {
     let setup = DdsRecd::start(&loopback_recording(true));
     let recd = &setup.recd;
-    recd.rec_json(&[
-        "start",
-        "--name",
-        "bag",
-        "--dds-domain",
-        "22",
-        "--no-iceoryx2",
-        "--max-file-size",
-        "4MiB",
-    ]);
-    let published = publish(&[
-        "--domain", "22", "--topic", "rt/blob", "--kind", "blob", "--size", "1000000", "--count",
-        "24", "--rate", "20",
-    ]);
-    assert!(
-        wait_topic_written(recd, "bag", "/blob", 24),
-        "not all 24 written: {:?}",
-        status_topic(recd, "bag", "/blob")
+    let published = record_blobs(
+        recd,
+        ("bag", "22"),
+        (24, "20"),
+        &["--max-file-size", "4MiB"],
     );
     let files = stopped_files(&stop_session(recd, "bag"));
     assert!(files.len() >= 4, "split into {} files", files.len());
@@ -484,6 +511,61 @@ fn a_dds_session_directory_is_a_ros2_bag_across_splits_and_after_reindex() {
             let reindexed = recd.rec(&["reindex", "bag"]);
             assert!(reindexed.status.success(), "{reindexed:?}");
         }
+    }
+}
+
+#[test]
+fn a_ring_of_dds_files_stays_a_ros2_bag_of_the_files_left() {
+    let setup = DdsRecd::start(&loopback_recording(true));
+    let recd = &setup.recd;
+    let bounds = ["--max-file-size", "1MiB", "--max-files", "3"];
+    let published = record_blobs(recd, ("ring", "23"), (16, "10"), &bounds);
+    let bag = setup.root.path().join("data/ring");
+    let on_disk = || {
+        let mut names: Vec<String> = std::fs::read_dir(&bag)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".mcap"))
+            .collect();
+        names.sort();
+        names
+    };
+    // Retention keeps the ring at each load sample, about once a second.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while on_disk().len() > 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let files = stopped_files(&stop_session(recd, "ring"));
+    let kept = on_disk();
+    assert!(
+        kept.len() <= 3 && files.len() > kept.len(),
+        "the ring kept {kept:?} of {files:?}"
+    );
+
+    // metadata.yaml lists the files left, and only those: rosbags opens the directory
+    // and reads the newest samples, byte for byte, in order.
+    let metadata = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    let listed: Vec<&str> = metadata
+        .split("relative_file_paths:")
+        .nth(1)
+        .and_then(|rest| rest.split("  files:").next())
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- "))
+        .map(|name| name.trim_matches('"'))
+        .collect();
+    assert_eq!(listed, kept, "{metadata}");
+    let decoded = read_ros2(&bag);
+    let messages = decoded_by(&decoded, "rosbags", "/blob");
+    assert!(
+        !messages.is_empty() && messages.len() < 16,
+        "{}",
+        messages.len()
+    );
+    let newest = &published.samples[16 - messages.len()..];
+    for (message, sample) in messages.iter().zip(newest) {
+        assert_eq!(message["cdr_sha256"], sample["sha256"]);
+        assert_eq!(message["data"]["seq"], sample["i"]);
     }
 }
 

@@ -82,7 +82,8 @@ fn is_ros2(channel: &ChannelInfo) -> bool {
 }
 
 /// Writes `dir/metadata.yaml` listing the ROS 2 files among `parts` (in name order,
-/// which is the order they were written) when at least one holds a ROS 2 topic; returns
+/// which is the order they were written) when at least one holds a ROS 2 topic, or when
+/// the directory has one already (it must not go on listing files that left); returns
 /// whether it did. The file is replaced atomically, so a reader never sees half of it.
 pub fn write_bag_metadata(dir: &Path, parts: &[BagPart]) -> Result<bool, BagError> {
     let mut files: Vec<BagFile> = parts
@@ -92,11 +93,11 @@ pub fn write_bag_metadata(dir: &Path, parts: &[BagPart]) -> Result<bool, BagErro
             BagPart::Foreign => None,
         })
         .collect();
-    if files.iter().all(|f| f.topics.is_empty()) {
+    let path = dir.join(METADATA_FILE);
+    if files.iter().all(|f| f.topics.is_empty()) && !path.exists() {
         return Ok(false);
     }
     files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
-    let path = dir.join(METADATA_FILE);
     let staged = dir.join(format!(".{METADATA_FILE}.tmp"));
     let write_error = |source| BagError::Write {
         path: path.clone(),
@@ -157,5 +158,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(!write_bag_metadata(dir.path(), &[BagPart::Foreign]).unwrap());
         assert!(!dir.path().join(METADATA_FILE).exists());
+    }
+
+    #[test]
+    fn a_bag_whose_last_file_left_lists_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write_bag_metadata(dir.path(), &[ros2_file("s_dds_0000.mcap")]).unwrap());
+        assert!(write_bag_metadata(dir.path(), &[BagPart::Foreign]).unwrap());
+        let yaml = std::fs::read_to_string(dir.path().join(METADATA_FILE)).unwrap();
+        assert!(yaml.contains("relative_file_paths: []"), "{yaml}");
+        assert!(!yaml.contains("s_dds_0000.mcap"), "{yaml}");
     }
 }

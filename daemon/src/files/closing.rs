@@ -62,8 +62,9 @@ impl FileLife {
     /// A session closed a file: the catalog records what it holds (its health verdict and
     /// log-time span too), it waits to be finished and uploaded as its session asks, and
     /// it enters the session's chain as recorded, with the digest its writer took of the
-    /// bytes it stored. Finishing waits for that entry, so that the recorded bytes are
-    /// chained before they are replaced.
+    /// bytes it stored, and its directory's bag when it is a ROS 2 file. Finishing waits
+    /// for the chain's entry, so that the recorded bytes are chained before they are
+    /// replaced.
     pub fn closed(&self, closed: Closed<'_>) {
         let Closed {
             session,
@@ -88,6 +89,7 @@ impl FileLife {
             let directory = file.path.parent().unwrap_or(Path::new("/"));
             signing.enter_recorded(directory, &file.path, file.stored);
         }
+        self.enter_bag(&file.path);
     }
 
     /// Records the closed `file` of `session` in the catalog and, once closed with its

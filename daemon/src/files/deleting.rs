@@ -96,7 +96,8 @@ impl FileLife {
     }
 
     /// What follows a deletion: the log, the catalog's account of what the file still
-    /// waited for, the chain's entry saying by whom, the seal key forgotten.
+    /// waited for, the chain's entry saying by whom, the seal key forgotten, the
+    /// directory's bag no longer listing it.
     fn tell_deleted(&self, file: &File, deletion: Deletion) {
         let path = &file.path;
         let kind = match deletion {
@@ -124,6 +125,7 @@ impl FileLife {
         };
         self.chain(file.session, path, kind);
         self.forget_key(path);
+        self.leave_bag(path);
     }
 
     /// The uploader put the file at `path` in the bucket, verified: with
@@ -148,12 +150,15 @@ impl FileLife {
     }
 
     /// The file at `path`, which the catalog lists as on disk, is gone without recd: it
-    /// is marked missing (and the log says so), unless recd deleted it meanwhile.
+    /// is marked missing (and the log says so) and leaves its directory's bag, unless
+    /// recd deleted it meanwhile.
     pub fn found_missing(&self, path: &Path) {
-        match self.catalog().mark_missing(path) {
+        let marked = self.catalog().mark_missing(path);
+        match marked {
             Ok(true) => {
                 tracing::warn!(file = %path.display(), "a recorded file was deleted outside recd; marked missing in the catalog");
                 self.forget_key(path);
+                self.leave_bag(path);
             }
             Ok(false) => {}
             Err(error) => {

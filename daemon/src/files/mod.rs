@@ -1,8 +1,9 @@
 //! A file's life, in one place. Each event a recording or an incident's file goes through
 //! — created, closed, finished (replaced in place), cut, uploaded, deleted by retention or
 //! after its upload, found missing — is one call here that updates everything depending
-//! on it: the catalog (and the pins it keeps), the hash chain, the seal keys and the
-//! upload queue (with what its object will say of the file). No other actor deletes or
+//! on it: the catalog (and the pins it keeps), the hash chain, the seal keys, the
+//! upload queue (with what its object will say of the file) and the session directory's
+//! rosbag2 `metadata.yaml` ([`bags`]). No other actor deletes or
 //! replaces a file behind their backs: the uploader reports an upload here, retention and
 //! finishing ask here, and whoever deletes or replaces a file claims it first
 //! ([`Claims`]).
@@ -10,6 +11,7 @@
 //! No lock is held while a file is read, renamed or deleted: the catalog's only around
 //! its own reads and writes, the claims' only to look at and change the set.
 
+mod bags;
 mod claims;
 mod closing;
 mod cutting;
@@ -17,6 +19,7 @@ mod deleting;
 mod keys;
 mod replacing;
 
+use bags::Bags;
 use claims::{Claim, Claims};
 pub use closing::{closed_state, Closed};
 pub use cutting::CutFile;
@@ -47,6 +50,8 @@ pub struct FileLife {
     /// `[upload] delete_after_upload`.
     delete_after_upload: bool,
     claims: Claims,
+    /// The ROS 2 files each session directory's `metadata.yaml` lists.
+    bags: Bags,
     /// When settled files' keys were last looked for (ns since the epoch; 0: never).
     keys_swept_ns: AtomicU64,
 }
@@ -69,6 +74,7 @@ impl FileLife {
             uploads,
             delete_after_upload,
             claims: Claims::default(),
+            bags: Bags::default(),
             keys_swept_ns: AtomicU64::new(0),
         }
     }

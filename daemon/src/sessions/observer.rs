@@ -1,6 +1,5 @@
 //! A running session's files as its engine tells of them (on its writer threads): each
-//! event passed on to the files' life ([`FileLife`]), and each ended file renewing the
-//! session directory's rosbag2 `metadata.yaml`, which lists the session's ROS 2 files.
+//! event passed on to the files' life ([`FileLife`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -9,7 +8,6 @@ use recd_catalog::SessionId;
 use recd_control::FinishMode;
 use recd_engine::{ChannelSpec, ClosedFile, RecordingObserver};
 use recd_health::HealthEvent;
-use recd_storage::BagPart;
 
 use crate::files::{Closed, FileLife};
 use crate::locks::lock;
@@ -23,8 +21,6 @@ pub struct CatalogObserver {
     session: SessionId,
     /// Files the session started, in order.
     started: Mutex<Vec<PathBuf>>,
-    /// What each ended file is to rosbag2, in order.
-    bag: Mutex<Vec<BagPart>>,
     /// Where its finished files go in the upload queue, when the session uploads.
     upload: Option<SessionFiles>,
     /// What is done to its files once closed.
@@ -51,7 +47,6 @@ impl CatalogObserver {
             files,
             session,
             started: Mutex::new(Vec::new()),
-            bag: Mutex::new(Vec::new()),
             upload,
             finish,
         }
@@ -79,7 +74,6 @@ impl RecordingObserver for CatalogObserver {
             finish: self.finish,
             upload: self.upload.as_ref().map(|files| (files, index)),
         });
-        self.renew_bag_metadata(&file.path);
     }
 
     fn removed(&self, path: &Path) {
@@ -103,37 +97,6 @@ impl RecordingObserver for CatalogObserver {
     fn sample(&self, index: u32, log_time_ns: u64, parts: &[&[u8]]) {
         if let Some(rules) = &self.rules {
             rules.sample(index, log_time_ns, parts);
-        }
-    }
-}
-
-impl CatalogObserver {
-    /// Adds the ended file at `path` to the session's bag and rewrites its metadata.yaml.
-    /// Not for a sealed file: metadata.yaml would say in clear what it holds.
-    fn renew_bag_metadata(&self, path: &Path) {
-        if recd_storage::is_sealed(path) {
-            return;
-        }
-        // Reading the file back must not take the session down, whatever the file holds.
-        let part =
-            std::panic::catch_unwind(|| recd_storage::bag_part(path).map_err(|e| e.to_string()))
-                .unwrap_or_else(|panic| Err(crate::recovery::panic_text(&panic)));
-        let part = match part {
-            Ok(part) => part,
-            Err(error) => {
-                tracing::warn!(file = %path.display(), "cannot read the file back for metadata.yaml: {error}");
-                return;
-            }
-        };
-        let mut bag = lock(&self.bag);
-        bag.push(part);
-        let Some(dir) = path.parent() else { return };
-        match recd_storage::write_bag_metadata(dir, &bag) {
-            Ok(true) => self
-                .files
-                .rewritten(dir, &dir.join(recd_storage::BAG_METADATA_FILE)),
-            Ok(false) => {}
-            Err(error) => tracing::warn!("{error}"),
         }
     }
 }
