@@ -27,7 +27,7 @@ fn files_closed_during_a_recording_leave_no_mapping_behind() {
     let mut config = domain.config(dir.path(), &["t/*"]);
     config.split.max_bytes = Some(1_000_000);
     let recording = Recording::start(config).unwrap();
-    let closed = || recording.status().closed_files.len();
+    let closed = || recording.status().files_closed as usize;
     // 100 kB frames at 200 Hz: 20 MB/s, a split every 50 ms, for 8 s.
     let load = domain.load(
         &RecdLoad::new("t/")

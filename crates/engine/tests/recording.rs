@@ -688,7 +688,7 @@ fn a_split_leaves_no_empty_last_file_behind() {
             .iter()
             .any(|t| t.counts.written == 8)
     }));
-    assert_eq!(recording.status().closed_files.len(), 2, "split twice");
+    assert_eq!(recording.status().files_closed, 2, "split twice");
     let summary = recording.stop().unwrap();
     let counts: Vec<u64> = summary.files.iter().map(|f| f.message_count).collect();
     assert_eq!(counts, [4, 4]);

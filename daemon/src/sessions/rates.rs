@@ -74,7 +74,7 @@ mod tests {
             started_ns: 0,
             elapsed: Duration::ZERO,
             current_files: Vec::new(),
-            closed_files: Vec::new(),
+            files_closed: 0,
             written_until_ns: None,
             bytes_written: bytes,
             topics: vec![TopicStatus {

@@ -14,7 +14,7 @@ use super::Recording;
 use crate::registry::TopicRegistry;
 use crate::source::stats::{ReceiveStats, ReceiveThreadStatus};
 use crate::topic::TopicCounts;
-use crate::writer::{ClosedFile, DiskFull, WriterProgress};
+use crate::writer::{DiskFull, WriterProgress};
 
 /// One topic in a status or summary.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -51,8 +51,10 @@ pub struct RecordingStatus {
     /// The files being written: one, or one per source family when the recording has
     /// both (none while paused or after a write error).
     pub current_files: Vec<PathBuf>,
-    /// Files split off and closed so far (the current one is not among them).
-    pub closed_files: Vec<ClosedFile>,
+    /// Files split off and closed so far (the current one is not among them); each one's
+    /// summary is in the observer's `ended` and the stop's report.
+    #[serde(default)]
+    pub files_closed: u64,
     /// Every message up to this log time, ns since the Unix epoch, is in the files (in the
     /// kernel's hands), as far as the writers that wrote any know: the oldest of their
     /// newest flushed log times. `None` before any was written.
@@ -149,7 +151,10 @@ impl Recording {
             started_ns: self.started_ns,
             elapsed: self.started.elapsed(),
             current_files: self.current_files(),
-            closed_files: self.closed_files(),
+            files_closed: self
+                .progresses()
+                .map(|p| p.files_closed.load(Ordering::Relaxed))
+                .sum(),
             written_until_ns: self
                 .progresses()
                 .map(|p| p.flushed_log_ns.load(Ordering::Relaxed))
@@ -192,16 +197,6 @@ impl Recording {
 
     fn progresses(&self) -> impl Iterator<Item = &WriterProgress> {
         self.writers.iter().map(|w| w.progress.as_ref())
-    }
-
-    /// Every writer's closed files, in path order.
-    fn closed_files(&self) -> Vec<ClosedFile> {
-        let mut files: Vec<ClosedFile> = self
-            .progresses()
-            .flat_map(|p| p.closed_files.lock().expect("progress lock").clone())
-            .collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        files
     }
 }
 

@@ -541,11 +541,7 @@ fn end_file(
         time_range: summary.time_range,
         stored: (summary.stored_sha256).map(|sha256| (summary.bytes, sha256)),
     };
-    progress
-        .closed_files
-        .lock()
-        .expect("progress lock")
-        .push(closed.clone());
+    (progress.files_closed).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     observer.ended(&closed);
     (summary, ended.error)
 }

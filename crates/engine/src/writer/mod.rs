@@ -41,8 +41,10 @@ pub(crate) use window::PreTriggerState;
 pub(crate) struct WriterProgress {
     pub current_file: Mutex<Option<PathBuf>>,
     pub bytes_written: AtomicU64,
-    /// Files split off and closed (summary written, synced), in order.
-    pub closed_files: Mutex<Vec<ClosedFile>>,
+    /// Files split off and closed (summary written, synced): a count, for the files
+    /// themselves go to the observer and the stop's report (a list here would grow
+    /// with each file for as long as the session runs).
+    pub files_closed: AtomicU64,
     pub error: Mutex<Option<String>>,
     /// Set while writing is paused for want of disk space.
     pub disk_full: Mutex<Option<DiskFull>>,
