@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use recd_testkit::{
-    dds_publish, dds_published, ddsperf_done, ddsperf_publish, read_ros2, recorded_messages,
-    ros2_fixtures, stopped_files, Domain, Published, Recd, RecdLoad, RecordedMessage,
-    DDSPERF_TOPIC,
+    bag_files, dds_publish, dds_published, ddsperf_done, ddsperf_publish, read_ros2,
+    recorded_messages, ros2_fixtures, stopped_files, Domain, Published, Recd, RecdLoad,
+    RecordedMessage, DDSPERF_TOPIC,
 };
 use serde_json::Value;
 
@@ -544,17 +544,7 @@ fn a_ring_of_dds_files_stays_a_ros2_bag_of_the_files_left() {
 
     // metadata.yaml lists the files left, and only those: rosbags opens the directory
     // and reads the newest samples, byte for byte, in order.
-    let metadata = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
-    let listed: Vec<&str> = metadata
-        .split("relative_file_paths:")
-        .nth(1)
-        .and_then(|rest| rest.split("  files:").next())
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("- "))
-        .map(|name| name.trim_matches('"'))
-        .collect();
-    assert_eq!(listed, kept, "{metadata}");
+    assert_eq!(bag_files(&bag), kept);
     let decoded = read_ros2(&bag);
     let messages = decoded_by(&decoded, "rosbags", "/blob");
     assert!(

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+mod bag;
 mod beside;
 mod cut_check;
 mod ddsperf;
@@ -34,6 +35,7 @@ mod seaweed;
 mod stopped;
 mod throttle;
 
+pub use bag::bag_files;
 pub use beside::{cameras2, Cameras2};
 pub use cut_check::{assert_cut_is_window, held_messages, HeldMessage};
 pub use ddsperf::{ddsperf_done, ddsperf_publish, DDSPERF_TOPIC};

@@ -153,6 +153,8 @@ impl FileLife {
     /// is marked missing (and the log says so) and leaves its directory's bag, unless
     /// recd deleted it meanwhile.
     pub fn found_missing(&self, path: &Path) {
+        // Not matched on in place: the catalog's guard would live through the arms, and
+        // the bag reads the catalog again.
         let marked = self.catalog().mark_missing(path);
         match marked {
             Ok(true) => {
