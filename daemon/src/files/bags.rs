@@ -123,8 +123,9 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use recd_catalog::Catalog;
-    use recd_control::FinishMode;
+    use recd_control::{FileEntry, FinishMode};
     use recd_engine::ClosedFile;
+    use recd_testkit::bag_files;
 
     use super::*;
     use crate::files::{Closed, Deleted, Deletion};
@@ -154,19 +155,8 @@ mod tests {
         writer.finish().unwrap();
     }
 
-    /// The files `dir/metadata.yaml` lists, in order.
-    fn listed(dir: &Path) -> Vec<String> {
-        let yaml = std::fs::read_to_string(dir.join(BAG_METADATA_FILE)).unwrap();
-        let paths = yaml.split("relative_file_paths:").nth(1).unwrap();
-        let paths = paths.split("  files:").next().unwrap();
-        (paths.lines())
-            .filter_map(|line| line.trim().strip_prefix("- "))
-            .map(|name| name.trim_matches('"').to_string())
-            .collect()
-    }
-
     #[test]
-    fn the_bag_lists_the_files_on_disk_as_they_close_are_deleted_and_vanish() {
+    fn the_bag_lists_the_files_on_disk_as_they_close_are_deleted_and_go_missing() {
         let root = tempfile::tempdir().unwrap();
         let data = root.path().join("data");
         let bag = data.join("drive");
@@ -176,7 +166,12 @@ mod tests {
         let catalog = Arc::new(Mutex::new(catalog));
         let life = || FileLife::new(catalog.clone(), None, None, None, false);
         let files = life();
-        let names = ["drive_0000.mcap", "drive_0001.mcap", "drive_0002.mcap"];
+        let names = [
+            "drive_0000.mcap",
+            "drive_0001.mcap",
+            "drive_0002.mcap",
+            "drive_0003.mcap",
+        ];
         for name in names {
             let path = bag.join(name);
             files.created(session, &path);
@@ -197,23 +192,38 @@ mod tests {
                 upload: None,
             });
         }
-        assert_eq!(listed(&bag), names);
+        assert_eq!(bag_files(&bag), names);
 
         let retention = Deletion::Retention { why: "in a test" };
         let deleted = files.delete(&bag.join(names[0]), retention).unwrap();
         assert_eq!(deleted, Deleted::Done);
-        assert_eq!(listed(&bag), names[1..]);
+        assert_eq!(bag_files(&bag), names[1..]);
 
         // After a restart, the bag is read back from the catalog's files on disk.
         drop(files);
         let files = life();
         let deleted = files.delete(&bag.join(names[1]), retention).unwrap();
         assert_eq!(deleted, Deleted::Done);
-        assert_eq!(listed(&bag), names[2..]);
+        assert_eq!(bag_files(&bag), names[2..]);
 
         // Gone without recd: no longer listed either.
         std::fs::remove_file(bag.join(names[2])).unwrap();
         files.found_missing(&bag.join(names[2]));
-        assert!(listed(&bag).is_empty());
+        assert_eq!(bag_files(&bag), names[3..]);
+
+        // Gone while the session ran, as its stop report says.
+        let last = bag.join(names[3]);
+        std::fs::remove_file(&last).unwrap();
+        let missing = FileEntry {
+            path: last,
+            bytes: 1,
+            messages: 1,
+            state: FileState::Missing,
+            upload: None,
+            health: None,
+            damaged_at: None,
+        };
+        files.session_stopped(session, &[missing]).unwrap();
+        assert!(bag_files(&bag).is_empty());
     }
 }

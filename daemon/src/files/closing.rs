@@ -121,6 +121,7 @@ impl FileLife {
     /// Session `session` stopped, its files as its stop report has them (what its
     /// writers ended them with; those gone since as deleted or missing): the catalog
     /// keeps them so, a file indexed in place since keeping what it holds now.
+    /// A missing one takes its seal key along and leaves its directory's bag.
     pub fn session_stopped(
         &self,
         session: SessionId,
@@ -139,6 +140,7 @@ impl FileLife {
         drop(catalog);
         for file in files.iter().filter(|f| f.state == FileState::Missing) {
             self.forget_key(&file.path);
+            self.leave_bag(&file.path);
         }
         Ok(())
     }
